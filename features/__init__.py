@@ -1,0 +1,28 @@
+"""Feature extraction for fastslow: normalisation, jieba segmentation and lexicon extractors.
+
+Every learned or fitted part is a scikit-learn transformer over a list of ``Utterance`` objects
+(see ``features.text``), so segmentation happens once per query and every extractor reads it.
+"""
+
+from features.text import Utterance, Segmenter, normalise
+from features.extractors import (
+    CharNgrams,
+    WordTokens,
+    TriggerMarkers,
+    SensationWords,
+    SceneWords,
+    DeviceLexicon,
+    ActionLexicon,
+    QuestionMarkers,
+    Connectors,
+    Demonstratives,
+    NumbersUnits,
+    ContextFeatures,
+    EndpointFeatures,
+)
+
+__all__ = [
+    "Utterance", "Segmenter", "normalise", "CharNgrams", "WordTokens", "TriggerMarkers",
+    "SensationWords", "SceneWords", "DeviceLexicon", "ActionLexicon", "QuestionMarkers",
+    "Connectors", "Demonstratives", "NumbersUnits", "ContextFeatures", "EndpointFeatures",
+]

@@ -1,0 +1,147 @@
+"""Normalisation, the utterance object, and jieba segmentation with the domain dictionary."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+
+import jieba
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from features.lexicon import LEXICON_DIR, all_lexicon_files, read_entries
+
+jieba.setLogLevel(logging.WARNING)
+
+_CJK = r"\u3400-\u9fff\uf900-\ufaff"
+_SPACE_NEAR_CJK = re.compile(rf"\s+(?=[{_CJK}])|(?<=[{_CJK}])\s+")
+_SPACES = re.compile(r"\s+")
+_TRAILING = re.compile(r"[。．.!！~～…]+$")
+
+
+def normalise(text: str) -> str:
+    """Full-width to half-width (NFKC), lower case, no spaces next to Chinese, no final 。/！.
+
+    ``把温度调到 24 度。`` and ``把温度调到24度`` become the same string.
+    """
+    text = unicodedata.normalize("NFKC", text).lower().strip()
+    text = _SPACE_NEAR_CJK.sub("", text)
+    text = _SPACES.sub(" ", text)
+    return _TRAILING.sub("", text)
+
+
+CONTEXT_STATES = ("none", "prev_fast", "prev_slow", "slow_question", "prev_other")
+_ASKS = re.compile(r"[?？]|吗|是否|要不要|哪个|哪一|还是|可以吗|好吗")
+
+
+def context_state(context) -> str:
+    """Summarise earlier turns: is there one, which system answered, is a slow question pending?"""
+    if not context:
+        return "none"
+    for turn in reversed(context):
+        if turn.get("role") == "assistant":
+            system = turn.get("system")
+            if system == "slow":
+                return "slow_question" if _ASKS.search(turn.get("text") or "") else "prev_slow"
+            if system == "fast":
+                return "prev_fast"
+            return "prev_other"
+        if turn.get("system") == "fast":
+            return "prev_fast"
+        if turn.get("system") == "slow":
+            return "prev_slow"
+    return "prev_other"
+
+
+@dataclass(frozen=True, slots=True)
+class Utterance:
+    """One query as every extractor sees it: normalised text, tokens, and its conversation state."""
+
+    text: str
+    tokens: tuple[str, ...]
+    charset: frozenset
+    context: str = "none"  # one of CONTEXT_STATES
+    endpoint: str | None = None  # car, speaker, home or None (unknown)
+
+
+def as_fields(item) -> tuple[str, list, str | None]:
+    """(query, context, endpoint) of a raw string or an input dict (already validated)."""
+    if isinstance(item, str):
+        return item, [], None
+    return item["query"], item.get("context") or [], item.get("endpoint")
+
+
+_TOKENIZERS: dict[tuple, jieba.Tokenizer] = {}
+_TOKENIZER_LOCK = threading.Lock()
+
+
+def domain_tokenizer(words: tuple[tuple[str, int | None], ...]) -> jieba.Tokenizer:
+    """A jieba tokenizer with the domain words added; built once per process and word list."""
+    key = words
+    tokenizer = _TOKENIZERS.get(key)
+    if tokenizer is None:
+        with _TOKENIZER_LOCK:
+            tokenizer = _TOKENIZERS.get(key)
+            if tokenizer is None:
+                tokenizer = jieba.Tokenizer()
+                tokenizer.initialize()
+                for word, freq in words:
+                    tokenizer.add_word(word, freq)
+                _TOKENIZERS[key] = tokenizer
+    return tokenizer
+
+
+def read_user_dict(path: Path) -> list[tuple[str, int | None]]:
+    words = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        parts = raw.split("#", 1)[0].split()
+        if parts:
+            freq = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+            words.append((normalise(parts[0]), freq))
+    return words
+
+
+class Segmenter(BaseEstimator, TransformerMixin):
+    """Raw inputs (strings or input dicts) → ``Utterance`` objects, segmented once with jieba.
+
+    The domain dictionary is every multi-character lexicon term plus ``user_dict.txt``; ``fit``
+    freezes it into ``words_`` so that a saved model segments exactly as it did in training,
+    whatever happens to the lexicon files later.
+    """
+
+    def __init__(self, lexicon_dir=None, hmm=True):
+        self.lexicon_dir = lexicon_dir
+        self.hmm = hmm
+
+    def fit(self, X=None, y=None):
+        lexicon_dir = Path(self.lexicon_dir) if self.lexicon_dir else LEXICON_DIR
+        words: dict[str, int | None] = {}
+        for path in all_lexicon_files(lexicon_dir):
+            for term, _ in read_entries(path):
+                if len(term) > 1 and "…" not in term:
+                    words.setdefault(term, None)
+        user_dict = lexicon_dir / "user_dict.txt"
+        if user_dict.is_file():
+            for word, freq in read_user_dict(user_dict):
+                words[word] = freq
+        self.words_ = tuple(sorted(words.items(), key=lambda kv: kv[0]))
+        return self
+
+    def warm_up(self):
+        """Build the tokenizer now (at load or server start), not on the first request."""
+        domain_tokenizer(self.words_).lcut("打开空调", HMM=self.hmm)
+        return self
+
+    def segment(self, text: str) -> tuple[str, ...]:
+        return tuple(t for t in domain_tokenizer(self.words_).lcut(text, HMM=self.hmm) if not t.isspace())
+
+    def utterance(self, item) -> Utterance:
+        query, context, endpoint = as_fields(item)
+        text = normalise(query)
+        return Utterance(text, self.segment(text), frozenset(text), context_state(context), endpoint)
+
+    def transform(self, X):
+        return [x if isinstance(x, Utterance) else self.utterance(x) for x in X]

@@ -1,0 +1,145 @@
+"""The saved model: router + splitter + rule settings, written with joblib beside a manifest.
+
+A pickle runs code when it is loaded, so ``load_bundle`` checks the file's SHA-256 against the
+manifest written at training time before it unpickles anything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import joblib
+
+from features.text import Utterance
+from models.record import DEFAULT_MAX_QUERY_CHARS, InputError, build_record, error_record, validate_input
+from models.router import Router
+from models.rules import aggregate, review_required
+from models.splitter import SplitLexicon, split_subrequests
+from models.taxonomy import MULTI_STEP_PLANNING, ROOT
+
+DEFAULT_MODEL_PATH = ROOT / "models" / "artifacts" / "fastslow.joblib"
+TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas")
+
+
+class ModelLoadError(RuntimeError):
+    """The model file cannot be trusted or used; the message says why."""
+
+
+@dataclass
+class FastslowModel:
+    """Everything needed to turn input rows into records."""
+
+    router: Router
+    splitter: SplitLexicon
+    version: str
+    review_threshold: float = 0.5
+    max_query_chars: int = DEFAULT_MAX_QUERY_CHARS
+    info: dict = field(default_factory=dict)
+
+    def warm_up(self) -> "FastslowModel":
+        self.router.segmenter.warm_up()
+        self.score([{"query": "打开空调"}])
+        return self
+
+    def score(self, rows: list) -> list[dict]:
+        """One record per input row, in order; invalid rows get an error record, never an exception."""
+        records: list[dict | None] = [None] * len(rows)
+        valid: list[tuple[int, dict]] = []
+        for i, raw in enumerate(rows):
+            try:
+                valid.append((i, validate_input(raw, self.max_query_chars)))
+            except InputError as exc:
+                qid = raw.get("id") if isinstance(raw, dict) else None
+                query = raw.get("query") if isinstance(raw, dict) else None
+                records[i] = error_record(qid, query, str(exc))
+        if valid:
+            for (i, item), record in zip(valid, self._score_valid([item for _, item in valid])):
+                records[i] = record
+        return records
+
+    def _score_valid(self, items: list[dict]) -> list[dict]:
+        wholes = self.router.utterances(items)
+        spans = [split_subrequests(u.tokens, self.splitter) for u in wholes]
+        pieces = [
+            Utterance("".join(u.tokens[a:b]), u.tokens[a:b], frozenset("".join(u.tokens[a:b])), u.context, u.endpoint)
+            for u, item_spans in zip(wholes, spans) if len(item_spans) > 1 for a, b in item_spans
+        ]
+        routes = self.router.route(wholes + pieces)
+        whole_routes, piece_routes = routes[: len(wholes)], iter(routes[len(wholes):])
+        records = []
+        for item, whole, item_spans in zip(items, whole_routes, spans):
+            subs = [next(piece_routes) for _ in item_spans] if len(item_spans) > 1 else [whole]
+            if len(subs) > 1 and whole.primary_reason_code == MULTI_STEP_PLANNING:
+                subs = [whole]  # the model sees a dependent chain: not independently splittable
+            route = aggregate(subs, text=whole.text)
+            review = review_required(route, bool(item["context"]), self.review_threshold)
+            records.append(build_record(item, route, subs, review, self.version))
+        return records
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def library_versions() -> dict:
+    versions = {"python": platform.python_version()}
+    for name in TRACKED_LIBRARIES:
+        versions[name] = metadata.version(name)
+    return versions
+
+
+def manifest_path(model_path: Path) -> Path:
+    return model_path.with_suffix(".manifest.json")
+
+
+def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None) -> dict:
+    """Write the joblib file and its manifest (SHA-256, library versions, metrics, ...)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    joblib.dump(model, path, compress=3)
+    manifest = {
+        "model_version": model.version,
+        "file": path.name,
+        "sha256": sha256_of(path),
+        "libraries": library_versions(),
+        **model.info,
+        **(extra or {}),
+    }
+    manifest_path(path).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
+def load_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True) -> FastslowModel:
+    """Load a bundle after checking its SHA-256 (and library versions) against its manifest."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelLoadError(f"model file not found: {path} (train one with `fastslow train`)")
+    mpath = manifest_path(path)
+    if not mpath.is_file():
+        raise ModelLoadError(f"refusing to load {path}: manifest {mpath.name} is missing")
+    manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    actual = sha256_of(path)
+    if actual != manifest.get("sha256"):
+        raise ModelLoadError(f"refusing to load {path}: SHA-256 {actual[:12]}… does not match the manifest "
+                             f"({str(manifest.get('sha256'))[:12]}…); the file was changed after training")
+    if check_versions:
+        current = library_versions()
+        wrong = {name: (v, current.get(name)) for name, v in manifest.get("libraries", {}).items()
+                 if name in ("scikit-learn", "jieba") and current.get(name) != v}
+        if wrong:
+            detail = ", ".join(f"{n} trained with {a}, installed {b}" for n, (a, b) in wrong.items())
+            raise ModelLoadError(f"refusing to load {path}: library version mismatch ({detail})")
+    model = joblib.load(path)
+    if not isinstance(model, FastslowModel):
+        raise ModelLoadError(f"{path} does not hold a fastslow model")
+    model.info = {**model.info, "sha256": actual, "manifest": manifest}
+    return model

@@ -1,0 +1,94 @@
+"""Labelled routing data: loading, validation (errors name file and row) and digests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from models.record import InputError, validate_input
+from models.taxonomy import CODE_LABEL, LABELS, ROOT
+from serve.io import read_rows
+
+DATA_DIR = ROOT / "data"
+TRAIN_DIR = DATA_DIR / "train"
+DEV_FILE = DATA_DIR / "dev" / "routing_dev.jsonl"
+FIXTURE_FILE = DATA_DIR / "fixtures" / "routing_v1.jsonl"
+
+
+class DataError(ValueError):
+    """Labelled data that cannot be used; the message lists every problem with file and row."""
+
+
+def check_labelled(obj, where: str) -> dict:
+    """One labelled row, validated: the input fields plus label, primary code and reason codes."""
+    try:
+        item = validate_input(obj)
+    except InputError as exc:
+        raise DataError(f"{where}: {exc}") from None
+    label, code = obj.get("label"), obj.get("primary_reason_code")
+    if label not in LABELS:
+        raise DataError(f"{where}: label must be one of {list(LABELS)}, got {label!r}")
+    if code not in CODE_LABEL:
+        raise DataError(f"{where}: unknown primary_reason_code {code!r}")
+    if CODE_LABEL[code] != label:
+        raise DataError(f"{where}: label {label} disagrees with {code}, whose group is {CODE_LABEL[code]}")
+    codes = obj.get("reason_codes") or [code]
+    unknown = [c for c in codes if c not in CODE_LABEL]
+    if unknown or codes[0] != code:
+        raise DataError(f"{where}: reason_codes must start with the primary code and hold known codes, got {codes}")
+    return {**item, "label": label, "primary_reason_code": code, "reason_codes": list(codes),
+            "source": obj.get("source") or obj.get("spec_section") or ""}
+
+
+def load_labelled(path: str | Path, max_errors: int = 20) -> list[dict]:
+    """Every row of a labelled JSONL/CSV file, or ``DataError`` listing the bad rows."""
+    rows, errors = [], []
+    for line, obj, error in read_rows(path):
+        where = f"{path}:{line}"
+        try:
+            if error:
+                raise DataError(f"{path}: {error}")
+            rows.append(check_labelled(obj, where))
+        except DataError as exc:
+            errors.append(str(exc))
+    if errors:
+        shown = "\n  ".join(errors[:max_errors])
+        more = f"\n  … and {len(errors) - max_errors} more" if len(errors) > max_errors else ""
+        raise DataError(f"{len(errors)} bad row(s) in {path}:\n  {shown}{more}")
+    return rows
+
+
+def training_files(train_dir: Path = TRAIN_DIR) -> list[Path]:
+    return sorted(train_dir.glob("*.jsonl"))
+
+
+def load_training(train_dir: Path = TRAIN_DIR) -> list[dict]:
+    rows = []
+    for path in training_files(train_dir):
+        rows.extend(load_labelled(path))
+    if not rows:
+        raise DataError(f"no training data under {train_dir}")
+    return rows
+
+
+def query_key(row: dict) -> str:
+    """Identity of a query for leakage checks: its normalised text and context."""
+    from features.text import normalise
+
+    return normalise(row["query"]) + "\x1f" + json.dumps(row.get("context") or [], ensure_ascii=False)
+
+
+def digest(rows: list[dict]) -> str:
+    """SHA-256 over the rows' query, context, endpoint and labels, in order."""
+    h = hashlib.sha256()
+    for r in rows:
+        h.update(json.dumps([r["query"], r.get("context") or [], r.get("endpoint"), r["label"],
+                             r["primary_reason_code"]], ensure_ascii=False).encode("utf-8"))
+    return h.hexdigest()
+
+
+def leaked(train: list[dict], held_out: list[dict]) -> list[str]:
+    """Queries of ``held_out`` that also appear (normalised, same context) in ``train``."""
+    seen = {query_key(r) for r in train}
+    return [r["query"] for r in held_out if query_key(r) in seen]

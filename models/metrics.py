@@ -1,0 +1,100 @@
+"""Evaluation of the full record path (splitter, router, aggregation) against labelled rows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
+
+from models.taxonomy import LABEL_SLUGS, LABELS, REASON_CODES
+
+
+@dataclass
+class Evaluation:
+    name: str
+    metrics: dict
+    per_label: pd.DataFrame
+    per_code: pd.DataFrame
+    label_confusion: pd.DataFrame
+    code_confusion: pd.DataFrame
+    errors: pd.DataFrame
+
+
+def expected_calibration_error(confidence: np.ndarray, correct: np.ndarray, bins: int = 10) -> float:
+    edges = np.linspace(0.0, 1.0, bins + 1)
+    ece = 0.0
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        mask = (confidence > lo) & (confidence <= hi)
+        if mask.any():
+            ece += mask.mean() * abs(confidence[mask].mean() - correct[mask].mean())
+    return float(ece)
+
+
+def _table(y_true, y_pred, classes) -> pd.DataFrame:
+    p, r, f, s = precision_recall_fscore_support(y_true, y_pred, labels=list(classes), zero_division=0)
+    return pd.DataFrame({"precision": p, "recall": r, "f1": f, "support": s}, index=list(classes)).round(4)
+
+
+def evaluate(model, rows: list[dict], name: str) -> Evaluation:
+    records = model.score(rows)
+    gold_label = [r["label"] for r in rows]
+    gold_code = [r["primary_reason_code"] for r in rows]
+    pred_label = [rec.get("label", "error") for rec in records]
+    pred_code = [rec.get("primary_reason_code", "error") for rec in records]
+    confidence = np.array([rec.get("confidence", 0.0) for rec in records], dtype=float)
+    correct = np.array([g == p for g, p in zip(gold_label, pred_label)])
+    per_label = _table(gold_label, pred_label, LABELS)
+    codes = [c for c in REASON_CODES if c in set(gold_code) | set(pred_code)]
+    per_code = _table(gold_code, pred_code, codes)
+    n = len(rows)
+    metrics = {
+        f"{name}_n": n,
+        f"{name}_label_accuracy": round(float(correct.mean()), 4) if n else 0.0,
+        f"{name}_label_macro_f1": round(float(per_label["f1"].mean()), 4),
+        f"{name}_code_accuracy": round(float(np.mean([g == p for g, p in zip(gold_code, pred_code)])), 4) if n else 0.0,
+        f"{name}_ece": round(expected_calibration_error(confidence, correct), 4),
+        f"{name}_review_rate": round(float(np.mean([rec.get("review_required", True) for rec in records])), 4),
+    }
+    for label, row in per_label.iterrows():
+        for metric in ("precision", "recall", "f1"):
+            metrics[f"{name}_{LABEL_SLUGS[label]}_{metric}"] = float(row[metric])
+    label_cm = pd.DataFrame(confusion_matrix(gold_label, pred_label, labels=list(LABELS)),
+                            index=list(LABELS), columns=list(LABELS))
+    code_cm = pd.DataFrame(confusion_matrix(gold_code, pred_code, labels=codes), index=codes, columns=codes)
+    errors = pd.DataFrame([
+        {"query": row["query"], "context": row.get("context") or [], "endpoint": row.get("endpoint"),
+         "gold_label": row["label"], "pred_label": rec.get("label"),
+         "gold_code": row["primary_reason_code"], "pred_code": rec.get("primary_reason_code"),
+         "confidence": rec.get("confidence"), "source": row.get("source", "")}
+        for row, rec in zip(rows, records)
+        if rec.get("label") != row["label"] or rec.get("primary_reason_code") != row["primary_reason_code"]
+    ], columns=["query", "context", "endpoint", "gold_label", "pred_label", "gold_code", "pred_code",
+                "confidence", "source"])
+    return Evaluation(name, metrics, per_label, per_code, label_cm, code_cm, errors)
+
+
+def plot_confusion(matrix: pd.DataFrame, title: str, path) -> None:
+    """A confusion-matrix PNG with ASCII tick labels (the default fonts have no CJK glyphs)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [LABEL_SLUGS.get(x, x) for x in matrix.index]
+    size = max(4.0, 0.45 * len(names) + 2)
+    fig, ax = plt.subplots(figsize=(size, size))
+    ax.imshow(matrix.values, cmap="Blues")
+    ax.set_xticks(range(len(names)), names, rotation=75, fontsize=7)
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.set_xlabel("predicted")
+    ax.set_ylabel("gold")
+    ax.set_title(title)
+    for (i, j), v in np.ndenumerate(matrix.values):
+        if v:
+            ax.text(j, i, str(v), ha="center", va="center", fontsize=7,
+                    color="white" if v > matrix.values.max() / 2 else "black")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

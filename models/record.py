@@ -1,0 +1,105 @@
+"""The one record type: input validation and the output record, shared by the CLI, the server and
+batch scoring so that they cannot drift (DESIGN.md "One record per query")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from models.rules import Route, default_route, fast_system_pending
+from models.taxonomy import ENDPOINTS
+
+ROLES = ("user", "assistant")
+SYSTEMS = ("fast", "slow", None)
+DEFAULT_MAX_QUERY_CHARS = 1000
+
+
+class InputError(ValueError):
+    """A row that cannot be scored; ``field`` names the offending field."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+def _check_context(context: Any) -> list[dict]:
+    if context is None:
+        return []
+    if not isinstance(context, list):
+        raise InputError("context", f"must be a list of turns, got {type(context).__name__}")
+    turns = []
+    for i, turn in enumerate(context):
+        where = f"context[{i}]"
+        if not isinstance(turn, dict):
+            raise InputError(where, f"must be an object, got {type(turn).__name__}")
+        role, system, text = turn.get("role"), turn.get("system"), turn.get("text")
+        if role not in ROLES:
+            raise InputError(f"{where}.role", f"must be one of {list(ROLES)}, got {role!r}")
+        if system not in SYSTEMS:
+            raise InputError(f"{where}.system", f"must be 'fast', 'slow' or null, got {system!r}")
+        if not isinstance(text, str):
+            raise InputError(f"{where}.text", f"must be a string, got {type(text).__name__}")
+        turns.append({"role": role, "system": system, "text": text})
+    return turns
+
+
+def validate_input(raw: Any, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> dict:
+    """A clean input dict (query, id, context, endpoint, existing_tasks) or ``InputError``.
+
+    Unknown fields are ignored: logs carry columns of their own.
+    """
+    if not isinstance(raw, dict):
+        raise InputError("row", f"must be a JSON object, got {type(raw).__name__}")
+    if "query" not in raw or raw["query"] is None:
+        raise InputError("query", "missing")
+    query = raw["query"]
+    if not isinstance(query, str):
+        raise InputError("query", f"must be a string, got {type(query).__name__}")
+    if not query.strip():
+        raise InputError("query", "empty or whitespace only")
+    if len(query) > max_query_chars:
+        raise InputError("query", f"too long: {len(query)} characters (limit {max_query_chars})")
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in query):
+        raise InputError("query", "not valid UTF-8 text")
+    qid = raw.get("id")
+    if qid is not None and (isinstance(qid, bool) or not isinstance(qid, (str, int))):
+        raise InputError("id", f"must be a string or an integer, got {type(qid).__name__}")
+    endpoint = raw.get("endpoint")
+    if endpoint is not None and endpoint not in ENDPOINTS:
+        raise InputError("endpoint", f"must be one of {list(ENDPOINTS)} or null, got {endpoint!r}")
+    existing = raw.get("existing_tasks")
+    if existing is not None and not isinstance(existing, list):
+        raise InputError("existing_tasks", f"must be a list, got {type(existing).__name__}")
+    return {"id": qid, "query": query, "context": _check_context(raw.get("context")),
+            "endpoint": endpoint, "existing_tasks": existing or []}
+
+
+def route_fields(route: Route) -> dict:
+    return {"label": route.label, "primary_reason_code": route.primary_reason_code}
+
+
+def build_record(item: dict, route: Route, subrequests: list[Route], review: bool,
+                 model_version: str) -> dict:
+    """The output record of one scored query (field order as in DESIGN.md)."""
+    return {
+        "id": item.get("id"),
+        "query": item["query"],
+        "label": route.label,
+        "default_route": default_route(route.label),
+        "primary_reason_code": route.primary_reason_code,
+        "reason_codes": list(route.reason_codes),
+        "confidence": route.confidence,
+        "review_required": review,
+        "fast_system_pending": fast_system_pending(),
+        "subrequests": [{"text": s.text, **route_fields(s)} for s in subrequests],
+        "automation": [],
+        "candidates": [],
+        "model_version": model_version,
+    }
+
+
+def error_record(qid: Any, query: Any, error: str, line: int | None = None) -> dict:
+    """The record of a row that could not be scored: its id (or line number) and a clear error."""
+    record = {"id": qid, "query": query if isinstance(query, str) else None, "error": error}
+    if line is not None:
+        record["line"] = line
+    return record

@@ -1,0 +1,84 @@
+"""Hard rules of XA4.1: small pure functions applied after the models, which no model can override."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from models.taxonomy import (
+    AMBIGUOUS, CONTEXT_REQUIRED, DEFAULT_ROUTE, DIRECT_ACTION, EXPLICIT_DEVICE_MULTI_ACTION, FAST,
+    POLICY_UNCERTAIN, SLOW,
+)
+
+#: 聚合: risk-dominant order 慢 > 模糊 > 快.
+SEVERITY = {FAST: 0, AMBIGUOUS: 1, SLOW: 2}
+
+
+@dataclass(frozen=True)
+class Route:
+    """The routing decision for one (sub)request."""
+
+    text: str
+    label: str
+    primary_reason_code: str
+    reason_codes: tuple[str, ...]
+    confidence: float
+    #: the subrequest is an explicit control of a car or home device (the aggregation's 快 special case)
+    device_control: bool = False
+    alternatives: dict = field(default_factory=dict, compare=False)
+
+
+def is_explicit_device_control(route: Route) -> bool:
+    return route.device_control and route.label == FAST and route.primary_reason_code == DIRECT_ACTION
+
+
+def aggregate(subrequests: list[Route], text: str | None = None) -> Route:
+    """XA4.1 聚合: all subrequests explicit device control → 快 / EXPLICIT_DEVICE_MULTI_ACTION;
+    otherwise the worst label by 慢 > 模糊 > 快, whose first subrequest gives the primary code.
+
+    ``reason_codes`` keeps every code the subrequests hit, the primary one first. The confidence of
+    an aggregate is that of its weakest deciding part.
+    """
+    if not subrequests:
+        raise ValueError("aggregate needs at least one subrequest")
+    text = subrequests[0].text if text is None and len(subrequests) == 1 else text
+    if len(subrequests) == 1:
+        return replace(subrequests[0], text=text)
+    codes = tuple(dict.fromkeys(code for r in subrequests for code in r.reason_codes))
+    if all(is_explicit_device_control(r) for r in subrequests):
+        return Route(
+            text=text, label=FAST, primary_reason_code=EXPLICIT_DEVICE_MULTI_ACTION,
+            reason_codes=(EXPLICIT_DEVICE_MULTI_ACTION, *codes),
+            confidence=min(r.confidence for r in subrequests), device_control=True,
+        )
+    worst = max(SEVERITY[r.label] for r in subrequests)
+    deciding = [r for r in subrequests if SEVERITY[r.label] == worst]
+    primary = deciding[0].primary_reason_code
+    return Route(
+        text=text, label=deciding[0].label, primary_reason_code=primary,
+        reason_codes=(primary, *(c for c in codes if c != primary)),
+        confidence=min(r.confidence for r in deciding),
+    )
+
+
+def default_route(label: str) -> str:
+    """能力与默认路由: 快 → 快系统; 慢 and 模糊 → 慢系统."""
+    return DEFAULT_ROUTE[label]
+
+
+def review_required(route: Route, has_context: bool, threshold: float) -> bool:
+    """A person should look at this record.
+
+    - 模糊 with POLICY_UNCERTAIN (决策树 3: 端侧缺失导致策略确实不同 → review_required=true);
+    - CONTEXT_REQUIRED with no earlier turn given (上下文: 缺少前轮而当前短句不可独立理解时，标慢并复核);
+    - the model's confidence in its label below ``threshold`` (tunable; 0 disables it).
+    """
+    if route.primary_reason_code == POLICY_UNCERTAIN:
+        return True
+    if route.primary_reason_code == CONTEXT_REQUIRED and not has_context:
+        return True
+    return route.confidence < threshold
+
+
+def fast_system_pending() -> None:
+    """能力与默认路由: null until a capability list says otherwise; it never changes the label."""
+    return None

@@ -1,0 +1,1 @@
+"""fastslow's entry points: the command line (train, score, eval) and batch scoring."""

@@ -1,0 +1,105 @@
+"""The ``fastslow`` command: train, score, eval."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def cmd_train(args) -> int:
+    import train
+
+    return train.main(args.train_args)
+
+
+def _load_model(path):
+    from models.bundle import ModelLoadError, load_bundle
+
+    try:
+        return load_bundle(path)
+    except ModelLoadError as exc:
+        print(f"fastslow: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def cmd_score(args) -> int:
+    from serve.io import InputFileError, read_rows
+    from serve.scoring import ScoreSummary, score_rows, write_jsonl
+
+    model = _load_model(args.model)
+    summary = ScoreSummary()
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        write_jsonl(score_rows(model, read_rows(args.input, args.format), args.batch_size, summary), out)
+    except InputFileError as exc:
+        print(f"fastslow score: {args.input}: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if args.output:
+            out.close()
+    print(f"fastslow score: {summary.rows} rows read, {summary.scored} scored, {summary.errors} errors"
+          + (f" → {args.output}" if args.output else ""), file=sys.stderr)
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from models.dataset import DataError, load_labelled
+    from models.metrics import evaluate
+    from serve.io import InputFileError
+    from train import summary_table
+
+    model = _load_model(args.model)
+    try:
+        rows = load_labelled(args.data)
+    except (DataError, InputFileError) as exc:
+        print(f"fastslow eval: {exc}", file=sys.stderr)
+        return 2
+    ev = evaluate(model, rows, "eval")
+    print(summary_table([ev]))
+    print("\nper reason code:\n" + ev.per_code.to_string())
+    print("\nlabel confusion (rows gold, columns predicted):\n" + ev.label_confusion.to_string())
+    if args.errors:
+        ev.errors.to_json(args.errors, orient="records", lines=True, force_ascii=False)
+        print(f"\n{len(ev.errors)} misclassified rows → {args.errors}")
+    if args.json:
+        print(json.dumps(ev.metrics, ensure_ascii=False))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from models.bundle import DEFAULT_MODEL_PATH
+
+    parser = argparse.ArgumentParser(prog="fastslow", description="Fast/slow routing of Chinese voice queries (XA4.1).")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="train, evaluate and log to MLflow (the same as python train.py)",
+                       add_help=False)
+    p.add_argument("train_args", nargs=argparse.REMAINDER)
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("score", help="score a JSONL or CSV file of queries; JSONL records out")
+    p.add_argument("input", help="input file (.jsonl or .csv), or - for standard input (JSONL)")
+    p.add_argument("-o", "--output", type=Path, help="output JSONL (default: standard output)")
+    p.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH, help="model bundle (.joblib)")
+    p.add_argument("--format", choices=("jsonl", "csv"), help="input format when the extension does not say")
+    p.add_argument("--batch-size", type=int, default=512, help="rows scored together")
+    p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("eval", help="the training metrics for any labelled file")
+    p.add_argument("data", type=Path, help="labelled .jsonl or .csv (query, label, primary_reason_code)")
+    p.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH, help="model bundle (.joblib)")
+    p.add_argument("--errors", type=Path, help="write the misclassified rows here (JSONL)")
+    p.add_argument("--json", action="store_true", help="also print the metrics as one JSON line")
+    p.set_defaults(func=cmd_eval)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
