@@ -8,12 +8,6 @@ import sys
 from pathlib import Path
 
 
-def cmd_train(args) -> int:
-    import train
-
-    return train.main(args.train_args)
-
-
 def _load_model(path):
     from models.bundle import ModelLoadError, load_bundle
 
@@ -74,10 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fastslow", description="Fast/slow routing of Chinese voice queries (XA4.1).")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("train", help="train, evaluate and log to MLflow (the same as python train.py)",
-                       add_help=False)
-    p.add_argument("train_args", nargs=argparse.REMAINDER)
-    p.set_defaults(func=cmd_train)
+    # `fastslow train ...` is handed whole to train.py's own parser (see main); listed here for --help.
+    sub.add_parser("train", help="train, evaluate and log to MLflow (the same as python train.py)")
 
     p = sub.add_parser("score", help="score a JSONL or CSV file of queries; JSONL records out")
     p.add_argument("input", help="input file (.jsonl or .csv), or - for standard input (JSONL)")
@@ -97,6 +89,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "train":
+        import train
+
+        return train.main(argv[1:])
     args = build_parser().parse_args(argv)
     return args.func(args)
 

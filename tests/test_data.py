@@ -1,0 +1,65 @@
+"""The bundled data: big and broad enough, frozen where it must be, and never leaking into training."""
+
+import hashlib
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from models.dataset import DATA_DIR, DEV_FILE, FIXTURE_FILE, leaked, load_labelled, load_training
+from models.taxonomy import REASON_CODES
+
+GENERATED = DATA_DIR / "train" / "generated.jsonl"
+
+
+@pytest.fixture(scope="module")
+def train():
+    return load_training()
+
+
+def test_frozen_fixtures_match_their_checksums():
+    # a fixture changes only by a visible version bump: a new file and a new line in SHA256SUMS
+    for line in (DATA_DIR / "fixtures" / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split()
+        assert hashlib.sha256((DATA_DIR / "fixtures" / name).read_bytes()).hexdigest() == digest, name
+
+
+def test_fixture_holds_every_reason_code_group_and_the_context_example():
+    rows = load_labelled(FIXTURE_FILE)
+    assert {r["label"] for r in rows} == {"快", "慢", "模糊"}
+    assert any(r["context"] and r["primary_reason_code"] == "CONTEXT_REQUIRED" for r in rows)
+
+
+def test_no_fixture_or_dev_query_is_in_the_training_data(train):
+    assert leaked(train, load_labelled(FIXTURE_FILE)) == []
+    assert leaked(train, load_labelled(DEV_FILE)) == []
+
+
+def test_training_data_is_large_and_covers_every_reason_code(train):
+    assert len(train) >= 6000
+    counts = Counter(r["primary_reason_code"] for r in train)
+    short = {c: counts[c] for c in REASON_CODES if c != "POLICY_UNCERTAIN" and counts[c] < 100}
+    assert short == {}
+    assert counts["POLICY_UNCERTAIN"] > 0
+
+
+def test_training_data_varies_like_speech(train):
+    lengths = [len(r["query"]) for r in train]
+    assert min(lengths) <= 2 and max(lengths) >= 40
+    assert sum(1 for r in train if r["context"]) >= 300
+    endpoints = Counter(r["endpoint"] for r in train)
+    assert all(endpoints[e] > 50 for e in ("car", "speaker", "home", None))
+
+
+def test_dev_set_is_hand_written_broad_and_separate():
+    dev = load_labelled(DEV_FILE)
+    assert len(dev) >= 300
+    assert {r["primary_reason_code"] for r in dev} == set(REASON_CODES)
+
+
+def test_generator_is_deterministic_given_its_seed(tmp_path):
+    out = tmp_path / "generated.jsonl"
+    subprocess.run([sys.executable, str(DATA_DIR / "generator" / "generate.py"), "--seed", "13", "--out", str(out)],
+                   check=True, capture_output=True, timeout=300)
+    assert out.read_bytes() == GENERATED.read_bytes()

@@ -1,0 +1,95 @@
+"""Normalisation, segmentation and the feature extractors behave as scikit-learn transformers."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from features import (
+    ActionLexicon, CharNgrams, Connectors, ContextFeatures, Demonstratives, DeviceLexicon, EndpointFeatures,
+    NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords, TriggerMarkers, WordTokens, normalise,
+)
+from features.lexicon import load_lexicon
+from features.text import context_state
+
+SLOW_QUESTION = [{"role": "assistant", "system": "slow", "text": "路面湿滑，要开启湿滑模式吗？"}]
+
+
+def test_normalise_folds_width_case_spaces_and_final_stop():
+    assert normalise("把温度调到 24 度。") == "把温度调到24度"
+    assert normalise("ＳＵ７  支持哪些模式？") == "su7支持哪些模式?"
+    assert normalise("  hey   siri  ") == "hey siri"
+
+
+def test_segmenter_keeps_domain_words_whole():
+    tokens = Segmenter().fit().utterance("打开主驾座椅加热").tokens
+    assert "座椅加热" in tokens
+
+
+def test_segmenter_freezes_its_dictionary_at_fit(tmp_path):
+    (tmp_path / "devices.txt").write_text("飞天扫帚\tcar_device\n", encoding="utf-8")
+    segmenter = Segmenter(lexicon_dir=tmp_path).fit()
+    assert ("飞天扫帚", None) in segmenter.words_
+    (tmp_path / "devices.txt").write_text("", encoding="utf-8")
+    assert "飞天扫帚" in segmenter.utterance("打开飞天扫帚").tokens
+
+
+@pytest.mark.parametrize("context, state", [
+    (None, "none"), ([], "none"), (SLOW_QUESTION, "slow_question"),
+    ([{"role": "assistant", "system": "slow", "text": "已为你规划好路线"}], "prev_slow"),
+    ([{"role": "user", "system": None, "text": "打开空调"}, {"role": "assistant", "system": "fast", "text": "好的"}],
+     "prev_fast"),
+])
+def test_context_state_summarises_the_last_assistant_turn(context, state):
+    assert context_state(context) == state
+
+
+def test_gap_patterns_match_in_order_only(tmp_path):
+    path = tmp_path / "t.txt"
+    path.write_text("当…时\ttrigger\n每\tperiodic\n", encoding="utf-8")
+    lexicon = load_lexicon(path)
+    hit = lambda text: lexicon.match((), frozenset(text), text)
+    assert hit("当电量低于20%时提醒我") == {0: 1}
+    assert hit("时间到了当然") == {}
+    assert hit("每天早上") == {1: 1}
+
+
+EXTRACTORS = [CharNgrams, WordTokens, TriggerMarkers, SensationWords, SceneWords, DeviceLexicon, ActionLexicon,
+              QuestionMarkers, Connectors, Demonstratives, NumbersUnits, ContextFeatures, EndpointFeatures]
+
+
+@pytest.fixture(scope="module")
+def utterances():
+    return Segmenter().fit().transform([
+        "我感觉好冷快冻死了，帮我调一下", {"query": "帮我开启", "context": SLOW_QUESTION},
+        {"query": "每天早上七点打开窗帘", "endpoint": "home"}, "那个压线噔噔的声音关掉", "现在几点？",
+    ])
+
+
+@pytest.mark.parametrize("extractor", EXTRACTORS, ids=lambda e: e.__name__)
+def test_extractors_are_well_behaved_transformers(extractor, utterances):
+    fitted = extractor().fit(utterances)
+    out = fitted.transform(utterances)
+    assert out.shape[0] == len(utterances)
+    assert clone(extractor()).get_params() == extractor().get_params()
+    again = pickle.loads(pickle.dumps(fitted)).transform(utterances)
+    assert np.allclose(out.toarray(), again.toarray())
+
+
+def names_hit(extractor, utterance):
+    fitted = extractor().fit([utterance])
+    row = fitted.transform([utterance]).toarray()[0]
+    return {name for name, v in zip(fitted.get_feature_names_out(), row) if v}
+
+
+def test_lexicon_extractors_see_their_words(utterances):
+    feeling, confirm, automation, nickname, clock = utterances
+    assert {"sensations:cold", "sensations:feeling"} <= names_hit(SensationWords, feeling)
+    assert "triggers:periodic" in names_hit(TriggerMarkers, automation)
+    assert "devices:home_device" in names_hit(DeviceLexicon, automation)
+    assert "demonstratives:that" in names_hit(Demonstratives, nickname)
+    assert {"questions:time", "questions:mark"} <= names_hit(QuestionMarkers, clock)
+    assert {"ctx:slow_question", "ctx:slow_question&short"} <= names_hit(ContextFeatures, confirm)
+    assert {"endpoint:home", "endpoint:home&trigger"} <= names_hit(EndpointFeatures, automation)
+    assert {"number", "len<=16"} <= names_hit(NumbersUnits, automation)

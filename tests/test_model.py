@@ -1,0 +1,113 @@
+"""The trained model against its targets, its MLflow run, and its saved bundle."""
+
+import json
+import shutil
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from models.bundle import ModelLoadError, load_bundle, manifest_path
+from models.dataset import DEV_FILE, FIXTURE_FILE, load_labelled
+from models.metrics import evaluate
+
+
+def test_frozen_fixture_all_labels_and_95_percent_of_codes(trained):
+    metrics = trained["metrics"]
+    assert metrics["fixture_label_accuracy"] == 1.0
+    assert metrics["fixture_code_accuracy"] >= 0.95
+
+
+def test_dev_set_label_macro_f1_at_least_0_90(trained):
+    assert trained["metrics"]["dev_n"] >= 300
+    assert trained["metrics"]["dev_label_macro_f1"] >= 0.90
+
+
+def test_every_spec_example_is_routed_to_its_label(model):
+    rows = load_labelled(FIXTURE_FILE)
+    records = model.score(rows)
+    wrong = [(r["query"], r["label"], rec["label"]) for r, rec in zip(rows, records) if r["label"] != rec["label"]]
+    assert wrong == []
+
+
+def test_multi_device_control_examples_aggregate_to_fast(model):
+    # spec 快的规则/多个明确设备控制
+    for query in ("把空调调到 24 度，然后打开座椅加热", "关客厅灯并打开空调"):
+        record = model.score([{"query": query}])[0]
+        assert (record["label"], record["primary_reason_code"]) == ("快", "EXPLICIT_DEVICE_MULTI_ACTION")
+        assert len(record["subrequests"]) == 2
+
+
+def test_confirmation_after_slow_question_is_slow_and_without_context_needs_review(model):
+    # spec 慢的规则/上下文: 前轮慢系统询问是否开启湿滑模式；当前轮"帮我开启"
+    context = [{"role": "assistant", "system": "slow", "text": "路面湿滑，需要帮你开启湿滑模式吗？"}]
+    with_context, without = model.score([{"query": "帮我开启", "context": context}, {"query": "帮我开启"}])
+    assert with_context["label"] == "慢" and with_context["primary_reason_code"] == "CONTEXT_REQUIRED"
+    assert without["label"] == "慢" and without["review_required"] is True
+
+
+def test_records_have_the_design_fields_and_derived_values(model):
+    record = model.score([{"id": "r1", "query": "开空调"}])[0]
+    assert list(record) == ["id", "query", "label", "default_route", "primary_reason_code", "reason_codes",
+                            "confidence", "review_required", "fast_system_pending", "subrequests", "automation",
+                            "candidates", "model_version"]
+    assert record["id"] == "r1" and record["default_route"] == {"快": "快系统"}.get(record["label"], "慢系统")
+    assert record["reason_codes"][0] == record["primary_reason_code"]
+    assert 0.0 <= record["confidence"] <= 1.0 and record["fast_system_pending"] is None
+
+
+def test_score_keeps_order_and_gives_every_row_a_record(model):
+    rows = [{"query": "开空调"}, {"query": ""}, "not an object", {"query": "下一首", "id": 5}, {"id": 9}]
+    records = model.score(rows)
+    assert len(records) == 5
+    assert [("error" in r) for r in records] == [False, True, True, False, True]
+    assert records[3]["id"] == 5 and records[4]["id"] == 9 and "query: missing" in records[4]["error"]
+
+
+def test_mlflow_run_holds_params_metrics_plots_errors_and_model(trained):
+    client = MlflowClient(tracking_uri=trained["tracking_uri"])
+    run = client.get_run(trained["run_id"])
+    assert {"C", "seed", "train_digest", "dev_digest"} <= set(run.data.params)
+    assert run.data.metrics["dev_label_macro_f1"] == trained["metrics"]["dev_label_macro_f1"]
+    for code_metric in ("dev_fast_f1", "dev_slow_precision", "dev_ambiguous_recall", "fixture_code_accuracy"):
+        assert code_metric in run.data.metrics
+    evaluation = {f.path.split("/")[-1] for f in client.list_artifacts(run.info.run_id, "evaluation")}
+    assert {"dev_confusion_label.png", "dev_misclassified.jsonl", "dev_per_reason_code.csv"} <= evaluation
+    model_files = {f.path.split("/")[-1] for f in client.list_artifacts(run.info.run_id, "model")}
+    assert model_files == {"fastslow.joblib", "fastslow.manifest.json"}
+
+
+def test_manifest_records_hash_versions_and_metrics(trained):
+    manifest = json.loads(manifest_path(trained["path"]).read_text(encoding="utf-8"))
+    assert manifest["sha256"] == trained["manifest"]["sha256"] and len(manifest["sha256"]) == 64
+    assert {"scikit-learn", "jieba", "numpy", "python"} <= set(manifest["libraries"])
+    assert manifest["metrics"]["fixture_label_accuracy"] == 1.0
+    assert manifest["mlflow_run_id"] == trained["run_id"]
+
+
+def test_saved_model_scores_like_the_trained_one(trained, model):
+    loaded = load_bundle(trained["path"])
+    rows = load_labelled(DEV_FILE)[:50]
+    assert loaded.score(rows) == model.score(rows)
+
+
+def test_tampered_model_file_is_refused(trained, tmp_path):
+    path = tmp_path / "fastslow.joblib"
+    shutil.copy(trained["path"], path)
+    shutil.copy(manifest_path(trained["path"]), manifest_path(path))
+    with open(path, "ab") as f:
+        f.write(b"\0")
+    with pytest.raises(ModelLoadError, match="does not match the manifest"):
+        load_bundle(path)
+
+
+def test_model_without_manifest_is_refused(trained, tmp_path):
+    path = tmp_path / "fastslow.joblib"
+    shutil.copy(trained["path"], path)
+    with pytest.raises(ModelLoadError, match="manifest .* is missing"):
+        load_bundle(path)
+
+
+def test_eval_gives_the_training_metrics(trained, model):
+    ev = evaluate(model, load_labelled(FIXTURE_FILE), "fixture")
+    assert ev.metrics["fixture_label_accuracy"] == trained["metrics"]["fixture_label_accuracy"]
+    assert ev.metrics["fixture_code_accuracy"] == trained["metrics"]["fixture_code_accuracy"]

@@ -1,0 +1,110 @@
+"""The hard rules of XA4.1 as pure functions: aggregation, default route, review, fast_system_pending."""
+
+import pytest
+
+from models.rules import Route, aggregate, default_route, fast_system_pending, review_required
+
+
+def r(text, label, code, device=False, confidence=0.9):
+    return Route(text=text, label=label, primary_reason_code=code, reason_codes=(code,),
+                 confidence=confidence, device_control=device)
+
+
+def test_all_explicit_device_controls_aggregate_to_fast_multi_action():
+    # spec 快的规则/多个明确设备控制: 把空调调到 24 度，然后打开座椅加热。
+    route = aggregate([r("把空调调到24度", "快", "DIRECT_ACTION", device=True),
+                       r("打开座椅加热", "快", "DIRECT_ACTION", device=True)], text="把空调调到24度,然后打开座椅加热")
+    assert (route.label, route.primary_reason_code) == ("快", "EXPLICIT_DEVICE_MULTI_ACTION")
+    assert route.reason_codes == ("EXPLICIT_DEVICE_MULTI_ACTION", "DIRECT_ACTION")
+    assert route.text == "把空调调到24度,然后打开座椅加热"
+
+
+def test_home_devices_count_as_explicit_device_control():
+    # spec 快的规则/多个明确设备控制: 关客厅灯并打开空调。
+    route = aggregate([r("关客厅灯", "快", "DIRECT_ACTION", device=True),
+                       r("打开空调", "快", "DIRECT_ACTION", device=True)], text="关客厅灯并打开空调")
+    assert (route.label, route.primary_reason_code) == ("快", "EXPLICIT_DEVICE_MULTI_ACTION")
+
+
+def test_multi_stop_navigation_plan_is_slow():
+    # spec 慢的规则/规划: 导航到主目的地，路上找充电站，再看看终点附近哪里好停车。
+    route = aggregate([r("导航到主目的地", "快", "DIRECT_ACTION"),
+                       r("路上找充电站", "快", "DIRECT_ACTION"),
+                       r("再看看终点附近哪里好停车", "慢", "MULTI_STEP_PLANNING")], text="q")
+    assert (route.label, route.primary_reason_code) == ("慢", "MULTI_STEP_PLANNING")
+    assert route.reason_codes == ("MULTI_STEP_PLANNING", "DIRECT_ACTION")
+
+
+def test_song_search_then_play_in_app_is_slow():
+    # spec 慢的规则/规划: 找王菲在春晚与别人合唱的歌，再用网易云播放。
+    route = aggregate([r("找王菲在春晚与别人合唱的歌", "慢", "COMPLEX_REASONING"),
+                       r("再用网易云播放", "快", "DIRECT_ACTION")], text="q")
+    assert (route.label, route.primary_reason_code) == ("慢", "COMPLEX_REASONING")
+
+
+def test_query_then_decide_is_slow_even_with_a_device_control():
+    # spec 慢的规则/规划: 查天气再决定要不要开窗 — a device control beside a query is not the 快 special case.
+    route = aggregate([r("查天气", "快", "DIRECT_DETERMINISTIC_QUERY"),
+                       r("决定要不要开窗", "慢", "MULTI_STEP_PLANNING", device=True)], text="q")
+    assert (route.label, route.primary_reason_code) == ("慢", "MULTI_STEP_PLANNING")
+
+
+def test_slow_beats_ambiguous_beats_fast():
+    # spec 聚合: 慢 > 模糊 > 快
+    fast, vague, slow = (r("a", "快", "DIRECT_ACTION"), r("b", "模糊", "PRODUCT_KNOWLEDGE"),
+                         r("c", "慢", "INTENT_INFERENCE"))
+    assert aggregate([fast, vague], text="q").label == "模糊"
+    assert aggregate([vague, fast, slow], text="q").primary_reason_code == "INTENT_INFERENCE"
+    assert aggregate([fast, r("d", "快", "DIRECT_OPERATION_FLOW")], text="q").primary_reason_code == "DIRECT_ACTION"
+
+
+def test_fast_special_case_needs_every_part_to_be_device_control():
+    # spec 多个明确设备控制: 跨工具编排 … 不适用该特例 — media playback is not device control.
+    route = aggregate([r("打开空调", "快", "DIRECT_ACTION", device=True),
+                       r("播放周杰伦的歌", "快", "DIRECT_ACTION", device=False)], text="q")
+    assert (route.label, route.primary_reason_code) == ("快", "DIRECT_ACTION")
+
+
+def test_aggregate_confidence_is_the_weakest_deciding_part():
+    route = aggregate([r("a", "慢", "INTENT_INFERENCE", confidence=0.7),
+                       r("b", "慢", "SCENE_GOAL_MAPPING", confidence=0.6), r("c", "快", "DIRECT_ACTION", confidence=0.2)],
+                      text="q")
+    assert route.confidence == 0.6
+
+
+def test_single_subrequest_is_returned_unchanged():
+    only = r("开空调", "快", "DIRECT_ACTION", device=True)
+    assert aggregate([only]) == only
+
+
+def test_aggregate_refuses_nothing():
+    with pytest.raises(ValueError):
+        aggregate([])
+
+
+@pytest.mark.parametrize("label, route", [("快", "快系统"), ("慢", "慢系统"), ("模糊", "慢系统")])
+def test_default_route_is_fixed_by_label(label, route):
+    # spec 能力与默认路由
+    assert default_route(label) == route
+
+
+def test_policy_uncertain_always_needs_review():
+    # spec 决策树 3: 模糊, default_route=慢系统, review_required=true
+    assert review_required(r("q", "模糊", "POLICY_UNCERTAIN", confidence=0.99), has_context=False, threshold=0.0)
+
+
+def test_context_required_without_context_needs_review():
+    # spec 上下文: 缺少前轮而当前短句不可独立理解时，标慢并复核
+    route = r("帮我开启", "慢", "CONTEXT_REQUIRED", confidence=0.99)
+    assert review_required(route, has_context=False, threshold=0.0)
+    assert not review_required(route, has_context=True, threshold=0.0)
+
+
+def test_low_confidence_needs_review_only_below_threshold():
+    assert review_required(r("q", "快", "DIRECT_ACTION", confidence=0.49), False, threshold=0.5)
+    assert not review_required(r("q", "快", "DIRECT_ACTION", confidence=0.5), False, threshold=0.5)
+
+
+def test_fast_system_pending_defaults_to_null():
+    # spec 能力与默认路由: null：未评估能力；默认使用该值
+    assert fast_system_pending() is None

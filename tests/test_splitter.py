@@ -1,0 +1,43 @@
+"""The subrequest splitter on the spec's multi-instruction examples and its near misses."""
+
+import pytest
+
+from features.text import Segmenter
+from models.splitter import SplitLexicon, split_subrequests
+
+
+@pytest.fixture(scope="module")
+def split():
+    segmenter, lexicon = Segmenter().fit(), SplitLexicon.from_lexicons()
+
+    def run(query):
+        tokens = segmenter.utterance(query).tokens
+        return ["".join(tokens[a:b]) for a, b in split_subrequests(tokens, lexicon)]
+
+    return run
+
+
+@pytest.mark.parametrize("query, parts", [
+    # spec 快的规则/多个明确设备控制
+    ("把空调调到 24 度，然后打开座椅加热", ["把空调调到24度", "打开座椅加热"]),
+    ("关客厅灯并打开空调", ["关客厅灯", "打开空调"]),
+])
+def test_independent_device_controls_are_split(split, query, parts):
+    assert split(query) == parts
+
+
+@pytest.mark.parametrize("query", [
+    "查天气再决定要不要开窗",  # spec 慢的规则/规划: the second step depends on the first
+    "导航到主目的地，路上找充电站，再看看终点附近哪里好停车",
+    "太冷了，调一下空调",  # spec 感受词不覆盖明确目标: the feeling belongs to the request
+    "我感觉好冷快冻死了，帮我调一下",
+    "上车时打开空调，下车时关闭空调",  # an automation is one request
+    "再低两度",  # 再 at the start is not a connector
+    "开空调",
+])
+def test_dependent_chains_feelings_and_automations_stay_whole(split, query):
+    assert len(split(query)) == 1
+
+
+def test_split_spans_cover_only_request_tokens(split):
+    assert split("打开车窗，然后，播放周杰伦的歌") == ["打开车窗", "播放周杰伦的歌"]
