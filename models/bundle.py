@@ -65,10 +65,9 @@ class FastslowModel:
     def _score_valid(self, items: list[dict]) -> list[dict]:
         wholes = self.router.utterances(items)
         spans = [split_subrequests(u.tokens, self.splitter) for u in wholes]
-        pieces = [
-            Utterance("".join(u.tokens[a:b]), u.tokens[a:b], frozenset("".join(u.tokens[a:b])), u.context, u.endpoint)
-            for u, item_spans in zip(wholes, spans) if len(item_spans) > 1 for a, b in item_spans
-        ]
+        pieces = [piece(u, a, b, first=k == 0)
+                  for u, item_spans in zip(wholes, spans) if len(item_spans) > 1
+                  for k, (a, b) in enumerate(item_spans)]
         routes = self.router.route(wholes + pieces)
         whole_routes, piece_routes = routes[: len(wholes)], iter(routes[len(wholes):])
         records = []
@@ -80,6 +79,15 @@ class FastslowModel:
             review = review_required(route, bool(item["context"]), self.review_threshold)
             records.append(build_record(item, route, subs, review, self.version))
         return records
+
+
+def piece(whole: Utterance, start: int, end: int, first: bool) -> Utterance:
+    """A subrequest as an utterance of its own. Its earlier sibling is its context: in
+    把座椅通风打开，副驾的也打开 the second part continues an established direct flow (上下文: 上一轮快时，
+    当前简单直接动作可继续快); if the earlier part was slow, aggregation makes the whole slow anyway."""
+    tokens = whole.tokens[start:end]
+    text = "".join(tokens)
+    return Utterance(text, tokens, frozenset(text), whole.context if first else "prev_fast", whole.endpoint)
 
 
 def sha256_of(path: Path) -> str:

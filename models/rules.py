@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from models.taxonomy import (
-    AMBIGUOUS, CONTEXT_REQUIRED, DEFAULT_ROUTE, DIRECT_ACTION, EXPLICIT_DEVICE_MULTI_ACTION, FAST,
+    AMBIGUOUS, CONTEXT_REQUIRED, DEFAULT_ROUTE, DIRECT_DETERMINISTIC_QUERY, EXPLICIT_DEVICE_MULTI_ACTION, FAST,
     POLICY_UNCERTAIN, SLOW,
 )
 
@@ -28,7 +28,8 @@ class Route:
 
 
 def is_explicit_device_control(route: Route) -> bool:
-    return route.device_control and route.label == FAST and route.primary_reason_code == DIRECT_ACTION
+    """A fast, side-effecting command on a car or home device (not a query about it)."""
+    return route.device_control and route.label == FAST and route.primary_reason_code != DIRECT_DETERMINISTIC_QUERY
 
 
 def aggregate(subrequests: list[Route], text: str | None = None) -> Route:
