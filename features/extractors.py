@@ -1,12 +1,19 @@
 """Feature extractors: scikit-learn transformers over lists of ``Utterance``.
 
+Every extractor computes one utterance's features with ``row(u) -> {column: value}``, and
+``transform`` is nothing but those rows stacked. The router's inference path calls ``row``
+directly, so a single query does not pay scikit-learn's per-call validation thirteen times, and
+both paths run the same code.
+
 Each lexicon extractor counts hits per category of its lexicon file; the file is read at ``fit``
-and kept in ``lexicon_`` so a fitted model does not depend on the files any more.
+and kept in ``lexicon_``, so a fitted model does not depend on the files any more.
 """
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from functools import partial
 
 import numpy as np
@@ -19,6 +26,40 @@ from features.lexicon import load_lexicon
 from features.text import CONTEXT_STATES
 
 
+def rows_to_csr(rows: list[dict], n_columns: int) -> sp.csr_matrix:
+    """Stack ``{column: value}`` rows into a CSR matrix."""
+    indptr, indices, data = [0], [], []
+    for row in rows:
+        indices.extend(row.keys())
+        data.extend(row.values())
+        indptr.append(len(indices))
+    return sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int32), indptr),
+                         shape=(len(rows), n_columns))
+
+
+class RowFeatures(BaseEstimator, TransformerMixin):
+    """Base of the extractors: features of one utterance depend on that utterance only."""
+
+    def row(self, u) -> dict[int, float]:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.get_feature_names_out())
+
+    def transform(self, X):
+        check_is_fitted(self)
+        return rows_to_csr([self.row(u) for u in X], self.n_columns)
+
+
+def char_ngrams(text, min_n=1, max_n=3):
+    """Character n-grams of an already normalised text (the analyzer of CharNgrams)."""
+    grams = list(text) if min_n == 1 else []
+    for size in range(max(2, min_n), max_n + 1):
+        grams.extend([text[i : i + size] for i in range(len(text) - size + 1)])
+    return grams
+
+
 def token_ngrams(tokens, n=2):
     """Unigrams and up to n-grams of jieba tokens (module level so the model pickles)."""
     grams = list(tokens)
@@ -27,7 +68,43 @@ def token_ngrams(tokens, n=2):
     return grams
 
 
-class CharNgrams(BaseEstimator, TransformerMixin):
+class _Tfidf(RowFeatures):
+    """TF-IDF (sublinear tf, l2 norm) of some analysis of the utterance, fitted by scikit-learn's
+    ``TfidfVectorizer`` and applied row by row with its vocabulary and idf weights."""
+
+    def _vectorizer(self) -> TfidfVectorizer:  # pragma: no cover
+        raise NotImplementedError
+
+    def _document(self, u):  # pragma: no cover
+        raise NotImplementedError
+
+    def fit(self, X, y=None):
+        self.vectorizer_ = self._vectorizer().fit([self._document(u) for u in X])
+        self.analyze_ = self.vectorizer_.analyzer  # a plain function: the same analysis in fit and row
+        self.vocabulary_ = self.vectorizer_.vocabulary_
+        self.idf_ = self.vectorizer_.idf_.tolist()
+        return self
+
+    def get_feature_names_out(self, input_features=None):
+        check_is_fitted(self)
+        return self.vectorizer_.get_feature_names_out()
+
+    @property
+    def n_columns(self) -> int:
+        return len(self.idf_)
+
+    def row(self, u) -> dict[int, float]:
+        vocabulary, idf, sublinear = self.vocabulary_, self.idf_, self.sublinear_tf
+        weights: dict[int, float] = {}
+        for gram, n in Counter(self.analyze_(self._document(u))).items():
+            col = vocabulary.get(gram)
+            if col is not None:
+                weights[col] = idf[col] if n == 1 else ((1.0 + math.log(n)) if sublinear else n) * idf[col]
+        norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
+        return {c: v / norm for c, v in weights.items()}
+
+
+class CharNgrams(_Tfidf):
     """TF-IDF of character n-grams of the normalised text: robust to unseen words and ASR noise."""
 
     def __init__(self, ngram_range=(1, 3), min_df=1, sublinear_tf=True):
@@ -35,39 +112,35 @@ class CharNgrams(BaseEstimator, TransformerMixin):
         self.min_df = min_df
         self.sublinear_tf = sublinear_tf
 
-    def fit(self, X, y=None):
-        self.vectorizer_ = TfidfVectorizer(
-            analyzer="char", ngram_range=tuple(self.ngram_range), min_df=self.min_df,
-            sublinear_tf=self.sublinear_tf, lowercase=False, dtype=np.float32,
-        ).fit([u.text for u in X])
-        return self
+    def _vectorizer(self):
+        low, high = self.ngram_range
+        return TfidfVectorizer(analyzer=partial(char_ngrams, min_n=low, max_n=high), min_df=self.min_df,
+                               sublinear_tf=self.sublinear_tf, lowercase=False)
 
-    def transform(self, X):
-        check_is_fitted(self)
-        return self.vectorizer_.transform([u.text for u in X])
+    def _document(self, u):
+        return u.text
 
 
-class WordTokens(BaseEstimator, TransformerMixin):
-    """TF-IDF of jieba tokens and token bigrams."""
+class WordTokens(_Tfidf):
+    """TF-IDF of jieba tokens and token n-grams up to ``max_n``."""
 
     def __init__(self, max_n=2, min_df=1, sublinear_tf=True):
         self.max_n = max_n
         self.min_df = min_df
         self.sublinear_tf = sublinear_tf
 
-    def fit(self, X, y=None):
-        self.vectorizer_ = TfidfVectorizer(
-            analyzer=partial(token_ngrams, n=self.max_n), min_df=self.min_df,
-            sublinear_tf=self.sublinear_tf, lowercase=False, dtype=np.float32,
-        ).fit([u.tokens for u in X])
-        return self
+    def _vectorizer(self):
+        return TfidfVectorizer(analyzer=partial(token_ngrams, n=self.max_n), min_df=self.min_df,
+                               sublinear_tf=self.sublinear_tf, lowercase=False)
 
-    def transform(self, X):
-        check_is_fitted(self)
-        return self.vectorizer_.transform([u.tokens for u in X])
+    def _document(self, u):
+        return u.tokens
 
 
-class LexiconFeatures(BaseEstimator, TransformerMixin):
+_LOG1P = [math.log1p(n) for n in range(8)]
+
+
+class LexiconFeatures(RowFeatures):
     """Hit counts per category of one lexicon file, squashed with log1p."""
 
     def __init__(self, lexicon):
@@ -81,17 +154,9 @@ class LexiconFeatures(BaseEstimator, TransformerMixin):
         check_is_fitted(self)
         return np.array([f"{self.lexicon_.name}:{c}" for c in self.lexicon_.categories], dtype=object)
 
-    def transform(self, X):
-        check_is_fitted(self)
-        match = self.lexicon_.match
-        rows, cols, vals = [], [], []
-        for i, u in enumerate(X):
-            for col, count in match(u.tokens, u.charset, u.text).items():
-                rows.append(i)
-                cols.append(col)
-                vals.append(count)
-        data = np.log1p(np.asarray(vals, dtype=np.float32))
-        return sp.csr_matrix((data, (rows, cols)), shape=(len(X), len(self.lexicon_.categories)))
+    def row(self, u) -> dict[int, float]:
+        return {col: _LOG1P[n] if n < 8 else math.log1p(n)
+                for col, n in self.lexicon_.match(u.tokens, u.charset, u.text).items()}
 
 
 class TriggerMarkers(LexiconFeatures):
@@ -170,18 +235,18 @@ class NumbersUnits(LexiconFeatures):
         names += ["number"] + [f"len<={b}" for b in self.LENGTH_BANDS] + ["len>32"]
         return np.array(names, dtype=object)
 
-    def transform(self, X):
-        units = super().transform(X)
-        extra = np.zeros((len(X), 2 + len(self.LENGTH_BANDS)), dtype=np.float32)
-        for i, u in enumerate(X):
-            extra[i, 0] = 1.0 if _NUMBER.search(u.text) else 0.0
-            length = len(u.text)
-            band = next((j for j, b in enumerate(self.LENGTH_BANDS) if length <= b), len(self.LENGTH_BANDS))
-            extra[i, 1 + band] = 1.0
-        return sp.hstack([units, sp.csr_matrix(extra)], format="csr")
+    def row(self, u) -> dict[int, float]:
+        out = super().row(u)
+        base = len(self.lexicon_.categories)
+        if _NUMBER.search(u.text):
+            out[base] = 1.0
+        length = len(u.text)
+        band = next((j for j, b in enumerate(self.LENGTH_BANDS) if length <= b), len(self.LENGTH_BANDS))
+        out[base + 1 + band] = 1.0
+        return out
 
 
-class ContextFeatures(BaseEstimator, TransformerMixin):
+class ContextFeatures(RowFeatures):
     """One-hot of the conversation state: no context, previous fast/slow turn, pending slow question.
 
     Crossed with "short query" because a bare 好的 / 第二个 means something only through its context.
@@ -198,20 +263,15 @@ class ContextFeatures(BaseEstimator, TransformerMixin):
         names = [f"ctx:{s}" for s in self.states_] + [f"ctx:{s}&short" for s in self.states_]
         return np.array(names, dtype=object)
 
-    def transform(self, X):
-        check_is_fitted(self)
-        n = len(self.states_)
-        out = np.zeros((len(X), 2 * n), dtype=np.float32)
-        index = {s: i for i, s in enumerate(self.states_)}
-        for i, u in enumerate(X):
-            col = index.get(u.context, index["prev_other"])
-            out[i, col] = 1.0
-            if len(u.text) <= self.short_chars:
-                out[i, n + col] = 1.0
-        return sp.csr_matrix(out)
+    def row(self, u) -> dict[int, float]:
+        col = self.states_.index(u.context) if u.context in self.states_ else self.states_.index("prev_other")
+        out = {col: 1.0}
+        if len(u.text) <= self.short_chars:
+            out[len(self.states_) + col] = 1.0
+        return out
 
 
-class EndpointFeatures(BaseEstimator, TransformerMixin):
+class EndpointFeatures(RowFeatures):
     """One-hot of the endpoint (car, speaker, home, unknown), and crossed with automation markers.
 
     The cross is what lets a linear model learn the spec's endpoint policy: the same reminder is 快
@@ -231,13 +291,10 @@ class EndpointFeatures(BaseEstimator, TransformerMixin):
         names = [f"endpoint:{e}" for e in self.ENDPOINTS] + [f"endpoint:{e}&trigger" for e in self.ENDPOINTS]
         return np.array(names, dtype=object)
 
-    def transform(self, X):
-        check_is_fitted(self)
+    def row(self, u) -> dict[int, float]:
         n = len(self.ENDPOINTS)
-        out = np.zeros((len(X), 2 * n), dtype=np.float32)
-        for i, u in enumerate(X):
-            col = self.ENDPOINTS.index(u.endpoint) if u.endpoint in self.ENDPOINTS[:3] else n - 1
-            out[i, col] = 1.0
-            if self.lexicon_.match(u.tokens, u.charset, u.text):
-                out[i, n + col] = 1.0
-        return sp.csr_matrix(out)
+        col = self.ENDPOINTS.index(u.endpoint) if u.endpoint in self.ENDPOINTS[:3] else n - 1
+        out = {col: 1.0}
+        if self.lexicon_.match(u.tokens, u.charset, u.text):
+            out[n + col] = 1.0
+        return out

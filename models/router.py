@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 from scipy.special import log_softmax, softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -11,6 +12,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import check_is_fitted
 
+from features.extractors import rows_to_csr
 from features import (
     ActionLexicon, CharNgrams, Connectors, ContextFeatures, Demonstratives, DeviceLexicon,
     EndpointFeatures, NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords,
@@ -90,7 +92,35 @@ class Router(BaseEstimator, ClassifierMixin):
             self.temperature_ = fit_temperature(logits, y_index)
         devices = self.pipeline_.named_steps["features"].get_params()["devices"]
         self.device_columns_ = [i for i, c in enumerate(devices.lexicon_.categories) if c in DEVICE_CATEGORIES]
+        self._compile()
         return self
+
+    def _compile(self):
+        """Flatten the fitted feature union and classifier for the row-by-row inference path."""
+        union = self.pipeline_.named_steps["features"]
+        classifier = self.pipeline_.named_steps["classify"]
+        self.blocks_, offset = [], 0
+        for _, transformer in union.transformer_list:
+            self.blocks_.append((transformer, offset))
+            offset += transformer.n_columns
+        self.n_features_ = offset
+        self.weights_ = np.ascontiguousarray(classifier.coef_.T)  # (features, classes)
+        self.intercept_ = classifier.intercept_.copy()
+
+    def features(self, utterances) -> "sp.csr_matrix":
+        """The feature matrix, built row by row: the same values as ``pipeline_``'s feature union."""
+        rows = []
+        for u in utterances:
+            row = {}
+            for transformer, offset in self.blocks_:
+                for col, value in transformer.row(u).items():
+                    row[offset + col] = value
+            rows.append(row)
+        return rows_to_csr(rows, self.n_features_)
+
+    def decision_function(self, X):
+        check_is_fitted(self)
+        return np.asarray(self.features(self.utterances(X)) @ self.weights_) + self.intercept_
 
     @property
     def segmenter(self) -> Segmenter:
@@ -102,7 +132,7 @@ class Router(BaseEstimator, ClassifierMixin):
 
     def predict_proba(self, X):
         check_is_fitted(self)
-        return softmax(self.pipeline_.decision_function(X) / self.temperature_, axis=1)
+        return softmax(self.decision_function(X) / self.temperature_, axis=1)
 
     def predict(self, X):
         return [r.primary_reason_code for r in self.route(X)]
@@ -111,23 +141,29 @@ class Router(BaseEstimator, ClassifierMixin):
         """A ``Route`` per input (raw strings, input dicts or ``Utterance`` objects)."""
         check_is_fitted(self)
         utterances = self.utterances(X)
+        if not utterances:
+            return []
         proba = self.predict_proba(utterances)
+        group_of_class = np.array([LABELS.index(label) for label in self.class_labels_])
+        by_label = proba @ np.eye(len(LABELS))[group_of_class]  # (n, 3): summed probability per label
+        label_index = by_label.argmax(axis=1)
+        in_group = np.where(group_of_class[None, :] == label_index[:, None], proba, -1.0)
+        primary_index = in_group.argmax(axis=1)
+        secondary = proba >= self.secondary_threshold
+        secondary[np.arange(len(utterances)), primary_index] = False
         devices = self.pipeline_.named_steps["features"].get_params()["devices"].lexicon_
+        device_columns = self.device_columns_
+        classes = [str(c) for c in self.classes_]
         routes = []
-        for u, p in zip(utterances, proba):
-            by_label = {label: float(p[self.class_labels_ == label].sum()) for label in LABELS}
-            label = max(LABELS, key=by_label.__getitem__)
-            in_group = np.where(self.class_labels_ == label, p, -1.0)
-            order = np.argsort(-p)
-            primary = self.classes_[int(np.argmax(in_group))]
-            secondary = [self.classes_[i] for i in order
-                         if p[i] >= self.secondary_threshold and self.classes_[i] != primary]
+        for i, u in enumerate(utterances):
+            primary = classes[primary_index[i]]
+            others = sorted(np.flatnonzero(secondary[i]), key=lambda j: -proba[i, j])
             hits = devices.match(u.tokens, u.charset, u.text)
             routes.append(Route(
-                text=u.text, label=label, primary_reason_code=str(primary),
-                reason_codes=(str(primary), *map(str, secondary)),
-                confidence=round(by_label[label], 4),
-                device_control=any(col in hits for col in self.device_columns_),
-                alternatives={k: round(v, 4) for k, v in by_label.items()},
+                text=u.text, label=LABELS[label_index[i]], primary_reason_code=primary,
+                reason_codes=(primary, *(classes[j] for j in others)),
+                confidence=round(float(by_label[i, label_index[i]]), 4),
+                device_control=any(col in hits for col in device_columns),
+                alternatives=dict(zip(LABELS, np.round(by_label[i], 4).tolist())),
             ))
         return routes

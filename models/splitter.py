@@ -50,6 +50,8 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
     one joins the previous, so a feeling or a scene is never routed apart from its request.
     """
     whole = [(0, len(tokens))]
+    if lexicon.boundaries.isdisjoint(tokens):
+        return whole
     if any(t in lexicon.dependency or t in lexicon.triggers or t.endswith(lexicon.trigger_suffixes)
            for t in tokens):
         return whole

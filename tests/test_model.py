@@ -111,3 +111,11 @@ def test_eval_gives_the_training_metrics(trained, model):
     ev = evaluate(model, load_labelled(FIXTURE_FILE), "fixture")
     assert ev.metrics["fixture_label_accuracy"] == trained["metrics"]["fixture_label_accuracy"]
     assert ev.metrics["fixture_code_accuracy"] == trained["metrics"]["fixture_code_accuracy"]
+
+
+def test_row_by_row_inference_equals_the_fitted_pipeline(model):
+    import numpy as np
+
+    router = model.router
+    utterances = router.utterances(load_labelled(DEV_FILE))
+    assert np.allclose(router.decision_function(utterances), router.pipeline_.decision_function(utterances))

@@ -108,3 +108,16 @@ def test_low_confidence_needs_review_only_below_threshold():
 def test_fast_system_pending_defaults_to_null():
     # spec 能力与默认路由: null：未评估能力；默认使用该值
     assert fast_system_pending() is None
+
+
+def test_device_control_continuations_still_count_as_explicit_device_control():
+    # 开内循环，再把AC打开: the second part may be routed as an operation-flow continuation
+    route = aggregate([r("开内循环", "快", "DIRECT_ACTION", device=True),
+                       r("再把ac打开", "快", "DIRECT_OPERATION_FLOW", device=True)], text="q")
+    assert route.primary_reason_code == "EXPLICIT_DEVICE_MULTI_ACTION"
+
+
+def test_a_state_query_is_not_device_control():
+    route = aggregate([r("打开空调", "快", "DIRECT_ACTION", device=True),
+                       r("空调几度", "快", "DIRECT_DETERMINISTIC_QUERY", device=True)], text="q")
+    assert route.primary_reason_code == "DIRECT_ACTION"
