@@ -19,10 +19,11 @@ from features.extractors import (
     NumbersUnits,
     ContextFeatures,
     EndpointFeatures,
+    ExplicitTarget,
 )
 
 __all__ = [
     "Utterance", "Segmenter", "normalise", "CharNgrams", "WordTokens", "TriggerMarkers",
     "SensationWords", "SceneWords", "DeviceLexicon", "ActionLexicon", "QuestionMarkers",
-    "Connectors", "Demonstratives", "NumbersUnits", "ContextFeatures", "EndpointFeatures",
+    "Connectors", "Demonstratives", "NumbersUnits", "ContextFeatures", "EndpointFeatures", "ExplicitTarget",
 ]

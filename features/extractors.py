@@ -298,3 +298,44 @@ class EndpointFeatures(RowFeatures):
         if self.lexicon_.match(u.tokens, u.charset, u.text):
             out[n + col] = 1.0
         return out
+
+
+class ExplicitTarget(RowFeatures):
+    """Does the query name what to act on? XA4.1's central contrast, crossed for a linear model.
+
+    "太冷了，调一下空调" (feeling + named device → 快) and "太冷了，帮我调一下" (feeling + vague verb →
+    慢) differ by one word; the crosses of {sensation, vague verb} × {target named, no target} give
+    the classifier that distinction directly instead of leaving it to n-gram weights.
+    """
+
+    NAMES = ("target", "no_target", "sensation&target", "sensation&no_target",
+             "vague&target", "vague&no_target", "action&target", "action&no_target")
+
+    def __init__(self, devices="devices", sensations="sensations", actions="actions"):
+        self.devices = devices
+        self.sensations = sensations
+        self.actions = actions
+
+    def fit(self, X=None, y=None):
+        self.devices_ = load_lexicon(self.devices)
+        self.sensations_ = load_lexicon(self.sensations)
+        self.actions_ = load_lexicon(self.actions)
+        categories = self.actions_.categories
+        self.vague_cols_ = frozenset(i for i, c in enumerate(categories) if c == "vague")
+        self.action_cols_ = frozenset(i for i, c in enumerate(categories) if c not in ("vague", "request"))
+        return self
+
+    def get_feature_names_out(self, input_features=None):
+        return np.array([f"target:{n}" for n in self.NAMES], dtype=object)
+
+    def row(self, u) -> dict[int, float]:
+        target = bool(self.devices_.match(u.tokens, u.charset, u.text))
+        actions = self.actions_.match(u.tokens, u.charset, u.text).keys()
+        has = {
+            "sensation": bool(self.sensations_.match(u.tokens, u.charset, u.text)),
+            "vague": not self.vague_cols_.isdisjoint(actions),
+            "action": not self.action_cols_.isdisjoint(actions),
+        }
+        suffix = "target" if target else "no_target"
+        names = [suffix] + [f"{k}&{suffix}" for k, v in has.items() if v]
+        return {self.NAMES.index(n): 1.0 for n in names}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 import threading
@@ -78,9 +79,13 @@ _TOKENIZERS: dict[tuple, jieba.Tokenizer] = {}
 _TOKENIZER_LOCK = threading.Lock()
 
 
-def domain_tokenizer(words: tuple[tuple[str, int | None], ...]) -> jieba.Tokenizer:
+def words_key(words: tuple[tuple[str, int | None], ...]) -> str:
+    return hashlib.sha1(repr(words).encode("utf-8")).hexdigest()
+
+
+def domain_tokenizer(words: tuple[tuple[str, int | None], ...], key: str | None = None) -> jieba.Tokenizer:
     """A jieba tokenizer with the domain words added; built once per process and word list."""
-    key = words
+    key = key or words_key(words)
     tokenizer = _TOKENIZERS.get(key)
     if tokenizer is None:
         with _TOKENIZER_LOCK:
@@ -128,15 +133,17 @@ class Segmenter(BaseEstimator, TransformerMixin):
             for word, freq in read_user_dict(user_dict):
                 words[word] = freq
         self.words_ = tuple(sorted(words.items(), key=lambda kv: kv[0]))
+        self.words_key_ = words_key(self.words_)
         return self
 
     def warm_up(self):
         """Build the tokenizer now (at load or server start), not on the first request."""
-        domain_tokenizer(self.words_).lcut("打开空调", HMM=self.hmm)
+        self.segment("打开空调")
         return self
 
     def segment(self, text: str) -> tuple[str, ...]:
-        return tuple(t for t in domain_tokenizer(self.words_).lcut(text, HMM=self.hmm) if not t.isspace())
+        tokens = domain_tokenizer(self.words_, self.words_key_).lcut(text, HMM=self.hmm)
+        return tuple(t for t in tokens if not t.isspace())
 
     def utterance(self, item) -> Utterance:
         query, context, endpoint = as_fields(item)

@@ -15,7 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from features.extractors import rows_to_csr
 from features import (
     ActionLexicon, CharNgrams, Connectors, ContextFeatures, Demonstratives, DeviceLexicon,
-    EndpointFeatures, NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords,
+    EndpointFeatures, ExplicitTarget, NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords,
     TriggerMarkers, WordTokens,
 )
 from models.rules import Route
@@ -41,9 +41,10 @@ class Router(BaseEstimator, ClassifierMixin):
     temperature-scaled on out-of-fold predictions so that ``confidence`` means what it says.
     """
 
-    def __init__(self, C=8.0, char_ngram_range=(1, 3), word_max_n=2, class_weight="balanced",
+    def __init__(self, C=8.0, char_ngram_range=(1, 3), word_max_n=2, class_weight=None, hmm=False,
                  calibration_folds=3, secondary_threshold=0.2, max_iter=3000, random_state=0):
         self.C = C
+        self.hmm = hmm
         self.char_ngram_range = char_ngram_range
         self.word_max_n = word_max_n
         self.class_weight = class_weight
@@ -67,6 +68,7 @@ class Router(BaseEstimator, ClassifierMixin):
             ("numbers", NumbersUnits()),
             ("context", ContextFeatures()),
             ("endpoint", EndpointFeatures()),
+            ("target", ExplicitTarget()),
         ])
 
     def _classifier(self):
@@ -78,7 +80,7 @@ class Router(BaseEstimator, ClassifierMixin):
         unknown = sorted(set(y) - set(CODE_LABEL))
         if unknown:
             raise ValueError(f"unknown reason codes in y: {unknown}")
-        segmenter = Segmenter().fit()
+        segmenter = Segmenter(hmm=self.hmm).fit()
         utterances = segmenter.transform(X)  # segment once; the pipeline passes Utterances through
         model = Pipeline([("features", self._features()), ("classify", self._classifier())])
         self.pipeline_ = Pipeline([("segment", segmenter), *clone(model).fit(utterances, y).steps])

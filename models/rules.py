@@ -43,7 +43,8 @@ def aggregate(subrequests: list[Route], text: str | None = None) -> Route:
         raise ValueError("aggregate needs at least one subrequest")
     text = subrequests[0].text if text is None and len(subrequests) == 1 else text
     if len(subrequests) == 1:
-        return replace(subrequests[0], text=text)
+        only = subrequests[0]
+        return only if only.text == text else replace(only, text=text)
     codes = tuple(dict.fromkeys(code for r in subrequests for code in r.reason_codes))
     if all(is_explicit_device_control(r) for r in subrequests):
         return Route(

@@ -7,7 +7,7 @@ import pytest
 from sklearn.base import clone
 
 from features import (
-    ActionLexicon, CharNgrams, Connectors, ContextFeatures, Demonstratives, DeviceLexicon, EndpointFeatures,
+    ActionLexicon, CharNgrams, ExplicitTarget, Connectors, ContextFeatures, Demonstratives, DeviceLexicon, EndpointFeatures,
     NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords, TriggerMarkers, WordTokens, normalise,
 )
 from features.lexicon import load_lexicon
@@ -56,7 +56,7 @@ def test_gap_patterns_match_in_order_only(tmp_path):
 
 
 EXTRACTORS = [CharNgrams, WordTokens, TriggerMarkers, SensationWords, SceneWords, DeviceLexicon, ActionLexicon,
-              QuestionMarkers, Connectors, Demonstratives, NumbersUnits, ContextFeatures, EndpointFeatures]
+              QuestionMarkers, Connectors, Demonstratives, NumbersUnits, ContextFeatures, EndpointFeatures, ExplicitTarget]
 
 
 @pytest.fixture(scope="module")
@@ -93,3 +93,9 @@ def test_lexicon_extractors_see_their_words(utterances):
     assert {"ctx:slow_question", "ctx:slow_question&short"} <= names_hit(ContextFeatures, confirm)
     assert {"endpoint:home", "endpoint:home&trigger"} <= names_hit(EndpointFeatures, automation)
     assert {"number", "len<=16"} <= names_hit(NumbersUnits, automation)
+
+
+def test_explicit_target_separates_a_named_device_from_a_vague_request():
+    named, vague = Segmenter().fit().transform(["太冷了，调一下空调", "太冷了，帮我调一下"])
+    assert {"target:target", "target:sensation&target", "target:vague&target"} <= names_hit(ExplicitTarget, named)
+    assert {"target:no_target", "target:sensation&no_target", "target:vague&no_target"} <= names_hit(ExplicitTarget, vague)
