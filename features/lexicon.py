@@ -27,6 +27,7 @@ class Lexicon:
     words: dict[str, tuple[int, ...]]  # multi-character term -> category columns
     chars: dict[str, tuple[int, ...]]  # single-character term -> category columns
     gaps: tuple[tuple[re.Pattern, int], ...]  # gap pattern -> category column
+    char_set: frozenset = frozenset()  # the keys of ``chars``, for a C-level intersection
 
     def match(self, tokens, charset, text) -> dict[int, int]:
         """Count hits per category column for one utterance."""
@@ -38,7 +39,7 @@ class Lexicon:
                 for col in cols:
                     hits[col] = hits.get(col, 0) + 1
         if self.chars:
-            for ch in charset.intersection(self.chars):
+            for ch in charset & self.char_set:
                 for col in self.chars[ch]:
                     hits[col] = hits.get(col, 0) + 1
         for pattern, col in self.gaps:
@@ -103,6 +104,7 @@ def load_lexicon(lexicon: str | Path) -> Lexicon:
         words={t: tuple(c) for t, c in words.items()},
         chars={t: tuple(c) for t, c in chars.items()},
         gaps=tuple(gaps),
+        char_set=frozenset(chars),
     )
 
 

@@ -41,7 +41,7 @@ class Router(BaseEstimator, ClassifierMixin):
     temperature-scaled on out-of-fold predictions so that ``confidence`` means what it says.
     """
 
-    def __init__(self, C=8.0, char_ngram_range=(1, 3), word_max_n=2, class_weight=None, hmm=False,
+    def __init__(self, C=8.0, char_ngram_range=(1, 2), word_max_n=1, class_weight=None, hmm=False,
                  calibration_folds=3, secondary_threshold=0.2, max_iter=3000, random_state=0):
         self.C = C
         self.hmm = hmm
