@@ -92,8 +92,6 @@ class Router(BaseEstimator, ClassifierMixin):
             logits = cross_val_predict(clone(model), utterances, y, cv=folds, method="decision_function")
             y_index = np.searchsorted(self.classes_, y)
             self.temperature_ = fit_temperature(logits, y_index)
-        devices = self.pipeline_.named_steps["features"].get_params()["devices"]
-        self.device_columns_ = [i for i, c in enumerate(devices.lexicon_.categories) if c in DEVICE_CATEGORIES]
         self._compile()
         return self
 
@@ -106,6 +104,9 @@ class Router(BaseEstimator, ClassifierMixin):
             self.blocks_.append((transformer, offset))
             offset += transformer.n_columns
         self.n_features_ = offset
+        self.devices_ = dict(union.transformer_list)["devices"].lexicon_
+        self.device_columns_ = frozenset(
+            i for i, c in enumerate(self.devices_.categories) if c in DEVICE_CATEGORIES)
         self.weights_ = np.ascontiguousarray(classifier.coef_.T)  # (features, classes)
         self.intercept_ = classifier.intercept_.copy()
 
@@ -153,8 +154,7 @@ class Router(BaseEstimator, ClassifierMixin):
         primary_index = in_group.argmax(axis=1)
         secondary = proba >= self.secondary_threshold
         secondary[np.arange(len(utterances)), primary_index] = False
-        devices = self.pipeline_.named_steps["features"].get_params()["devices"].lexicon_
-        device_columns = self.device_columns_
+        devices, device_columns = self.devices_, self.device_columns_
         classes = [str(c) for c in self.classes_]
         routes = []
         for i, u in enumerate(utterances):
@@ -165,7 +165,7 @@ class Router(BaseEstimator, ClassifierMixin):
                 text=u.text, label=LABELS[label_index[i]], primary_reason_code=primary,
                 reason_codes=(primary, *(classes[j] for j in others)),
                 confidence=round(float(by_label[i, label_index[i]]), 4),
-                device_control=any(col in hits for col in device_columns),
+                device_control=not device_columns.isdisjoint(hits),
                 alternatives=dict(zip(LABELS, np.round(by_label[i], 4).tolist())),
             ))
         return routes
