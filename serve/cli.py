@@ -1,4 +1,4 @@
-"""The ``fastslow`` command: train, score, eval."""
+"""The ``fastslow`` command: train, score, eval, serve."""
 
 from __future__ import annotations
 
@@ -62,6 +62,13 @@ def cmd_eval(args) -> int:
     return 0
 
 
+def cmd_serve(args) -> int:
+    from serve.server import run
+
+    return run(args.model, host=args.host, port=args.port, workers=args.workers, max_items=args.max_batch_items,
+               max_body_bytes=args.max_body_bytes, log_level=args.log_level)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from models.bundle import DEFAULT_MODEL_PATH
 
@@ -85,6 +92,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--errors", type=Path, help="write the misclassified rows here (JSONL)")
     p.add_argument("--json", action="store_true", help="also print the metrics as one JSON line")
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("serve", help="the HTTP server: /v1/route, /v1/route/batch, /v1/model, /healthz, /readyz")
+    p.add_argument("--model", type=Path, default=None,
+                   help=f"model bundle (.joblib); default $FASTSLOW_MODEL, else {DEFAULT_MODEL_PATH}")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    p.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
+    p.add_argument("--workers", type=int, default=1, help="worker processes, each with its own copy of the model")
+    p.add_argument("--max-batch-items", type=int, default=None, help="items per /v1/route/batch request (default 256)")
+    p.add_argument("--max-body-bytes", type=int, default=None, help="request body limit (default 2 MiB)")
+    p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
+    p.set_defaults(func=cmd_serve)
     return parser
 
 

@@ -1,0 +1,268 @@
+"""HTTP server speed: /v1/route beside /healthz, measured against the same server in the same run.
+
+    python benchmarks/bench_server.py [--model PATH] [--workers 1] [--requests 2000] [--seconds 10]
+                                      [--concurrency 1,8,32]
+
+Starts `fastslow serve` on a free 127.0.0.1 port (loopback only), waits until it is ready, then at each
+concurrency level sends up to --requests requests (stopping after --seconds) to /healthz and to
+/v1/route over keep-alive connections, one per client, and prints throughput, p50/p99 latency, errors
+and the /v1/route ÷ /healthz p50 ratio; then the memory of each worker. /healthz is the floor: the
+same HTTP stack and client with no model work. Also printed: `model.score` of one query in this
+process, which is the model's own share of a /v1/route request, and batch throughput.
+
+Target (issue 5): /v1/route p50 ≤ 1.5 × /healthz p50 at each level; zero errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+HOST = "127.0.0.1"  # loopback only, whatever the arguments
+QUERY_FILES = (ROOT / "data" / "dev" / "routing_dev.jsonl", ROOT / "data" / "fixtures" / "routing_v1.jsonl")
+
+
+def percentile(values, q):
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))] if ordered else float("nan")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return s.getsockname()[1]
+
+
+def query_pool(seed: int, n: int = 500) -> list[dict]:
+    pool = []
+    for path in QUERY_FILES:
+        if path.is_file():
+            for line in path.read_text(encoding="utf-8").splitlines():
+                if line.strip():
+                    row = json.loads(line)
+                    pool.append({"query": row["query"], "context": row.get("context") or [],
+                                 "endpoint": row.get("endpoint")})
+    if not pool:
+        pool = [{"query": q} for q in ("打开空调", "帮我规划一下周末去杭州的行程", "下一首", "太冷了，调一下空调")]
+    rng = random.Random(seed)
+    return [pool[rng.randrange(len(pool))] for _ in range(n)]
+
+
+def request_bytes(method: str, path: str, body: bytes | None = None) -> bytes:
+    head = f"{method} {path} HTTP/1.1\r\nHost: {HOST}\r\n"
+    if body is None:
+        return (head + "\r\n").encode()
+    return (head + f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+async def one_client(port: int, requests_: list[bytes], counter: list[int], total: int, deadline: float,
+                     latencies: list[float], errors: list[str]) -> None:
+    reader, writer = await asyncio.open_connection(HOST, port)
+    i = 0
+    try:
+        while counter[0] < total and time.perf_counter() < deadline:
+            counter[0] += 1
+            payload = requests_[i % len(requests_)]
+            i += 1
+            start = time.perf_counter()
+            try:
+                writer.write(payload)
+                head = await reader.readuntil(b"\r\n\r\n")
+                status = int(head[9:12])
+                length = 0
+                for line in head.split(b"\r\n")[1:]:
+                    if line[:15].lower() == b"content-length:":
+                        length = int(line[15:])
+                await reader.readexactly(length)
+            except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
+                errors.append(f"{type(exc).__name__}: {exc}")
+                break
+            latencies.append(time.perf_counter() - start)
+            if status != 200:
+                errors.append(f"HTTP {status}")
+    finally:
+        writer.close()
+
+
+async def load(port: int, requests_: list[bytes], clients: int, total: int, seconds: float) -> dict:
+    latencies: list[float] = []
+    errors: list[str] = []
+    counter = [0]
+    start = time.perf_counter()
+    await asyncio.gather(*(one_client(port, requests_[k::clients] or requests_, counter, total, start + seconds,
+                                      latencies, errors) for k in range(clients)))
+    elapsed = time.perf_counter() - start
+    return {"n": len(latencies), "errors": errors, "rps": len(latencies) / elapsed,
+            "p50": percentile(latencies, 50), "p99": percentile(latencies, 99)}
+
+
+def process_tree(pid: int) -> list[int]:
+    pids = [pid]
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        children = (task / "children").read_text().split() if (task / "children").exists() else []
+        for child in children:
+            pids.extend(process_tree(int(child)))
+    return pids
+
+
+def memory(pid: int) -> dict:
+    fields = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(value.split()[0]) / 1024
+    rollup = Path(f"/proc/{pid}/smaps_rollup")
+    if rollup.exists():
+        for line in rollup.read_text().splitlines():
+            if line.startswith("Pss:"):
+                fields["Pss"] = int(line.split()[1]) / 1024
+    fields["cmd"] = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    return fields
+
+
+def workers_of(server_pid: int, workers: int) -> list[int]:
+    """The processes that hold a model: the server itself with one worker, else its spawned children."""
+    if workers <= 1:
+        return [server_pid]
+    return [p for p in process_tree(server_pid)[1:] if "spawn_main" in memory(p)["cmd"]]
+
+
+def get(url: str) -> dict:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def start_server(model: str | None, workers: int, log_dir: Path) -> tuple[subprocess.Popen, int]:
+    port = free_port()
+    cmd = [sys.executable, "-m", "serve.cli", "serve", "--host", HOST, "--port", str(port), "--workers", str(workers)]
+    if model:
+        cmd += ["--model", model]
+    out_path, err_path = log_dir / "bench_server.access.log", log_dir / "bench_server.err.log"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:  # logs kept off the terminal
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        log = err_path.read_text(encoding="utf-8", errors="replace")
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited with {proc.returncode}:\n{log}")
+        if log.count("jieba initialised") >= workers and "Application startup complete" in log:
+            try:
+                get(f"http://{HOST}:{port}/readyz")
+                return proc, port
+            except OSError:
+                pass
+        time.sleep(0.2)
+    proc.kill()
+    raise SystemExit("server not ready after 120 s")
+
+
+def model_alone(model_path: str | None, rows: list[dict], n: int = 300) -> tuple[float, float] | None:
+    """p50 of `model.score([row])` and batch rows/s (batches of 64) in this process: the model's share."""
+    from models.bundle import load_bundle
+    from serve.server import resolve_model_path
+
+    model = load_bundle(resolve_model_path(model_path)).warm_up()
+    lat = []
+    for row in rows[:n]:
+        start = time.perf_counter()
+        model.score([row])
+        lat.append(time.perf_counter() - start)
+    start = time.perf_counter()
+    for i in range(0, len(rows), 64):
+        model.score(rows[i: i + 64])
+    return percentile(lat, 50), len(rows) / (time.perf_counter() - start)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--model", default=None, help="model bundle (default: $FASTSLOW_MODEL or the trained artifact)")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--requests", type=int, default=2000, help="requests per endpoint per concurrency level")
+    parser.add_argument("--seconds", type=float, default=10.0, help="time cap per endpoint per concurrency level")
+    parser.add_argument("--concurrency", default="1,8,32", help="comma-separated numbers of concurrent clients")
+    parser.add_argument("--batch-size", type=int, default=64, help="items per /v1/route/batch request")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    levels = [int(c) for c in args.concurrency.split(",")]
+
+    rows = query_pool(args.seed)
+    route_reqs = [request_bytes("POST", "/v1/route", json.dumps(r, ensure_ascii=False).encode()) for r in rows]
+    health_reqs = [request_bytes("GET", "/healthz")]
+    batch_reqs = [request_bytes("POST", "/v1/route/batch", json.dumps(
+        {"items": rows[i: i + args.batch_size]}, ensure_ascii=False).encode())
+        for i in range(0, len(rows) - args.batch_size + 1, args.batch_size)]
+
+    log_dir = Path(tempfile.mkdtemp(prefix="bench_server-"))
+    proc, port = start_server(args.model, args.workers, log_dir)
+    try:
+        info = get(f"http://{HOST}:{port}/v1/model")
+        print(f"server: {args.workers} worker(s) on {HOST}:{port}, model {info['model_version']} "
+              f"(sha256 {info['sha256'][:12]}…); {len(rows)} distinct queries from the dev set and fixture")
+        print(f"each run: up to {args.requests} requests or {args.seconds:g} s; keep-alive, one connection per client")
+        asyncio.run(load(port, route_reqs, 4, 200, 10))  # warm-up, not measured
+        asyncio.run(load(port, health_reqs, 4, 200, 10))
+
+        head = (f"{'clients':>7}  {'endpoint':<22}{'requests':>9}{'errors':>8}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}"
+                f"{'p50 ÷ /healthz':>16}")
+        print("\n" + head + "\n" + "-" * len(head))
+        results, all_errors, met = {}, [], True
+        for clients in levels:
+            health = asyncio.run(load(port, health_reqs, clients, args.requests, args.seconds))
+            route = asyncio.run(load(port, route_reqs, clients, args.requests, args.seconds))
+            results[clients] = (health, route)
+            for name, r in (("GET /healthz", health), ("POST /v1/route", route)):
+                ratio = r["p50"] / health["p50"]
+                print(f"{clients:>7}  {name:<22}{r['n']:>9}{len(r['errors']):>8}{r['rps']:>9,.0f}"
+                      f"{r['p50'] * 1000:>9.2f}{r['p99'] * 1000:>9.2f}{ratio:>16.2f}")
+                all_errors += r["errors"]
+            met &= route["p50"] <= 1.5 * health["p50"]
+        batch = asyncio.run(load(port, batch_reqs, 1, max(1, args.requests // 20), args.seconds))
+        all_errors += batch["errors"]
+        print(f"{1:>7}  {f'POST /v1/route/batch×{args.batch_size}':<22}{batch['n']:>9}{len(batch['errors']):>8}"
+              f"{batch['rps']:>9,.0f}{batch['p50'] * 1000:>9.2f}{batch['p99'] * 1000:>9.2f}"
+              f"   → {batch['rps'] * args.batch_size:,.0f} rows/s")
+
+        print("\nmemory per worker (after the runs):")
+        for pid in workers_of(proc.pid, args.workers):
+            m = memory(pid)
+            print(f"  worker pid {pid}: RSS {m['VmRSS']:.0f} MiB (peak {m['VmHWM']:.0f} MiB)"
+                  + (f", PSS {m['Pss']:.0f} MiB" if "Pss" in m else ""))
+        if args.workers > 1:
+            m = memory(proc.pid)
+            print(f"  parent pid {proc.pid} (supervisor, no requests): RSS {m['VmRSS']:.0f} MiB")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+    alone = model_alone(args.model, rows)
+    if alone:
+        p50, rows_s = alone
+        print(f"\nmodel alone in this process: model.score of one query p50 {p50 * 1000:.2f} ms; "
+              f"batches of 64: {rows_s:,.0f} rows/s")
+        if 1 in results:
+            health = results[1][0]["p50"]
+            print(f"  floor of the ratio at 1 client, with no server cost at all: (/healthz p50 + model p50) "
+                  f"÷ /healthz p50 = {(health + p50) / health:.2f}")
+    print(f"\ntarget /v1/route p50 <= 1.5 × /healthz p50 at every level: {'met' if met else 'NOT met'}; "
+          f"errors: {len(all_errors)}" + (f" (e.g. {all_errors[:3]})" if all_errors else ""))
+    return 0 if not all_errors else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,619 @@
+"""The lightweight HTTP server: one joblib bundle per worker, the `fastslow score` record over HTTP.
+
+    fastslow serve [--model PATH] [--host 127.0.0.1] [--port 8000] [--workers N]
+
+Endpoints: ``POST /v1/route`` (one input → one record), ``POST /v1/route/batch`` (``{"items": [...]}`` →
+``{"records": [...]}``), ``GET /healthz``, ``GET /readyz``, ``GET /v1/model``; the OpenAPI schema at
+``/openapi.json`` (``/docs`` to browse it).
+
+Input rules are the record's own (``models.record.validate_input``); this module only turns HTTP bodies
+into input rows and records or errors into responses. It imports nothing used only for training
+(no MLflow, no pandas-based evaluation) so that a worker starts fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import gc
+import json
+import logging
+import logging.config
+import os
+import re
+import sys
+import time
+import traceback
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from models.bundle import DEFAULT_MODEL_PATH, FastslowModel, ModelLoadError, load_bundle
+from models.record import ROLES, SYSTEMS, InputError, error_record, validate_input
+from models.taxonomy import ENDPOINTS, LABELS, REASON_CODES
+
+MODEL_ENV = "FASTSLOW_MODEL"
+MAX_ITEMS_ENV = "FASTSLOW_MAX_BATCH_ITEMS"
+MAX_BODY_ENV = "FASTSLOW_MAX_BODY_BYTES"
+DEFAULT_MAX_ITEMS = 256
+DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
+#: a body over the limit is still read (and dropped) up to this many times the limit, so the client
+#: reads a 413 rather than a connection reset; beyond it the connection is closed
+DRAIN_FACTOR = 8
+#: queued single requests scored together at most (micro-batching, see ``MicroBatcher``)
+MAX_MICRO_BATCH = 64
+_REQUEST_ID_OK = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
+
+log = logging.getLogger("fastslow.server")
+access_log = logging.getLogger("fastslow.access")
+
+
+class BadRequest(Exception):
+    """A request the server refuses; ``field`` names what is wrong (``body``, ``query``, ``items``, ...)."""
+
+    def __init__(self, status: int, field: str | None, message: str, extra: dict | None = None):
+        super().__init__(f"{field}: {message}" if field else message)
+        self.status, self.field, self.message, self.extra = status, field, message, extra or {}
+
+
+# --------------------------------------------------------------------------------------------------
+# responses
+
+
+def _dumps(payload: Any) -> bytes:
+    """Compact UTF-8 JSON; text that cannot be UTF-8 encoded (a lone surrogate sent as ``\\ud800`` in a
+    pass-through field such as ``id``) falls back to ASCII escapes instead of failing the response."""
+    try:
+        return json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
+
+def json_response(payload: Any, status: int = 200, headers: dict | None = None) -> Response:
+    return Response(_dumps(payload), status_code=status, media_type="application/json", headers=headers)
+
+
+def error_response(request: Request, status: int, field: str | None, message: str, extra: dict | None = None,
+                   headers: dict | None = None) -> Response:
+    text = f"{field}: {message}" if field else message
+    body = {**(extra or {}), "error": text, "field": field, "request_id": _request_id(request)}
+    _note(request, error=text)
+    return json_response(body, status, headers)
+
+
+# --------------------------------------------------------------------------------------------------
+# request id and the access log (a plain ASGI middleware: cheaper than BaseHTTPMiddleware)
+
+
+def _request_id(request: Request) -> str | None:
+    return request.scope.get("state", {}).get("request_id")
+
+
+def _note(request: Request, **fields) -> None:
+    """Add fields to this request's access-log line."""
+    request.scope.setdefault("state", {}).setdefault("access", {}).update(fields)
+
+
+class AccessLogMiddleware:
+    """Gives each request an id (kept from a well-formed ``X-Request-ID`` header, else a new one), echoes
+    it in the response and writes one JSON access-log line per request: latency, status, label."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        started = time.perf_counter()
+        given = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"x-request-id"), "")
+        request_id = given if _REQUEST_ID_OK.fullmatch(given) else uuid.uuid4().hex
+        state = scope.setdefault("state", {})
+        state["request_id"], state["access"] = request_id, {}
+        status = 500
+
+        async def send_with_id(message):
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+                message = {**message, "headers": [*message.get("headers", []),
+                                                  (b"x-request-id", request_id.encode("latin-1"))]}
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_with_id)
+        except Exception:
+            state["access"]["error"] = "internal error (traceback in the server log)"
+            raise
+        finally:
+            if access_log.isEnabledFor(logging.INFO):
+                line = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
+                        "request_id": request_id, "pid": os.getpid(), "method": scope["method"],
+                        "path": scope["path"],
+                        "status": status, "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+                        **state["access"]}
+                access_log.info(json.dumps(line, ensure_ascii=False))
+
+
+# --------------------------------------------------------------------------------------------------
+# reading bodies
+
+
+async def read_json_body(request: Request, max_bytes: int) -> Any:
+    """The parsed JSON body, or ``BadRequest``: over the size limit (413), broken JSON or empty (400).
+
+    A body over the limit is read to its end and dropped (up to ``DRAIN_FACTOR`` times the limit) so
+    that the client gets the 413 instead of a reset connection. Bytes that are not UTF-8 are kept as
+    lone surrogates (as the CSV reader does) so that the field holding them can be named; see
+    ``bad_text_path``.
+    """
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        try:
+            declared_n = int(declared)
+        except ValueError:
+            raise BadRequest(400, "content-length", f"not a number: {declared[:40]!r}") from None
+        if declared_n > max_bytes * DRAIN_FACTOR:
+            raise BadRequest(413, "body", f"too large: {declared_n} bytes (limit {max_bytes})")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size <= max_bytes:
+            chunks.append(chunk)
+        elif size > max_bytes * DRAIN_FACTOR:
+            break
+    if size > max_bytes:
+        raise BadRequest(413, "body", f"too large: {'over ' if size > max_bytes * DRAIN_FACTOR else ''}"
+                                      f"{size} bytes (limit {max_bytes})")
+    raw = b"".join(chunks)
+    if not raw.strip():
+        raise BadRequest(400, "body", "empty; send a JSON object")
+    text = raw.decode("utf-8", errors="surrogateescape")
+    try:
+        return json.loads(text, parse_constant=_NotJSON)
+    except json.JSONDecodeError as exc:
+        raise BadRequest(400, "body", f"broken JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except (ValueError, RecursionError) as exc:  # nested too deep, an integer with too many digits
+        raise BadRequest(400, "body", f"JSON not accepted ({type(exc).__name__}: {str(exc)[:120]})") from None
+
+
+class _NotJSON:
+    """Stands for ``NaN``/``Infinity`` in a body: Python's parser takes them, JSON does not."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _has_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+
+
+def invalid_value(value: Any, path: str = "") -> tuple[str, str] | None:
+    """``(where, why)`` of the first value a record cannot hold, or None: text that is not valid UTF-8
+    (bytes that did not decode, or a lone surrogate sent as an escape) or ``NaN``/``Infinity``.
+    ``where`` is a field path such as ``query`` or ``context[0].text``."""
+    if isinstance(value, str):
+        return (path or "body", "not valid UTF-8 text") if _has_surrogate(value) else None
+    if isinstance(value, _NotJSON):
+        return path or "body", f"{value.name} is not valid JSON"
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _has_surrogate(key):
+                return path or "body", "a field name is not valid UTF-8 text"
+            found = invalid_value(item, f"{path}.{key}" if path else key)
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = invalid_value(item, f"{path}[{i}]")
+            if found:
+                return found
+    return None
+
+
+# --------------------------------------------------------------------------------------------------
+# scoring
+
+
+def score_isolated(model: FastslowModel, items: list) -> list[dict | Exception]:
+    """``model.score(items)``; if it raises (a bug, never bad input: bad rows get error records), the items
+    are scored one by one so that only the item that fails gets the exception."""
+    try:
+        return model.score(items)
+    except Exception:  # noqa: BLE001 - isolate the failing item, log it, keep the worker alive
+        log.exception("scoring a batch of %d items failed; scoring them one by one", len(items))
+    out: list[dict | Exception] = []
+    for item in items:
+        try:
+            out.append(model.score([item])[0])
+        except Exception as exc:  # noqa: BLE001
+            log.error("scoring one item failed: %s", "".join(traceback.format_exception(exc)))
+            out.append(exc)
+    return out
+
+
+class MicroBatcher:
+    """Scores single requests that arrive together in one ``model.score`` call.
+
+    Scoring runs on the event loop (it is CPU-bound and short; threads would only add GIL contention).
+    A request queues its input and a flush is scheduled with ``call_soon``: a lone request is scored at
+    the next turn of the loop, so nothing waits on a timer; under load, the requests read while the
+    previous flush was running are scored together, which costs far less per row than one by one.
+    The records are the same: every row is scored on its own features.
+    """
+
+    def __init__(self, model: FastslowModel, max_batch: int = MAX_MICRO_BATCH):
+        self.model, self.max_batch = model, max_batch
+        self.pending: list[tuple[dict, asyncio.Future]] = []
+        self.scheduled = False
+
+    async def score(self, item: dict) -> dict:
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self.pending.append((item, future))
+        if not self.scheduled:
+            self.scheduled = True
+            loop.call_soon(self._flush)
+        result = await future
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    def _flush(self) -> None:
+        batch, self.pending = self.pending[: self.max_batch], self.pending[self.max_batch:]
+        self.scheduled = False
+        if self.pending:
+            self.scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+        live = [(item, fut) for item, fut in batch if not fut.done()]  # a client may have gone
+        if not live:
+            return
+        for (_, future), result in zip(live, score_isolated(self.model, [item for item, _ in live])):
+            if not future.done():
+                future.set_result(result)
+
+
+# --------------------------------------------------------------------------------------------------
+# the OpenAPI description (documentation only: the rules themselves are validate_input's)
+
+
+def _schemas(max_query_chars: int, max_items: int) -> dict:
+    ref = lambda name: {"$ref": f"#/components/schemas/{name}"}  # noqa: E731
+    nullable_str = {"type": ["string", "null"]}
+    route_fields = {"label": {"type": "string", "enum": list(LABELS)},
+                    "primary_reason_code": {"type": "string", "enum": list(REASON_CODES)}}
+    return {
+        "Turn": {"type": "object", "required": ["role", "text"], "properties": {
+            "role": {"type": "string", "enum": list(ROLES)},
+            "system": {"type": ["string", "null"], "enum": [s for s in SYSTEMS]},
+            "text": {"type": "string"}}},
+        "RouteInput": {
+            "type": "object", "required": ["query"],
+            "description": "One query. Unknown fields are ignored.",
+            "properties": {
+                "query": {"type": "string", "minLength": 1, "maxLength": max_query_chars, "pattern": r"\S",
+                          "description": f"the utterance; not blank, at most {max_query_chars} characters"},
+                "id": {"type": ["string", "integer", "null"], "description": "passed through to the record"},
+                "context": {"type": ["array", "null"], "items": ref("Turn"),
+                            "description": "earlier turns, oldest first"},
+                "endpoint": {"type": ["string", "null"], "enum": [*ENDPOINTS, None]},
+                "existing_tasks": {"type": ["array", "null"], "items": {},
+                                   "description": "the user's current automations and memos"},
+            },
+            "example": {"id": "r1", "query": "把空调调到24度，然后打开座椅加热", "endpoint": "car"},
+        },
+        "Subrequest": {"type": "object", "properties": {"text": {"type": "string"}, **route_fields}},
+        "Record": {
+            "type": "object", "description": "The `fastslow score` record of one query.",
+            "required": ["id", "query", "label", "default_route", "primary_reason_code", "reason_codes",
+                         "confidence", "review_required", "fast_system_pending", "subrequests",
+                         "automation", "candidates", "model_version"],
+            "properties": {
+                "id": {"type": ["string", "integer", "null"]}, "query": {"type": "string"},
+                **route_fields,
+                "default_route": {"type": "string", "enum": ["快系统", "慢系统"]},
+                "reason_codes": {"type": "array", "items": {"type": "string", "enum": list(REASON_CODES)}},
+                "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+                "review_required": {"type": "boolean"}, "fast_system_pending": {"type": "null"},
+                "subrequests": {"type": "array", "items": ref("Subrequest")},
+                "automation": {"type": "array", "items": {}}, "candidates": {"type": "array", "items": {}},
+                "model_version": {"type": "string"},
+            },
+        },
+        "ErrorRecord": {
+            "type": "object", "required": ["id", "query", "error"],
+            "description": "The record of an item that could not be scored: its id and an error naming the field.",
+            "properties": {"id": {}, "query": nullable_str, "error": {"type": "string"}}},
+        "Error": {
+            "type": "object", "required": ["error", "field", "request_id"],
+            "description": "A refused request; `field` names what is wrong (`query`, `items`, `body`, ...).",
+            "properties": {"error": {"type": "string"}, "field": nullable_str, "request_id": {"type": "string"},
+                           "id": {}, "query": nullable_str}},
+        "BatchInput": {
+            "type": "object", "required": ["items"],
+            "properties": {"items": {"type": "array", "maxItems": max_items, "items": {},
+                                     "description": "input objects as for /v1/route; an invalid item gets "
+                                                    "an error record, the others are scored"}},
+            "example": {"items": [{"id": 1, "query": "打开空调"}, {"id": 2, "query": "帮我规划一下周末去杭州的行程"}]},
+        },
+        "BatchOutput": {"type": "object", "required": ["records"], "properties": {
+            "records": {"type": "array", "items": {"anyOf": [ref("Record"), ref("ErrorRecord")]}}}},
+        "ModelInfo": {"type": "object", "properties": {
+            "model_version": {"type": "string"}, "mlflow_run_id": {"type": ["string", "null"]},
+            "sha256": {"type": "string"}, "trained_at": {"type": ["string", "null"]},
+            "fixture_metrics": {"type": "object"}, "libraries": {"type": "object"},
+            "review_threshold": {"type": "number"}, "max_query_chars": {"type": "integer"},
+            "max_batch_items": {"type": "integer"}, "max_body_bytes": {"type": "integer"},
+            "loaded_at": {"type": "string"}, "path": {"type": "string"}}},
+    }
+
+
+def _json_body(name: str) -> dict:
+    return {"content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{name}"}}}}
+
+
+def _errors(*codes: int) -> dict:
+    what = {400: "broken JSON, not UTF-8, or an empty body", 413: "body over the size limit",
+            422: "a bad field (named in `field`), or too many batch items"}
+    return {code: {"description": what[code], **_json_body("Error")} for code in codes}
+
+
+# --------------------------------------------------------------------------------------------------
+# the app
+
+
+def create_app(model_path: str | Path | None = None, *, model: FastslowModel | None = None,
+               max_items: int | None = None, max_body_bytes: int | None = None) -> FastAPI:
+    """Load the bundle (SHA-256 and library versions checked first), initialise jieba, build the app.
+
+    Raises ``ModelLoadError`` when the bundle cannot be trusted or used.
+    """
+    path = resolve_model_path(model_path)
+    max_items = int(max_items or os.environ.get(MAX_ITEMS_ENV) or DEFAULT_MAX_ITEMS)
+    max_body_bytes = int(max_body_bytes or os.environ.get(MAX_BODY_ENV) or DEFAULT_MAX_BODY_BYTES)
+    started = time.perf_counter()
+    model = load_model(path, model)
+    gc.collect()
+    gc.freeze()  # the model and jieba's dictionary live as long as the worker: keep them out of every GC pass
+    manifest = model.info.get("manifest", {})
+    info = {
+        "model_version": model.version,
+        "mlflow_run_id": manifest.get("mlflow_run_id"),
+        "sha256": model.info.get("sha256") or manifest.get("sha256"),
+        "trained_at": manifest.get("trained_at") or model.info.get("trained_at"),
+        "fixture_metrics": {k: v for k, v in manifest.get("metrics", {}).items() if k.startswith("fixture_")},
+        "libraries": manifest.get("libraries", {}),
+        "train_rows": manifest.get("train_rows"),
+        "review_threshold": model.review_threshold,
+        "max_query_chars": model.max_query_chars,
+        "max_batch_items": max_items,
+        "max_body_bytes": max_body_bytes,
+        "loaded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "path": str(path),
+    }
+    log.info("worker %d: model %s (sha256 %s…) loaded from %s in %.1f s; jieba initialised",
+             os.getpid(), model.version, str(info["sha256"])[:12], path, time.perf_counter() - started)
+
+    app = FastAPI(title="fastslow", version=_package_version(),
+                  description="Fast/slow routing of Chinese voice-assistant queries (XA4.1): "
+                              "one record per query, the same as `fastslow score`.")
+    app.state.model, app.state.info, app.state.ready = model, info, True
+    batcher = MicroBatcher(model)
+    app.add_middleware(AccessLogMiddleware)
+
+    @app.exception_handler(BadRequest)
+    async def _bad_request(request: Request, exc: BadRequest):
+        return error_response(request, exc.status, exc.field, exc.message, exc.extra)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException):
+        field = "path" if exc.status_code == 404 else ("method" if exc.status_code == 405 else None)
+        return error_response(request, exc.status_code, field, str(exc.detail).lower(), headers=exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError):
+        first = (exc.errors() or [{}])[0]
+        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body") or "body"
+        return error_response(request, 422, where, str(first.get("msg", "invalid")))
+
+    @app.exception_handler(Exception)
+    async def _internal_error(request: Request, exc: Exception):
+        log.error("request %s failed: %s", _request_id(request), "".join(traceback.format_exception(exc)))
+        return error_response(request, 500, None, "internal error while handling the request; "
+                                                  "the server log has the traceback under this request id")
+
+    @app.get("/healthz", summary="Alive", tags=["health"])
+    async def healthz():
+        return json_response({"status": "ok"})
+
+    @app.get("/readyz", summary="Model loaded and jieba initialised", tags=["health"],
+             responses={503: {"description": "not ready"}})
+    async def readyz(request: Request):
+        if not getattr(request.app.state, "ready", False):
+            return json_response({"ready": False}, 503)
+        return json_response({"ready": True, "model_version": info["model_version"]})
+
+    @app.get("/v1/model", summary="The loaded model: version, MLflow run, SHA-256, fixture metrics",
+             tags=["model"], responses={200: {"description": "model metadata", **_json_body("ModelInfo")}})
+    async def model_info():
+        return json_response(info)
+
+    @app.post("/v1/route", summary="Route one query", tags=["route"],
+              openapi_extra={"requestBody": {"required": True, **_json_body("RouteInput")}},
+              responses={200: {"description": "the record", **_json_body("Record")}, **_errors(400, 413, 422)})
+    async def route(request: Request):
+        raw = await read_json_body(request, max_body_bytes)
+        if not isinstance(raw, dict):
+            raise BadRequest(422, "body", f"must be a JSON object with a 'query', got {_json_type(raw)}")
+        invalid = invalid_value(raw)
+        if invalid:
+            raise BadRequest(400, *invalid)
+        try:
+            validate_input(raw, model.max_query_chars)
+        except InputError as exc:  # the error record's fields, with the field named on its own
+            record = error_record(raw.get("id"), raw.get("query"), str(exc))
+            raise BadRequest(422, exc.field, str(exc).removeprefix(f"{exc.field}: "),
+                             {"id": record["id"], "query": record["query"]}) from None
+        record = await batcher.score(raw)
+        if "error" in record:  # validate_input passed, so this cannot happen; refuse rather than 200
+            field, _, message = record["error"].partition(": ")
+            raise BadRequest(422, field, message)
+        _note(request, label=record["label"], code=record["primary_reason_code"])
+        return json_response(record)
+
+    @app.post("/v1/route/batch", summary="Route a batch of queries, one record each, in order", tags=["route"],
+              openapi_extra={"requestBody": {"required": True, **_json_body("BatchInput")}},
+              responses={200: {"description": "one record per item", **_json_body("BatchOutput")},
+                         **_errors(400, 413, 422)})
+    async def route_batch(request: Request):
+        raw = await read_json_body(request, max_body_bytes)
+        if not isinstance(raw, dict):
+            raise BadRequest(422, "body", f"must be a JSON object with 'items', got {_json_type(raw)}")
+        if "items" not in raw:
+            raise BadRequest(422, "items", "missing; send {\"items\": [{\"query\": ...}, ...]}")
+        items = raw["items"]
+        if not isinstance(items, list):
+            raise BadRequest(422, "items", f"must be a list, got {_json_type(items)}")
+        if len(items) > max_items:
+            raise BadRequest(422, "items", f"too many: {len(items)} (limit {max_items} per request; split the batch)")
+        outside = invalid_value({k: v for k, v in raw.items() if k != "items"})
+        if outside:
+            raise BadRequest(400, *outside)
+        bad = {i: found for i, item in enumerate(items) if (found := invalid_value(item))}
+        clean = [item for i, item in enumerate(items) if i not in bad]
+        scored = iter(score_isolated(model, clean) if clean else [])
+        records = []
+        for i, item in enumerate(items):
+            if i in bad:  # the item's own error record, as `fastslow score` gives a line that is not UTF-8
+                records.append(_invalid_value_record(item, *bad[i]))
+                continue
+            result = next(scored)
+            if isinstance(result, Exception):
+                qid = item.get("id") if isinstance(item, dict) else None
+                query = item.get("query") if isinstance(item, dict) else None
+                result = error_record(qid, query, "internal error while scoring this item; see the server log")
+            records.append(result)
+        labels: dict[str, int] = {}
+        for record in records:
+            key = record.get("label", "error")
+            labels[key] = labels.get(key, 0) + 1
+        _note(request, items=len(records), labels=labels)
+        return json_response({"records": records})
+
+    def openapi():
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            schema.setdefault("components", {}).setdefault("schemas", {}).update(
+                _schemas(model.max_query_chars, max_items))
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = openapi
+    return app
+
+
+def load_model(path: Path, model: FastslowModel | None = None) -> FastslowModel:
+    """``load_bundle`` (SHA-256, manifest, library versions) and a warm-up (jieba's dictionary, first-call
+    costs) now rather than on the first request. Any failure becomes a ``ModelLoadError`` that says why."""
+    if model is None:
+        try:
+            model = load_bundle(path)
+        except ModelLoadError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - an unpickling error says little on its own
+            raise ModelLoadError(f"cannot load {path}: {type(exc).__name__}: {exc} (written by another version "
+                                 f"of fastslow? retrain it with this one)") from exc
+    try:
+        model.warm_up()
+    except Exception as exc:  # noqa: BLE001
+        raise ModelLoadError(f"{path} loaded but cannot score: {type(exc).__name__}: {exc} (written by another "
+                             f"version of fastslow? retrain it with this one)") from exc
+    return model
+
+
+def app_from_env() -> FastAPI:
+    """The app factory uvicorn calls in each worker (``--workers`` > 1): settings from the environment.
+    A worker that cannot load the model exits with uvicorn's start-up failure status, which stops the
+    parent instead of restarting the worker forever."""
+    from uvicorn.config import STARTUP_FAILURE
+
+    try:
+        return create_app(os.environ.get(MODEL_ENV))
+    except ModelLoadError as exc:
+        log.error("fastslow serve: worker %d: %s", os.getpid(), exc)
+        sys.exit(STARTUP_FAILURE)
+
+
+def _invalid_value_record(item: Any, where: str, why: str) -> dict:
+    qid = item.get("id") if isinstance(item, dict) else None
+    query = item.get("query") if isinstance(item, dict) else None
+    return error_record(None if invalid_value(qid) else qid, None if invalid_value(query) else query,
+                        f"{where}: {why}")
+
+
+def _json_type(value: Any) -> str:
+    return {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "a number",
+            float: "a number", type(None): "null"}.get(type(value), type(value).__name__)
+
+
+def _package_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("fastslow")
+    except metadata.PackageNotFoundError:
+        return "0"
+
+
+def resolve_model_path(model_path: str | Path | None = None) -> Path:
+    """``--model``, else ``$FASTSLOW_MODEL``, else the artifact ``train.py`` writes."""
+    return Path(model_path or os.environ.get(MODEL_ENV) or DEFAULT_MODEL_PATH).expanduser().resolve()
+
+
+def log_config(level: str = "info") -> dict:
+    """uvicorn's logging, plus ``fastslow.access`` (one JSON line per request, standard output) and
+    ``fastslow.server`` (start-up and errors, standard error)."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    config = copy.deepcopy(LOGGING_CONFIG)
+    config["formatters"]["plain"] = {"format": "%(message)s"}
+    config["handlers"]["fastslow_access"] = {"class": "logging.StreamHandler", "formatter": "plain",
+                                             "stream": "ext://sys.stdout"}
+    config["loggers"]["fastslow.access"] = {"handlers": ["fastslow_access"], "level": "INFO", "propagate": False}
+    config["loggers"]["fastslow.server"] = {"handlers": ["default"], "level": level.upper(), "propagate": False}
+    return config
+
+
+def run(model_path: str | Path | None = None, host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
+        max_items: int | None = None, max_body_bytes: int | None = None, log_level: str = "info") -> int:
+    """Serve until interrupted. A model that fails its checks is refused before any port is opened
+    (exit status 2)."""
+    import uvicorn
+
+    path = resolve_model_path(model_path)
+    logging.config.dictConfig(log_config(log_level))
+    os.environ[MODEL_ENV] = str(path)  # the workers (separate processes) read their settings from here
+    if max_items:
+        os.environ[MAX_ITEMS_ENV] = str(max_items)
+    if max_body_bytes:
+        os.environ[MAX_BODY_ENV] = str(max_body_bytes)
+    common = dict(host=host, port=port, log_config=log_config(log_level), log_level=log_level,
+                  access_log=False, server_header=False, proxy_headers=False)
+    try:
+        if workers <= 1:
+            app = create_app(path, max_items=max_items, max_body_bytes=max_body_bytes)
+            uvicorn.run(app, **common)
+        else:
+            load_model(path)  # refuse a bad file here, once, with a clear message, before any worker starts
+            uvicorn.run("serve.server:app_from_env", factory=True, workers=workers, **common)
+    except ModelLoadError as exc:
+        print(f"fastslow serve: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
