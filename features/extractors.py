@@ -156,7 +156,7 @@ class LexiconFeatures(RowFeatures):
 
     def row(self, u) -> dict[int, float]:
         return {col: _LOG1P[n] if n < 8 else math.log1p(n)
-                for col, n in self.lexicon_.match(u.tokens, u.charset, u.text).items()}
+                for col, n in self.lexicon_.hits(u).items()}
 
 
 class TriggerMarkers(LexiconFeatures):
@@ -295,7 +295,7 @@ class EndpointFeatures(RowFeatures):
         n = len(self.ENDPOINTS)
         col = self.ENDPOINTS.index(u.endpoint) if u.endpoint in self.ENDPOINTS[:3] else n - 1
         out = {col: 1.0}
-        if self.lexicon_.match(u.tokens, u.charset, u.text):
+        if self.lexicon_.hits(u):
             out[n + col] = 1.0
         return out
 
@@ -329,10 +329,10 @@ class ExplicitTarget(RowFeatures):
         return np.array([f"target:{n}" for n in self.NAMES], dtype=object)
 
     def row(self, u) -> dict[int, float]:
-        target = bool(self.devices_.match(u.tokens, u.charset, u.text))
-        actions = self.actions_.match(u.tokens, u.charset, u.text).keys()
+        target = bool(self.devices_.hits(u))
+        actions = self.actions_.hits(u).keys()
         has = {
-            "sensation": bool(self.sensations_.match(u.tokens, u.charset, u.text)),
+            "sensation": bool(self.sensations_.hits(u)),
             "vague": not self.vague_cols_.isdisjoint(actions),
             "action": not self.action_cols_.isdisjoint(actions),
         }

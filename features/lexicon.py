@@ -9,8 +9,9 @@ regular expression.
 
 from __future__ import annotations
 
+import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 LEXICON_DIR = Path(__file__).resolve().parent / "lexicons"
@@ -28,6 +29,7 @@ class Lexicon:
     chars: dict[str, tuple[int, ...]]  # single-character term -> category columns
     gaps: tuple[tuple[re.Pattern, int], ...]  # gap pattern -> category column
     char_set: frozenset = frozenset()  # the keys of ``chars``, for a C-level intersection
+    digest: str = ""  # fingerprint of the entries: an utterance's precomputed hits are used only if it matches
 
     def match(self, tokens, charset, text) -> dict[int, int]:
         """Count hits per category column for one utterance."""
@@ -46,6 +48,12 @@ class Lexicon:
             if pattern.search(text):
                 hits[col] = hits.get(col, 0) + 1
         return hits
+
+    def hits(self, u) -> dict[int, int]:
+        """This lexicon's hits in utterance ``u``: precomputed by the segmenter's ``LexiconBank``
+        when it holds this very lexicon, else matched now."""
+        found = u.hits.get(self.digest)
+        return found if found is not None else self.match(u.tokens, u.charset, u.text)
 
     def terms(self) -> list[str]:
         """Every plain (non-gap) term, multi-character ones first."""
@@ -98,6 +106,7 @@ def load_lexicon(lexicon: str | Path) -> Lexicon:
         cols = table.setdefault(term, [])
         if col not in cols:
             cols.append(col)
+    digest = hashlib.sha1(repr(entries).encode("utf-8")).hexdigest()
     return Lexicon(
         name=path.stem,
         categories=categories,
@@ -105,8 +114,58 @@ def load_lexicon(lexicon: str | Path) -> Lexicon:
         chars={t: tuple(c) for t, c in chars.items()},
         gaps=tuple(gaps),
         char_set=frozenset(chars),
+        digest=digest,
     )
 
 
 def all_lexicon_files(lexicon_dir: Path = LEXICON_DIR) -> list[Path]:
     return sorted(p for p in lexicon_dir.glob("*.txt") if p.name != "user_dict.txt")
+
+
+@dataclass(frozen=True)
+class LexiconBank:
+    """Several lexicons matched in one pass over an utterance.
+
+    Eleven extractors read lexicons; matching each separately cost more than segmentation itself.
+    The segmenter matches all of them once, and each extractor picks its own hits by digest.
+    """
+
+    digests: tuple[str, ...]
+    words: dict[str, tuple[tuple[int, int], ...]] = field(repr=False)  # term -> ((lexicon, column), ...)
+    chars: dict[str, tuple[tuple[int, int], ...]] = field(repr=False)
+    char_set: frozenset = field(repr=False)
+    gaps: tuple[tuple[re.Pattern, int, int], ...] = field(repr=False)
+
+    @classmethod
+    def of(cls, lexicons: list[Lexicon]) -> "LexiconBank":
+        words: dict[str, list] = {}
+        chars: dict[str, list] = {}
+        gaps = []
+        for index, lexicon in enumerate(lexicons):
+            for table, source in ((words, lexicon.words), (chars, lexicon.chars)):
+                for term, cols in source.items():
+                    table.setdefault(term, []).extend((index, col) for col in cols)
+            gaps.extend((pattern, index, col) for pattern, col in lexicon.gaps)
+        return cls(digests=tuple(lexicon.digest for lexicon in lexicons),
+                   words={t: tuple(v) for t, v in words.items()}, chars={t: tuple(v) for t, v in chars.items()},
+                   char_set=frozenset(chars), gaps=tuple(gaps))
+
+    def match(self, tokens, charset, text) -> dict[str, dict[int, int]]:
+        """Hits per lexicon (keyed by digest), each as in ``Lexicon.match``."""
+        hits: list[dict[int, int]] = [{} for _ in self.digests]
+        words = self.words
+        for token in tokens:
+            pairs = words.get(token)
+            if pairs:
+                for index, col in pairs:
+                    found = hits[index]
+                    found[col] = found.get(col, 0) + 1
+        for ch in charset & self.char_set:
+            for index, col in self.chars[ch]:
+                found = hits[index]
+                found[col] = found.get(col, 0) + 1
+        for pattern, index, col in self.gaps:
+            if pattern.search(text):
+                found = hits[index]
+                found[col] = found.get(col, 0) + 1
+        return dict(zip(self.digests, hits))

@@ -7,13 +7,13 @@ import logging
 import re
 import threading
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import jieba
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from features.lexicon import LEXICON_DIR, all_lexicon_files, read_entries
+from features.lexicon import LEXICON_DIR, LexiconBank, all_lexicon_files, load_lexicon, read_entries
 
 jieba.setLogLevel(logging.WARNING)
 
@@ -66,6 +66,7 @@ class Utterance:
     charset: frozenset
     context: str = "none"  # one of CONTEXT_STATES
     endpoint: str | None = None  # car, speaker, home or None (unknown)
+    hits: dict = field(default_factory=dict, compare=False, repr=False)  # lexicon digest -> {column: count}
 
 
 def as_fields(item) -> tuple[str, list, str | None]:
@@ -124,6 +125,7 @@ class Segmenter(BaseEstimator, TransformerMixin):
     def fit(self, X=None, y=None):
         lexicon_dir = Path(self.lexicon_dir) if self.lexicon_dir else LEXICON_DIR
         words: dict[str, int | None] = {}
+        self.lexicons_ = LexiconBank.of([load_lexicon(path) for path in all_lexicon_files(lexicon_dir)])
         for path in all_lexicon_files(lexicon_dir):
             for term, _ in read_entries(path):
                 if len(term) > 1 and "…" not in term:
@@ -148,7 +150,14 @@ class Segmenter(BaseEstimator, TransformerMixin):
     def utterance(self, item) -> Utterance:
         query, context, endpoint = as_fields(item)
         text = normalise(query)
-        return Utterance(text, self.segment(text), frozenset(text), context_state(context), endpoint)
+        return self.annotate(self.segment(text), context_state(context), endpoint, text)
+
+    def annotate(self, tokens: tuple[str, ...], context: str = "none", endpoint: str | None = None,
+                 text: str | None = None) -> Utterance:
+        """The utterance of already segmented, normalised text (a whole query, or a subrequest's tokens)."""
+        text = "".join(tokens) if text is None else text
+        charset = frozenset(text)
+        return Utterance(text, tokens, charset, context, endpoint, self.lexicons_.match(tokens, charset, text))
 
     def transform(self, X):
         return [x if isinstance(x, Utterance) else self.utterance(x) for x in X]

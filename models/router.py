@@ -12,7 +12,6 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from features.extractors import rows_to_csr
 from features import (
     ActionLexicon, CharNgrams, Connectors, ContextFeatures, Demonstratives, DeviceLexicon,
     EndpointFeatures, ExplicitTarget, NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords,
@@ -111,15 +110,17 @@ class Router(BaseEstimator, ClassifierMixin):
         self.intercept_ = classifier.intercept_.copy()
 
     def features(self, utterances) -> "sp.csr_matrix":
-        """The feature matrix, built row by row: the same values as ``pipeline_``'s feature union."""
-        rows = []
+        """The feature matrix from each extractor's rows: the same values as ``pipeline_``'s union,
+        without its per-call validation."""
+        indptr, indices, data = [0], [], []
         for u in utterances:
-            row = {}
             for transformer, offset in self.blocks_:
-                for col, value in transformer.row(u).items():
-                    row[offset + col] = value
-            rows.append(row)
-        return rows_to_csr(rows, self.n_features_)
+                row = transformer.row(u)
+                indices.extend([col + offset for col in row])
+                data.extend(row.values())
+            indptr.append(len(indices))
+        return sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int32), indptr),
+                             shape=(len(utterances), self.n_features_))
 
     def decision_function(self, X):
         check_is_fitted(self)
@@ -154,18 +155,22 @@ class Router(BaseEstimator, ClassifierMixin):
         primary_index = in_group.argmax(axis=1)
         secondary = proba >= self.secondary_threshold
         secondary[np.arange(len(utterances)), primary_index] = False
+        others: list[list[int]] = [[] for _ in utterances]
+        for i, j in zip(*np.nonzero(secondary)):  # few: most rows have no second code
+            others[i].append(int(j))
         devices, device_columns = self.devices_, self.device_columns_
         classes = [str(c) for c in self.classes_]
+        rounded = np.round(by_label, 4).tolist()
         routes = []
         for i, u in enumerate(utterances):
+            label = int(label_index[i])
             primary = classes[primary_index[i]]
-            others = sorted(np.flatnonzero(secondary[i]), key=lambda j: -proba[i, j])
-            hits = devices.match(u.tokens, u.charset, u.text)
+            second = sorted(others[i], key=lambda j: -proba[i, j]) if others[i] else ()
             routes.append(Route(
-                text=u.text, label=LABELS[label_index[i]], primary_reason_code=primary,
-                reason_codes=(primary, *(classes[j] for j in others)),
-                confidence=round(float(by_label[i, label_index[i]]), 4),
-                device_control=not device_columns.isdisjoint(hits),
-                alternatives=dict(zip(LABELS, np.round(by_label[i], 4).tolist())),
+                text=u.text, label=LABELS[label], primary_reason_code=primary,
+                reason_codes=(primary, *(classes[j] for j in second)),
+                confidence=rounded[i][label],
+                device_control=not device_columns.isdisjoint(devices.hits(u)),
+                alternatives=dict(zip(LABELS, rounded[i])),
             ))
         return routes
