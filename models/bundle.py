@@ -6,6 +6,7 @@ manifest written at training time before it unpickles anything.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import platform
@@ -16,6 +17,7 @@ from pathlib import Path
 import joblib
 
 from features.text import Utterance
+from models.automation import AutomationParser
 from models.record import DEFAULT_MAX_QUERY_CHARS, InputError, build_record, error_record, validate_input
 from models.router import Router
 from models.rules import aggregate, review_required
@@ -23,7 +25,7 @@ from models.splitter import SplitLexicon, split_subrequests
 from models.taxonomy import MULTI_STEP_PLANNING, ROOT
 
 DEFAULT_MODEL_PATH = ROOT / "models" / "artifacts" / "fastslow.joblib"
-TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas")
+TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas", "python-crfsuite")
 
 
 class ModelLoadError(RuntimeError):
@@ -40,10 +42,11 @@ class FastslowModel:
     review_threshold: float = 0.5
     max_query_chars: int = DEFAULT_MAX_QUERY_CHARS
     info: dict = field(default_factory=dict)
+    automation: AutomationParser | None = None  # the condition/action parser; None: `automation` stays []
 
     def warm_up(self) -> "FastslowModel":
         self.router.segmenter.warm_up()
-        self.score([{"query": "打开空调"}])
+        self.score([{"query": "打开空调"}, {"query": "上车时打开空调"}])
         return self
 
     def score(self, rows: list) -> list[dict]:
@@ -65,29 +68,30 @@ class FastslowModel:
     def _score_valid(self, items: list[dict]) -> list[dict]:
         wholes = self.router.utterances(items)
         spans = [split_subrequests(u.tokens, self.splitter) for u in wholes]
-        pieces = [piece(u, a, b, first=k == 0)
+        segmenter = self.router.segmenter
+        pieces = [piece(segmenter, u, a, b, first=k == 0)
                   for u, item_spans in zip(wholes, spans) if len(item_spans) > 1
                   for k, (a, b) in enumerate(item_spans)]
         routes = self.router.route(wholes + pieces)
         whole_routes, piece_routes = routes[: len(wholes)], iter(routes[len(wholes):])
+        parser = getattr(self, "automation", None)  # bundles saved before the parser existed lack it
+        groups = parser.parse_many([item["query"] for item in items]) if parser is not None else [None] * len(items)
         records = []
-        for item, whole, item_spans in zip(items, whole_routes, spans):
+        for item, whole, item_spans, automation in zip(items, whole_routes, spans, groups):
             subs = [next(piece_routes) for _ in item_spans] if len(item_spans) > 1 else [whole]
             if len(subs) > 1 and whole.primary_reason_code == MULTI_STEP_PLANNING:
                 subs = [whole]  # the model sees a dependent chain: not independently splittable
             route = aggregate(subs, text=whole.text)
             review = review_required(route, bool(item["context"]), self.review_threshold)
-            records.append(build_record(item, route, subs, review, self.version))
+            records.append(build_record(item, route, subs, review, self.version, automation))
         return records
 
 
-def piece(whole: Utterance, start: int, end: int, first: bool) -> Utterance:
+def piece(segmenter, whole: Utterance, start: int, end: int, first: bool) -> Utterance:
     """A subrequest as an utterance of its own. Its earlier sibling is its context: in
     把座椅通风打开，副驾的也打开 the second part continues an established direct flow (上下文: 上一轮快时，
     当前简单直接动作可继续快); if the earlier part was slow, aggregation makes the whole slow anyway."""
-    tokens = whole.tokens[start:end]
-    text = "".join(tokens)
-    return Utterance(text, tokens, frozenset(text), whole.context if first else "prev_fast", whole.endpoint)
+    return segmenter.annotate(whole.tokens[start:end], whole.context if first else "prev_fast", whole.endpoint)
 
 
 def sha256_of(path: Path) -> str:
@@ -149,5 +153,9 @@ def load_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = Tr
     model = joblib.load(path)
     if not isinstance(model, FastslowModel):
         raise ModelLoadError(f"{path} does not hold a fastslow model")
+    # The model is hundreds of thousands of long-lived objects (vocabularies, lexicons). Left in the
+    # collector's generations, every full collection walks them all: a third of batch scoring time.
+    gc.collect()
+    gc.freeze()
     model.info = {**model.info, "sha256": actual, "manifest": manifest}
     return model

@@ -78,8 +78,9 @@ def route_fields(route: Route) -> dict:
 
 
 def build_record(item: dict, route: Route, subrequests: list[Route], review: bool,
-                 model_version: str) -> dict:
-    """The output record of one scored query (field order as in DESIGN.md)."""
+                 model_version: str, automation: list[dict] | None = None) -> dict:
+    """The output record of one scored query (field order as in DESIGN.md); ``automation`` is the
+    parser's groups (spec automation-tasks.md), empty when the model has no parser."""
     return {
         "id": item.get("id"),
         "query": item["query"],
@@ -91,7 +92,7 @@ def build_record(item: dict, route: Route, subrequests: list[Route], review: boo
         "review_required": review,
         "fast_system_pending": fast_system_pending(),
         "subrequests": [{"text": s.text, **route_fields(s)} for s in subrequests],
-        "automation": [],
+        "automation": automation if automation is not None else [],
         "candidates": [],
         "model_version": model_version,
     }

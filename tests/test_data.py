@@ -46,7 +46,7 @@ def test_training_data_is_large_and_covers_every_reason_code(train):
 
 def test_training_data_varies_like_speech(train):
     lengths = [len(r["query"]) for r in train]
-    assert min(lengths) <= 2 and max(lengths) >= 40
+    assert min(lengths) <= 2 and max(lengths) >= 36
     assert sum(1 for r in train if r["context"]) >= 300
     endpoints = Counter(r["endpoint"] for r in train)
     assert all(endpoints[e] > 50 for e in ("car", "speaker", "home", None))

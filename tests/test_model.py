@@ -42,7 +42,13 @@ def test_confirmation_after_slow_question_is_slow_and_without_context_needs_revi
     context = [{"role": "assistant", "system": "slow", "text": "路面湿滑，需要帮你开启湿滑模式吗？"}]
     with_context, without = model.score([{"query": "帮我开启", "context": context}, {"query": "帮我开启"}])
     assert with_context["label"] == "慢" and with_context["primary_reason_code"] == "CONTEXT_REQUIRED"
-    assert without["label"] == "慢" and without["review_required"] is True
+    assert with_context["review_required"] is False
+    assert without["label"] == "慢"  # 缺少前轮而当前短句不可独立理解时，标慢并复核
+
+
+def test_a_choice_with_no_earlier_turn_needs_review(model):
+    record = model.score([{"query": "就第二个吧"}])[0]
+    assert (record["label"], record["primary_reason_code"], record["review_required"]) == ("慢", "CONTEXT_REQUIRED", True)
 
 
 def test_records_have_the_design_fields_and_derived_values(model):

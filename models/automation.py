@@ -1,0 +1,302 @@
+"""The automation parser: a CRF span tagger over characters, an intent classifier, and the rules.
+
+    parser = AutomationParser().fit(queries, annotations)   # annotations: rows of models.automation_data
+    parser.parse("上车时打开空调")
+    # [{"condition": "上车时", "querys": [{"subquery": "打开空调", "intent": "设备控制"}]}]
+
+``AutomationTagger`` labels every character of the query with a BIO tag of the five span kinds of
+``models/automation_rules.py`` (condition, action, duration, once, scope end). It is a linear-chain
+CRF (python-crfsuite, the engine behind sklearn-crfsuite, as in snips-nlu and Rasa) over features of
+each character: the characters and character pairs around it, the jieba token it belongs to, the
+automation lexicons (time words, trigger markers, seats, devices, action and reminder verbs, super-task
+keywords, memo words, once markers, scope ends, fillers), number/clock/duration shapes, and where the
+clause's markers are (a 就 or 时 still ahead, a trigger or reminder verb already behind). The rules turn
+its spans into groups; ``IntentClassifier`` labels each subquery.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import threading
+
+import pycrfsuite
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from features.automation_lexicons import AutomationLexicons, load_automation_lexicons
+from features.text import domain_tokenizer
+from models.automation_rules import (
+    Span, automation_text, group_dict, lowered, plain_groups, plan_groups, spans_to_tags, tags_to_spans,
+)
+from models.intents import IntentClassifier
+
+_NUM = re.compile(r"\d+(?:\.\d+)?|[零一二两三四五六七八九十百千万半几]+")
+_CLOCK = re.compile(r"(?:\d{1,2}|[零一二两三四五六七八九十]+)(?:点钟|点半|点|:\d\d)(?:\d{1,2}分|[一二三四五六七八九十]+分)?")
+_DURATION = re.compile(r"(?:\d+(?:\.\d+)?|[一二两三四五六七八九十百半几]+)(?:个)?(?:分钟|小时|钟头|秒钟|秒|刻钟|天)|半小时|半个小时")
+_PERCENT = re.compile(r"\d+(?:\.\d+)?%|百分之[零一二两三四五六七八九十百]+")
+_CLAUSE_FEATURE = ("cl=0", "cl=1", "cl=2", "cl=3")
+_LOCAL = frozenset("BIwd")  # marks copied to the neighbours: lexicon B/I, trigger words, delay (not ahead/behind)
+_CLAUSE_END = frozenset(",，;；。!！?？\n")
+#: markers whose presence ahead of / behind a character in its clause is a feature
+_LOOK = {"triggers": ("suffix", "then", "and", "or", "prefix", "threshold"), "reminder_verbs": None,
+         "once": None, "scope_end": None, "action_verbs": None, "events": None}
+
+
+def _char_class(ch: str) -> str:
+    if ch.isdigit():
+        return "d"
+    if "\u3400" <= ch <= "\u9fff":
+        return "c"
+    if ch.isalpha():
+        return "a"
+    if ch.isspace():
+        return "s"
+    return "p"
+
+
+class FeatureTable:
+    """The lexicon part of the features, precomputed per term: for every word list, its pattern and,
+    per term, the marks of its first and inner characters and the clause marker it counts as."""
+
+    def __init__(self, lex: AutomationLexicons):
+        self.lists = []
+        for name in AutomationLexicons.FEATURE_MATCHERS:
+            matcher = getattr(lex, name)
+            if matcher.pattern is None:
+                continue
+            watch = _LOOK.get(name, False)
+            by_term = {}
+            for term, cat in matcher.category.items():
+                tag = f"{name}:{cat}"
+                first = ["B:" + tag]
+                if name in ("triggers", "reminder_verbs", "once", "scope_end") and len(term) <= 3:
+                    first.append("w:" + term)
+                look = None
+                if watch is not False and (watch is None or cat in watch):
+                    look = f"{name}:{cat}" if watch else name
+                by_term[term] = (tuple(first), "I:" + tag, look)
+            self.lists.append((matcher.pattern, by_term))
+
+
+def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None) -> list[list[str]]:
+    """Feature strings of every character of ``text`` (see the module doc)."""
+    n = len(text)
+    if n == 0:
+        return []
+    low = lowered(text)
+    marks: list[list[str]] = [[] for _ in range(n)]
+    look_points: dict[str, list[int]] = {}
+    for pattern, by_term in table.lists:
+        for m in pattern.finditer(low):
+            a, b = m.span()
+            first, inner, look = by_term[m.group()]
+            marks[a].extend(first)
+            for i in range(a + 1, b):
+                marks[i].append(inner)
+            if look is not None:
+                look_points.setdefault(look, []).append(a)
+    for pattern, tag in ((_CLOCK, "clock"), (_DURATION, "dur"), (_PERCENT, "pct"), (_NUM, "num")):
+        for m in pattern.finditer(low):
+            a, b = m.span()
+            marks[a].append("B:" + tag)
+            for i in range(a + 1, b):
+                marks[i].append("I:" + tag)
+            if tag == "dur" and low.startswith(("后", "以后", "之后"), b):
+                for i in range(a, b):
+                    marks[i].append("delay")
+    # clause structure: which markers lie ahead of / behind each character within its clause
+    clause_of = [0] * n
+    starts = [0]
+    for i, ch in enumerate(text):
+        if ch in _CLAUSE_END:
+            starts.append(i + 1)
+        clause_of[i] = len(starts) - 1
+    ends = starts[1:] + [n]
+    for key, points in look_points.items():
+        ahead, behind = "ahead:" + key, "behind:" + key
+        first: dict[int, int] = {}
+        last: dict[int, int] = {}
+        for pt in points:
+            cl = clause_of[pt]
+            if cl not in first or pt < first[cl]:
+                first[cl] = pt
+            if cl not in last or pt > last[cl]:
+                last[cl] = pt
+        for cl, pt in last.items():
+            for i in range(starts[cl], pt):
+                marks[i].append(ahead)
+        for cl, pt in first.items():
+            for i in range(pt + 1, ends[cl]):
+                marks[i].append(behind)
+    # jieba tokens: where each character sits in its token, and the token itself
+    tok_pos = [""] * n
+    tok_of = [""] * n
+    if tokens is not None:
+        i = 0
+        for tok in tokens:
+            length = len(tok)
+            if low[i:i + length] != tok.lower():
+                break
+            for k in range(length):
+                tok_pos[i + k] = "S" if length == 1 else ("B" if k == 0 else ("E" if k == length - 1 else "M"))
+                tok_of[i + k] = tok if length <= 4 else ""
+            i += length
+    classes = [_char_class(ch) for ch in low]
+    padded = "\x02\x02" + low + "\x03\x03"
+    feats = []
+    prev_marks: list[str] = []
+    for i in range(n):
+        j = i + 2
+        c0, cm1, cp1 = padded[j], padded[j - 1], padded[j + 1]
+        f = ["b", "c=" + c0, "l=" + cm1, "r=" + cp1, "lc=" + cm1 + c0, "cr=" + c0 + cp1, "lcr=" + cm1 + c0 + cp1,
+             "ll=" + padded[j - 2] + cm1, "rr=" + cp1 + padded[j + 2], "k=" + classes[i], _CLAUSE_FEATURE[min(clause_of[i], 3)]]
+        if tok_pos[i]:
+            f.append("tp=" + tok_pos[i])
+            if tok_of[i]:
+                f.append("t=" + tok_of[i])
+        here = marks[i]
+        f += here
+        f += prev_marks
+        if i < n - 1:
+            f += ["+1" + m for m in marks[i + 1] if m[0] in _LOCAL]
+        prev_marks = ["-1" + m for m in here if m[0] in _LOCAL]
+        feats.append(f)
+    feats[0].append("BOS")
+    feats[-1].append("EOS")
+    return feats
+
+
+class AutomationTagger(BaseEstimator):
+    """Character BIO tagger of condition / action / duration / once / scope-end spans (a CRF).
+
+    ``fit(texts, tag_sequences)``; ``predict(texts)`` → tag sequences. The trained CRF is kept as
+    bytes in ``model_`` so the estimator pickles; the C tagger is opened lazily per process."""
+
+    def __init__(self, c1=0.05, c2=0.01, max_iterations=150, use_tokens=False, lexicon_dir=None):
+        self.c1 = c1
+        self.c2 = c2
+        self.max_iterations = max_iterations
+        self.use_tokens = use_tokens
+        self.lexicon_dir = lexicon_dir
+
+    # -- features
+    def tokens(self, text: str):
+        if not self.use_tokens or not text:
+            return None
+        return tuple(domain_tokenizer(self.words_).lcut(text, HMM=False))
+
+    def features(self, text: str, tokens=None):
+        return char_features(text, self.table_, tokens if tokens is not None else self.tokens(text))
+
+    # -- fit / predict
+    def fit(self, X, y):
+        self.lexicons_ = load_automation_lexicons(self.lexicon_dir)
+        self.table_ = FeatureTable(self.lexicons_)
+        words = set()
+        for name in ("device_kinds", "positions", "time_words", "super_task", "memo", "once"):
+            words.update(t for t in getattr(self.lexicons_, name).category if len(t) > 1)
+        self.words_ = tuple((w, None) for w in sorted(words))
+        trainer = pycrfsuite.Trainer(verbose=False)
+        for text, tags in zip(X, y):
+            if text:
+                trainer.append(self.features(text), list(tags))
+        trainer.set_params({"c1": self.c1, "c2": self.c2, "max_iterations": self.max_iterations,
+                            "feature.possible_transitions": True})
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "tagger.crfsuite")
+            trainer.train(path)
+            with open(path, "rb") as f:
+                self.model_ = f.read()
+        self.labels_ = tuple(sorted({t for tags in y for t in tags}))
+        return self
+
+    def _tagger(self):
+        local = self.__dict__.setdefault("_local", threading.local())
+        tagger = getattr(local, "tagger", None)
+        if tagger is None:
+            tagger = pycrfsuite.Tagger()
+            tagger.open_inmemory(self.model_)
+            local.tagger = tagger
+        return tagger
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_local", None)
+        return state
+
+    def predict(self, X, tokens=None):
+        check_is_fitted(self, "model_")
+        tagger = self._tagger()
+        out = []
+        for k, text in enumerate(X):
+            if not text:
+                out.append([])
+                continue
+            out.append(tagger.tag(self.features(text, tokens[k] if tokens is not None else None)))
+        return out
+
+    def predict_spans(self, X) -> list[list[Span]]:
+        return [tags_to_spans(text, tags) for text, tags in zip(X, self.predict(X))]
+
+
+class AutomationParser(BaseEstimator):
+    """Query → the spec's automation groups: tagger, then the rules, then one intent per subquery.
+
+    ``fit(queries, rows)`` takes annotated rows (``models.automation_data``): their gold spans train
+    the tagger and their gold (subquery, intent) pairs the intent classifier."""
+
+    def __init__(self, c1=0.05, c2=0.01, max_iterations=150, use_tokens=False, intent_C=8.0, lexicon_dir=None):
+        self.c1 = c1
+        self.c2 = c2
+        self.max_iterations = max_iterations
+        self.use_tokens = use_tokens
+        self.intent_C = intent_C
+        self.lexicon_dir = lexicon_dir
+
+    def fit(self, X, y):
+        """``X``: queries; ``y``: their annotated rows (``spans`` and ``expected``)."""
+        texts = [automation_text(q) for q in X]
+        tags = [spans_to_tags(t, row["spans"] or []) for t, row in zip(texts, y)]
+        self.tagger_ = AutomationTagger(c1=self.c1, c2=self.c2, max_iterations=self.max_iterations,
+                                        use_tokens=self.use_tokens, lexicon_dir=self.lexicon_dir).fit(texts, tags)
+        self.lexicons_ = self.tagger_.lexicons_
+        pairs = [(q["subquery"], q["intent"]) for row in y for g in (row.get("expected") or [])
+                 for q in g["querys"] if q.get("intent")]
+        self.intents_ = IntentClassifier(C=self.intent_C, lexicon_dir=self.lexicon_dir).fit(
+            [s for s, _ in pairs], [i for _, i in pairs])
+        return self
+
+    def warm_up(self) -> "AutomationParser":
+        self.parse_many(["上车时打开空调"])
+        return self
+
+    def parse_many(self, queries) -> list[list[dict]]:
+        """The groups of every query, in order. Never raises on text input: empty, punctuation-only or
+        very long strings get ``[]`` or whatever groups their words hold.
+
+        A query without any signal word (trigger, time, duration, once, reminder, super task, memo:
+        ``AutomationLexicons.signal``) cannot hold a condition or a ``default``: it skips the tagger
+        and is split into its unconditional actions by ``plain_groups``. This keeps the tagger from
+        reading a feeling (无聊死了，放首歌) as a condition, and is most of the parser's speed."""
+        check_is_fitted(self, "tagger_")
+        lex = self.lexicons_
+        texts = [automation_text(q) for q in queries]
+        signal = [bool(t) and lex.signal(lowered(t)) for t in texts]
+        tagged = iter(self.tagger_.predict([t for t, s in zip(texts, signal) if s]))
+        plans = [plan_groups(text, tags_to_spans(text, next(tagged)), lex) if s else plain_groups(text, lex)
+                 for text, s in zip(texts, signal)]
+        subs = [s for groups in plans for g in groups for s in g.subqueries]
+        intents = iter(self.intents_.predict(subs) if subs else [])
+        return [[group_dict(g, [next(intents) for _ in g.subqueries]) for g in groups] for groups in plans]
+
+    def parse(self, query) -> list[dict]:
+        return self.parse_many([query])[0]
+
+    def predict(self, X):
+        return self.parse_many(X)
+
+    def predict_spans(self, queries) -> list[list[Span]]:
+        """The tagger's spans (for span metrics; ``parse_many`` skips it for queries without a signal)."""
+        return self.tagger_.predict_spans([automation_text(q) for q in queries])

@@ -1,0 +1,135 @@
+"""Automation parser metrics: span precision/recall/F1, condition exact match, group exact match
+(with and without intents), oracle-span group match (the rules alone), and per-rule accuracy.
+
+Group comparison: same number of groups, and per group the same condition, the same subqueries in
+order, the same ``builtin`` flag; with intents, every gold intent that is not null must match
+(a null gold intent means "not given by the source", as in the spec examples without one).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import pandas as pd
+
+from models.automation_rules import plan_groups
+
+
+def _group_key(group: dict, intents: bool, gold: dict | None = None):
+    querys = group.get("querys") or []
+    key = [group.get("condition"), bool(group.get("builtin")), tuple(q.get("subquery") for q in querys)]
+    return key
+
+
+def groups_match(pred: list[dict], gold: list[dict], intents: bool = True) -> bool:
+    """Exact match of a query's groups (see the module doc)."""
+    if len(pred) != len(gold):
+        return False
+    for p, g in zip(pred, gold):
+        if _group_key(p, False) != _group_key(g, False):
+            return False
+        if intents:
+            for pq, gq in zip(p.get("querys") or [], g.get("querys") or []):
+                if gq.get("intent") is not None and pq.get("intent") != gq.get("intent"):
+                    return False
+    return True
+
+
+def conditions_match(pred: list[dict], gold: list[dict]) -> bool:
+    """The query's conditions, in order, are exactly the gold ones (``default`` and null included)."""
+    return [g.get("condition") for g in pred] == [g.get("condition") for g in gold]
+
+
+def span_scores(gold_spans: list, pred_spans: list) -> dict:
+    """Micro precision/recall/F1 of exact spans (kind, start, end), overall and per kind."""
+    tp, fp, fn = defaultdict(int), defaultdict(int), defaultdict(int)
+    for gold, pred in zip(gold_spans, pred_spans):
+        g = {(s.kind, s.start, s.end) for s in gold}
+        p = {(s.kind, s.start, s.end) for s in pred}
+        for kind, *_ in g & p:
+            tp[kind] += 1
+        for kind, *_ in p - g:
+            fp[kind] += 1
+        for kind, *_ in g - p:
+            fn[kind] += 1
+    out = {}
+    for kind in sorted(set(tp) | set(fp) | set(fn)) + ["all"]:
+        t = sum(tp.values()) if kind == "all" else tp[kind]
+        f_p = sum(fp.values()) if kind == "all" else fp[kind]
+        f_n = sum(fn.values()) if kind == "all" else fn[kind]
+        precision = t / (t + f_p) if t + f_p else 1.0
+        recall = t / (t + f_n) if t + f_n else 1.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        out[kind] = {"precision": precision, "recall": recall, "f1": f1, "support": t + f_n}
+    return out
+
+
+@dataclass
+class AutomationEvaluation:
+    name: str
+    metrics: dict
+    per_rule: pd.DataFrame
+    errors: pd.DataFrame
+
+
+def evaluate_automation(parser, rows: list[dict], name: str) -> AutomationEvaluation:
+    """Score ``parser`` on annotated rows; metric names are ``automation_{name}_*``."""
+    queries = [r["query"] for r in rows]
+    predicted = parser.parse_many(queries)
+    with_gold = [i for i, r in enumerate(rows) if r["expected"] is not None]
+    group_ok = {i: groups_match(predicted[i], rows[i]["expected"], intents=True) for i in with_gold}
+    group_ok_ni = {i: groups_match(predicted[i], rows[i]["expected"], intents=False) for i in with_gold}
+    cond_ok = {i: conditions_match(predicted[i], rows[i]["expected"]) for i in with_gold}
+    p = f"automation_{name}_"
+    n = max(len(with_gold), 1)
+    metrics = {
+        p + "n": len(rows),
+        p + "group_exact": sum(group_ok.values()) / n,
+        p + "group_exact_no_intent": sum(group_ok_ni.values()) / n,
+        p + "condition_exact": sum(cond_ok.values()) / n,
+    }
+    marked = [i for i, r in enumerate(rows) if r["spans"] is not None]
+    if marked:
+        pred_spans = parser.predict_spans([rows[i]["query"] for i in marked])
+        scores = span_scores([rows[i]["spans"] for i in marked], pred_spans)
+        for kind, s in scores.items():
+            for k in ("precision", "recall", "f1"):
+                metrics[f"{p}span_{kind}_{k}"] = s[k]
+        oracle = [i for i in marked if rows[i]["expected"] is not None]
+        if oracle:
+            ok = 0
+            for i in oracle:
+                plan = plan_groups(rows[i]["text"], rows[i]["spans"], parser.lexicons_)
+                gold = rows[i]["expected"]
+                pred = [{"condition": g.condition, "builtin": g.builtin,
+                         "querys": [{"subquery": s} for s in g.subqueries]} for g in plan]
+                ok += groups_match(pred, gold, intents=False)
+            metrics[p + "oracle_span_group_exact"] = ok / len(oracle)
+    per_rule: dict[str, list[bool]] = defaultdict(list)
+    for i in with_gold:
+        for rule in rows[i]["rules"] or []:
+            per_rule[rule].append(group_ok[i])
+    table = pd.DataFrame(
+        [{"rule": rule, "n": len(v), "group_exact": sum(v) / len(v)} for rule, v in sorted(per_rule.items())],
+        columns=["rule", "n", "group_exact"])
+    for _, row in table.iterrows():
+        metrics[f"{p}rule_{row['rule']}_group_exact"] = row["group_exact"]
+    errors = pd.DataFrame([
+        {"id": rows[i]["id"], "query": rows[i]["query"], "expected": rows[i]["expected"],
+         "predicted": predicted[i], "condition_ok": cond_ok[i], "groups_ok_no_intent": group_ok_ni[i]}
+        for i in with_gold if not group_ok[i]],
+        columns=["id", "query", "expected", "predicted", "condition_ok", "groups_ok_no_intent"])
+    return AutomationEvaluation(name, metrics, table, errors)
+
+
+def summary_lines(evaluations: list[AutomationEvaluation]) -> str:
+    """A short table: n, group exact (with / without intents), condition exact, span F1, oracle."""
+    head = f"{'automation':<12}{'n':>6}{'groups':>9}{'no-intent':>11}{'conditions':>12}{'span F1':>9}{'oracle':>8}"
+    lines = [head, "-" * len(head)]
+    for ev in evaluations:
+        m, p = ev.metrics, f"automation_{ev.name}_"
+        lines.append(f"{ev.name:<12}{m[p + 'n']:>6}{m[p + 'group_exact']:>9.3f}{m[p + 'group_exact_no_intent']:>11.3f}"
+                     f"{m[p + 'condition_exact']:>12.3f}{m.get(p + 'span_all_f1', float('nan')):>9.3f}"
+                     f"{m.get(p + 'oracle_span_group_exact', float('nan')):>8.3f}")
+    return "\n".join(lines)

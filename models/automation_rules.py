@@ -1,0 +1,667 @@
+"""Automation group assembly and rewrite rules (spec ``automation-tasks.md``), as small pure functions.
+
+The span tagger (``models/automation.py``) marks, character by character, five kinds of span:
+
+====  ==========================================================================================
+C     condition: trigger events, time points/periods, delays, compounds with 且 / 或 / 就
+A     action (one subquery each)
+D     duration of the action (十分钟 in 座椅加热十分钟): becomes ``持续+时间``
+N     "执行一次" and its kin: becomes ``执行一次+condition``
+E     end of a condition's scope (另外, 现在, 马上): the actions after it are unconditional
+====  ==========================================================================================
+
+Everything else here is deterministic: ``assemble`` turns the spans into the spec's groups
+``{"condition": str | "default" | None, "querys": [{"subquery", "intent"}]}``. Each spec rule is
+one function named after it; none does I/O or keeps state, and a model can never vote them away.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from features.automation_lexicons import AutomationLexicons
+
+SPAN_KINDS = ("C", "A", "D", "N", "E")
+DEFAULT = "default"
+REMIND = "提醒我"
+REMIND_SAY = "提醒我说"
+DURATION = "持续"
+ONCE = "执行一次"
+
+INTENT_SYSTEM = "系统控制"
+INTENT_REMINDER = "提醒"
+
+_CJK = r"\u3400-\u9fff\uf900-\ufaff"
+_SPACE_NEAR_CJK = re.compile(rf"\s+(?=[{_CJK}])|(?<=[{_CJK}])\s+")
+_SPACES = re.compile(r"\s+")
+_TRAILING = re.compile(r"[。．.!！~～…\s]+$")
+_EDGE_PUNCT = " \t,，、;；:：。.!！?？~～…\"'“”‘’()（）[]【】"
+#: punctuation that ends a sentence, and with it every condition's scope
+_SENTENCE_END = frozenset("。；;！!？?\n")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A tagged stretch ``text[start:end]`` of one kind (see the module doc)."""
+
+    kind: str
+    start: int
+    end: int
+    text: str
+    intent: str | None = None  # only in hand annotations (``[A/导航:去公司]``)
+
+
+# --------------------------------------------------------------------------------------------
+# Text and spans
+# --------------------------------------------------------------------------------------------
+
+_HALF_PUNCT = re.compile(rf"(?<=[{_CJK}])[,;:?!]|[,;:?!](?=[{_CJK}])")
+_FULL = {",": "，", ";": "；", ":": "：", "?": "？", "!": "！"}
+
+
+def chinese_punctuation(text: str) -> str:
+    """``,`` next to a Chinese character back to ``，`` (NFKC made it half width); same length."""
+    return _HALF_PUNCT.sub(lambda m: _FULL[m.group()], text)
+
+
+def automation_text(query: str) -> str:
+    """The text the parser reads and quotes from: NFKC (full-width letters and digits → half width,
+    Chinese punctuation kept), no spaces next to Chinese characters, no final 。/！. Unlike the
+    router's ``normalise`` it keeps letter case, so ``HyperTask`` is quoted as written."""
+    if not isinstance(query, str):
+        return ""
+    text = unicodedata.normalize("NFKC", query).strip()
+    text = _SPACE_NEAR_CJK.sub("", text)
+    text = _SPACES.sub(" ", text)
+    return chinese_punctuation(_TRAILING.sub("", text))
+
+
+def lowered(text: str) -> str:
+    """Lower case for lexicon matching, only where that keeps every character's position."""
+    low = text.lower()
+    return low if len(low) == len(text) else "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
+
+
+_MARKUP = re.compile(r"\[(C|A|D|N|E)(?:/([^:\]]+))?:([^\]]*)\]")
+
+
+def parse_markup(markup: str) -> tuple[str, list[Span]]:
+    """``"[C:上车时][A:打开空调]"`` → (``"上车时打开空调"``, spans). Text outside brackets is O.
+
+    An action may carry its intent: ``[A/导航:去公司]``. Each piece is normalised on its own with
+    ``automation_text``'s rules (minus the final-punctuation strip, applied to the whole)."""
+    pieces: list[tuple[str | None, str, str | None]] = []
+    pos = 0
+    for m in _MARKUP.finditer(markup):
+        if m.start() > pos:
+            pieces.append((None, markup[pos:m.start()], None))
+        pieces.append((m.group(1), m.group(3), m.group(2)))
+        pos = m.end()
+    if pos < len(markup):
+        pieces.append((None, markup[pos:], None))
+    text, spans = "", []
+    for kind, raw, intent in pieces:
+        piece = _SPACE_NEAR_CJK.sub("", unicodedata.normalize("NFKC", raw))
+        if kind is not None and piece:
+            spans.append(Span(kind, len(text), len(text) + len(piece), piece, intent))
+        text += piece
+    lead = len(text) - len(text.lstrip())
+    stripped = chinese_punctuation(_TRAILING.sub("", text.lstrip()))
+    out = []
+    for s in spans:
+        start, end = max(s.start - lead, 0), min(s.end - lead, len(stripped))
+        if start < end:
+            out.append(Span(s.kind, start, end, stripped[start:end], s.intent))
+    return stripped, out
+
+
+def to_markup(text: str, spans: Sequence[Span]) -> str:
+    """The inverse of ``parse_markup`` (intents included when known)."""
+    out, pos = [], 0
+    for s in sorted(spans, key=lambda s: s.start):
+        out.append(text[pos:s.start])
+        tag = f"{s.kind}/{s.intent}" if s.intent else s.kind
+        out.append(f"[{tag}:{text[s.start:s.end]}]")
+        pos = s.end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def spans_to_tags(text: str, spans: Sequence[Span]) -> list[str]:
+    """Character BIO tags (``B-C``, ``I-C``, ``O``) of the spans."""
+    tags = ["O"] * len(text)
+    for s in spans:
+        for i in range(s.start, min(s.end, len(text))):
+            tags[i] = ("B-" if i == s.start else "I-") + s.kind
+    return tags
+
+
+def tags_to_spans(text: str, tags: Sequence[str]) -> list[Span]:
+    """Spans of a BIO tag sequence; an ``I-`` without its ``B-`` starts a span (lenient decoding)."""
+    spans, kind, start = [], None, 0
+    for i, tag in enumerate(list(tags)[: len(text)] + ["O"]):
+        prefix, _, k = tag.partition("-")
+        if kind is not None and (prefix != "I" or k != kind):
+            spans.append(Span(kind, start, i, text[start:i]))
+            kind = None
+        if prefix in ("B", "I") and kind is None and k in SPAN_KINDS:
+            kind, start = k, i
+    return spans
+
+
+# --------------------------------------------------------------------------------------------
+# Small text helpers
+# --------------------------------------------------------------------------------------------
+
+def strip_fillers(text: str, lex: AutomationLexicons) -> str:
+    """Spoken fillers and politeness off both ends: ``帮我打开空调吧`` → ``打开空调``."""
+    prefixes = lex.fillers.terms("prefix")
+    suffixes = lex.fillers.terms("suffix")
+    prev = None
+    while prev != text:
+        prev = text
+        text = text.strip(_EDGE_PUNCT)
+        head = lex.fillers.prefix(lowered(text))
+        if head and head in prefixes and len(text) > len(head):
+            text = text[len(head):]
+        elif text.startswith("自动") and lex.action_verbs.prefix(lowered(text[2:])):
+            text = text[2:]  # 自动锁门 → 锁门, but 自动驻车 (a function) stays
+        low = lowered(text)
+        for size in range(min(len(text) - 1, lex.fillers.max_len), 0, -1):
+            if low[-size:] in suffixes:
+                text = text[:-size]
+                break
+    return text
+
+
+_CN_NUM = "零一二两三四五六七八九十百半"
+_CLOCK = re.compile(rf"(\d+|[{_CN_NUM}]+)(点|點|:\d\d|号|日|月份|月)")
+_DURATION_AFTER = re.compile(rf"(\d+|[{_CN_NUM}几]+)(个)?(分钟|小时|钟头|秒钟|秒|天|周|刻钟)(后|以后|之后)")
+
+
+def has_time_expression(text: str, lex: AutomationLexicons) -> bool:
+    """A time point, period, day, weekday or delay (明天, 晚上, 八点, 周五, 十分钟后) in ``text``.
+
+    Events (下班, 放学) and bare durations are not counted; ``一点`` counts only as a clock time
+    (一点钟, 一点半), never as "a bit" (调高一点)."""
+    low = lowered(text)
+    for _, _, _, cat in lex.time_words.find(low):
+        if cat in ("day", "week", "period", "delay"):
+            return True
+    for m in _CLOCK.finditer(low):
+        if m.group(1) == "一" and m.group(2) == "点" and not re.match(r"(钟|半|\d|[一二三四五六七八九十]+分)", low[m.end():]):
+            continue
+        return True
+    return bool(_DURATION_AFTER.search(low))
+
+
+def seat_mentions(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str, str]]:
+    """(start, end, surface, canonical seat) of every position word (主驾, 副驾驶, 后排)."""
+    return [(a, b, text[a:b], cat) for a, b, _, cat in lex.positions.find(lowered(text))]
+
+
+def devices_in(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str, str]]:
+    """(start, end, device, kind) of every device word, longest first."""
+    return [(a, b, text[a:b], cat) for a, b, _, cat in lex.device_kinds.find(lowered(text))]
+
+
+def has_verb(text: str, lex: AutomationLexicons) -> bool:
+    """Does the text hold an action verb outside its device names (座椅加热 is a device, not 加热)?"""
+    low = lowered(text)
+    for a, b, _, _ in reversed(lex.device_kinds.find(low)):
+        low = low[:a] + "\x00" * (b - a) + low[b:]
+    return any(True for _ in lex.action_verbs.find(low)) or bool(lex.reminder_verbs.search(low)) \
+        or bool(lex.memo.search(low) and any(c != "item" for *_, c in lex.memo.find(low)))
+
+
+# --------------------------------------------------------------------------------------------
+# Rule: scope (默认向右绑定, 不向左回溯, 多个条件各自作用域, 复合条件完整性, 或)
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class RawGroup:
+    """Spans bound together before the rewrites: conditions, actions, durations, once markers."""
+
+    conditions: list[Span] = field(default_factory=list)
+    actions: list[Span] = field(default_factory=list)
+    durations: list[Span] = field(default_factory=list)
+    once: list[Span] = field(default_factory=list)
+    management: bool = False  # a super-task management clause: always its own `default` group
+
+
+def is_super_task_mention(text: str, lex: AutomationLexicons) -> bool:
+    """Spec 超级任务: names a super-task keyword (自动化, 智能场景, HyperTask, ...), or changes,
+    deletes or cancels a named habit or rule (删除回家习惯)."""
+    low = lowered(text)
+    cats = {c for *_, c in lex.super_task.find(low)}
+    if "keyword" in cats:
+        return True
+    if "named" in cats:
+        return bool(re.search(r"修改|更改|改|删|取消|关|停|编辑|去掉|禁用|恢复|启用|打开|开启|查看|看看", low))
+    return False
+
+
+def sentence_break(text: str, start: int, end: int) -> bool:
+    """Does ``text[start:end]`` (the gap between two spans) end a sentence (。；！？)?"""
+    return any(ch in _SENTENCE_END for ch in text[start:end])
+
+
+def bind_scopes(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[RawGroup]:
+    """Spec 条件作用域: a condition binds to the actions on its right until a new condition, a scope
+    end (E span, end of sentence) or the end of the query; never to the actions on its left.
+
+    Adjacent conditions with no action between them are one compound condition (且 / 或 / 就 ...:
+    spec 复合条件完整性 and ``或`` 连接多个触发条件). A super-task management clause is its own group."""
+    groups: list[RawGroup] = []
+    current: RawGroup | None = None
+    pending_once: list[Span] = []
+    last_end = 0
+    for span in sorted(spans, key=lambda s: s.start):
+        if current is not None and sentence_break(text, last_end, span.start):
+            current = None
+        if span.kind == "C":
+            if current is not None and current.conditions and not current.actions and not current.durations:
+                current.conditions.append(span)
+            else:
+                current = RawGroup(conditions=[span], once=pending_once)
+                pending_once = []
+                groups.append(current)
+        elif span.kind == "A":
+            if is_super_task_mention(span.text, lex):
+                groups.append(RawGroup(actions=[span], management=True))
+            else:
+                if current is None:
+                    current = RawGroup(once=pending_once)
+                    pending_once = []
+                    groups.append(current)
+                current.actions.append(span)
+        elif span.kind == "D":
+            if current is None:
+                current = RawGroup(once=pending_once)
+                pending_once = []
+                groups.append(current)
+            current.durations.append(span)
+        elif span.kind == "N":
+            if current is None or (not current.conditions and not current.actions):
+                pending_once.append(span)
+            else:
+                current.once.append(span)
+        elif span.kind == "E":
+            current = None
+        last_end = span.end
+    if pending_once:
+        if groups:
+            groups[-1].once.extend(pending_once)
+        else:
+            groups.append(RawGroup(once=pending_once))
+    return groups
+
+
+def condition_text(text: str, conditions: Sequence[Span], lex: AutomationLexicons) -> str | None:
+    """Spec 复合条件完整性: one condition from the first condition span to the last, kept whole
+    (且 / 或 and everything before 就 included), without the 就 itself or edge fillers."""
+    if not conditions:
+        return None
+    whole = text[conditions[0].start: conditions[-1].end]
+    whole = strip_fillers(whole, lex)
+    whole = re.sub(r"(就|便|那么|则|的时候就|,|，)+$", "", whole) or whole
+    return whole or None
+
+
+# --------------------------------------------------------------------------------------------
+# Rewrite rules
+# --------------------------------------------------------------------------------------------
+
+def clean_subquery(text: str, lex: AutomationLexicons) -> str:
+    """A subquery without edge punctuation and fillers (帮我, 请, 然后, 吧)."""
+    return strip_fillers(text, lex)
+
+
+_OBJECT_VERB = re.compile(r"^(?P<obj>.+?)(?P<verb>打开|开启|开着|开|关闭|关掉|关上|关)$")
+_BARE_REST = re.compile(r"^[的和与、,，\s]*$")
+
+
+def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
+    """Only device (and seat) names, nothing else: ``座椅加热``, ``主驾座椅通风``, ``客厅灯``."""
+    low = lowered(text)
+    found = lex.device_kinds.find(low) + lex.positions.find(low)
+    if not any(True for _ in lex.device_kinds.find(low)):
+        return False
+    for a, b, _, _ in sorted(found, reverse=True):
+        low = low[:a] + low[b:]
+    return bool(_BARE_REST.match(low))
+
+
+def add_missing_verb(action: str, lex: AutomationLexicons) -> str:
+    """Spec 持续时间 example: ``座椅加热`` → ``打开座椅加热``; ``空调开`` → ``打开空调``.
+
+    A device named alone gets 打开 (播放 for media); a device followed by 开/关 becomes verb + object.
+    Anything else is left as said (把空调打开 keeps its 把)."""
+    m = _OBJECT_VERB.match(action)
+    if m and is_bare_device(m.group("obj"), lex):
+        return ("打开" if "开" in m.group("verb") else "关闭") + m.group("obj")
+    if not is_bare_device(action, lex):
+        return action
+    kinds = [kind for *_, kind in devices_in(action, lex)]
+    return ("播放" if kinds and kinds[0] == "media" else "打开") + action
+
+
+def duration_condition(condition: str | None, durations: Sequence[str]) -> str:
+    """Spec 持续时间: ``持续+时间``, or ``触发条件+持续+时间`` when there is a trigger."""
+    spoken = "".join(durations)
+    spoken = re.sub(r"^(持续|保持|开启|打开|开着|开|维持|共)+", "", spoken)
+    return (condition or "") + DURATION + spoken
+
+
+_REMINDER_NOUN = re.compile(r"^(?P<content>.+?)的?(提醒事项|提醒)$")
+
+
+def reminder_from_noun(action: str) -> str:
+    """``创建长途驾驶前检查水和食物的提醒``: a reminder named as a noun (``检查水和食物的提醒``) is the
+    reminder ``提醒我检查水和食物``; switching the reminder function (打开提醒) is left alone."""
+    m = _REMINDER_NOUN.match(action)
+    if not m or _TOGGLE_ONLY.match(m.group("content")) or m.group("content").startswith(("提醒", "查看", "删除")):
+        return action
+    content = re.sub(r"^(一个|一条|个|条)", "", m.group("content"))
+    return REMIND + content if content else action
+
+
+def rewrite_reminder(action: str, lex: AutomationLexicons) -> str:
+    """Spec 提醒改写 (condition not empty): 播报 / 提示 / 叫我 / 喊我 / 通知我 / 告诉我 / 报告 / 念一下
+    → ``提醒我``: ``通知我立刻充电`` → ``提醒我立刻充电``."""
+    head = lex.reminder_verbs.prefix(lowered(action))
+    if not head:
+        return action
+    rest = action[len(head):]
+    rest = re.sub(r"^(一下|我一下|我)+", "", rest)
+    return REMIND + rest
+
+
+def remind_say(action: str, lex: AutomationLexicons) -> str:
+    """Spec 提醒我说: a reminder whose content holds a time word is quoted with 说, and that time is
+    not a condition: ``提醒我后天晚上去露营`` → ``提醒我说后天晚上去露营``."""
+    if not action.startswith(REMIND) or action.startswith(REMIND_SAY):
+        return action
+    content = action[len(REMIND):].lstrip(":：,， ")
+    if content and has_time_expression(content, lex):
+        return REMIND_SAY + content
+    return action
+
+
+def is_reminder(action: str) -> bool:
+    return action.startswith(REMIND)
+
+
+_SEAT_LIST_JOINERS = re.compile(r"^(和|与|跟|及|以及|、|,|，|还有)$")
+
+
+def inheritance_mode(condition: str, lex: AutomationLexicons) -> tuple[str, list[str]]:
+    """Spec 带 trigger 的位置继承: which seats an action without its own seat inherits.
+
+    ``("all", [主驾, 副驾])`` when the condition lists seats together (主驾和副驾都有人: the action is
+    meant for every one of them, so it is split); otherwise ``("nearest", [last seat])``, the seat
+    closest to the action (主驾有人上车时或……主驾系上安全带时 → 主驾); ``("none", [])`` without seats."""
+    seats = seat_mentions(condition, lex)
+    if not seats:
+        return "none", []
+    listed = [seats[-1]]
+    for prev in reversed(seats[:-1]):
+        gap = condition[prev[1]: listed[0][0]]
+        if _SEAT_LIST_JOINERS.match(gap):
+            listed.insert(0, prev)
+        else:
+            break
+    surfaces = list(dict.fromkeys(s[2] for s in listed))
+    if len(surfaces) > 1:
+        return "all", surfaces
+    return "nearest", [seats[-1][2]]
+
+
+def insert_seat(action: str, seat: str, lex: AutomationLexicons) -> str | None:
+    """``打开空调`` + 主驾 → ``打开主驾空调``: the seat goes right before the first per-seat device;
+    None when the action has no per-seat device."""
+    m = lex.positional_devices.search(lowered(action))
+    if m is None:
+        return None
+    return action[: m.start()] + seat + action[m.start():]
+
+
+def inherit_location(condition: str | None, actions: Sequence[str], lex: AutomationLexicons) -> list[str]:
+    """Spec 带 trigger 的位置继承 for every action of a group. No inheritance when the action names
+    its own seat, is a reminder, or holds no per-seat device (导航, 播放音乐, 大灯)."""
+    if not condition:
+        return list(actions)
+    mode, seats = inheritance_mode(condition, lex)
+    if mode == "none":
+        return list(actions)
+    out = []
+    for action in actions:
+        if seat_mentions(action, lex) or is_reminder(action) or insert_seat(action, seats[0], lex) is None:
+            out.append(action)
+            continue
+        out.extend(insert_seat(action, seat, lex) for seat in seats)
+    return out
+
+
+def once_condition(condition: str | None) -> str:
+    """Spec 执行一次: ``执行一次+原始条件``."""
+    if condition and condition.startswith(ONCE):
+        return condition
+    return ONCE + (condition or "")
+
+
+_MANAGE_VERB = re.compile(r"创建|新建|添加|新增|建立|建|删除|删掉|删|修改|更改|改|编辑|取消|打开|开启|关闭|关掉|"
+                          r"查看|查询|看看|看一下|列出|保存|存为|存成|设置|设为|启用|停用|暂停|恢复|运行|执行|"
+                          r"禁用|命名|重命名|导出|分享|有哪些|有什么")
+_MANAGE_PREFIX = re.compile(r"^(用|通过|使用|利用|在|以|按)")
+_MANAGE_SUFFIX = re.compile(r"(里面|里|中|内|的方式|来)$")
+
+
+def super_task_clause(action: str) -> str:
+    """Spec 超级任务: the management clause of a super-task mention. A bare keyword (用自动化, 智能场景里)
+    becomes ``创建+keyword``; a clause with its own verb (删除自定义习惯) stays as said."""
+    action = re.sub(r"一个|一条|我的", "", action) or action
+    if _MANAGE_VERB.search(action):
+        return action
+    bare = _MANAGE_SUFFIX.sub("", _MANAGE_PREFIX.sub("", action)) or action
+    return "创建" + bare
+
+
+_MEMO_TOGGLE = re.compile(r"^(打开|开启|关闭|关掉|关上|启用|停用|开|关)")
+_COMMUNICATION = re.compile(r"^给.{1,8}(发|打)|发消息|发微信|发短信|打电话|回消息|回电话")
+_TOGGLE_ONLY = re.compile(r"^(打开|开启|关闭|关掉|关上|启用|停用|开|关)(所有|全部)?的?$")
+
+
+def is_memo_management(action: str, lex: AutomationLexicons) -> bool:
+    """Spec default: creating, changing, querying or deleting a memo-like item (提醒我去买菜,
+    删除明天的日程, 我今天有什么安排). Turning the reminder function on or off (打开提醒) is not."""
+    low = lowered(action)
+    if _MEMO_TOGGLE.match(low):
+        return False
+    if low.startswith("提醒") and len(re.sub(r"^(提醒我|提醒)(一下)?", "", low)) > 0:
+        return True
+    if _COMMUNICATION.search(low):
+        return False
+    found = lex.memo.find(low)
+    cats = {c for *_, c in found}
+    if "item" in cats and cats & {"create", "delete", "modify", "query"}:
+        return True
+    return bool(re.match(r"^(记一下|记下|记住|帮我记|记录一下|记录|记)", low)) and len(low) > 2
+
+
+def unconditional_kind(action: str, lex: AutomationLexicons) -> str | None:
+    """Spec default vs null for an action without a condition: ``default`` for super-task management
+    and memo-like items, None (``null``) for every other unconditional action."""
+    if is_super_task_mention(action, lex) or is_memo_management(action, lex):
+        return DEFAULT
+    return None
+
+
+_COMPOUND = re.compile(r"且|或|并且|而且|同时")
+
+
+def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLexicons) -> bool:
+    """Spec 条件负例: a built-in vehicle behaviour (走远时车门上锁, 倒车时后视镜自动下翻, 车辆超速时提醒我):
+    the condition holds one of its trigger words and every action one of its action words."""
+    if not condition or condition == DEFAULT or not actions:
+        return False
+    cond = lowered(condition)
+    if _COMPOUND.search(cond):
+        return False  # a built-in behaviour has one fixed trigger; 且 / 或 compounds are the user's own
+    for b in lex.builtins:
+        if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b) for a in actions):
+            return True
+    return False
+
+
+def _builtin_action(action: str, builtin) -> bool:
+    """A reminder (提醒我关窗) matches only a built-in reminder, never by the words of its content."""
+    low = lowered(action)
+    if is_reminder(action):
+        return any(w.startswith(("提醒", "提示")) for w in builtin.action_words)
+    return any(w in low for w in builtin.action_words)
+
+
+# --------------------------------------------------------------------------------------------
+# Assembly
+# --------------------------------------------------------------------------------------------
+
+@dataclass
+class Group:
+    """A group before intents: condition, subqueries, and what the rules found out about each."""
+
+    condition: str | None
+    subqueries: list[str]
+    kinds: list[str]  # per subquery: "system" (super task), "memo", "reminder" or "" (ordinary)
+    span_intents: list[str | None]
+    builtin: bool = False
+
+
+def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Group]:
+    """One raw group → one or more groups, every rewrite rule applied in the spec's order."""
+    if raw.management:
+        span = raw.actions[0]
+        return [Group(DEFAULT, [super_task_clause(clean_subquery(span.text, lex))], ["system"], [span.intent])]
+    condition = condition_text(text, raw.conditions, lex)
+    actions, intents = [], []
+    for span in raw.actions:
+        cleaned = clean_subquery(span.text, lex)
+        if cleaned:
+            actions.append(add_missing_verb(reminder_from_noun(cleaned), lex))
+            intents.append(span.intent)
+    if raw.durations:
+        durations = [clean_subquery(d.text, lex) for d in raw.durations]
+        condition = duration_condition(condition, [d for d in durations if d])
+    if raw.once:
+        condition = once_condition(condition)
+    if condition:
+        pairs = []
+        for action, intent in zip(actions, intents):
+            action = remind_say(rewrite_reminder(action, lex), lex)
+            for inherited in inherit_location(condition, [action], lex):
+                pairs.append((inherited, intent))
+        subs = [a for a, _ in pairs]
+        kinds = ["reminder" if is_reminder(a) else "" for a in subs]
+        return [Group(condition, subs, kinds, [i for _, i in pairs], is_builtin(condition, subs, lex))]
+    # no condition: default (super-task / memo management) or null, split into runs in text order
+    groups: list[Group] = []
+    for action, intent in zip(actions, intents):
+        kind = unconditional_kind(action, lex)
+        sub_kind = "" if kind is None else ("system" if is_super_task_mention(action, lex) else "memo")
+        if groups and groups[-1].condition == kind:
+            groups[-1].subqueries.append(action)
+            groups[-1].kinds.append(sub_kind)
+            groups[-1].span_intents.append(intent)
+        else:
+            groups.append(Group(kind, [action], [sub_kind], [intent]))
+    return groups
+
+
+def missing_super_task_clauses(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """Spec 超级任务: a super-task keyword that no span covers still yields its management clause."""
+    covered = [(s.start, s.end) for s in spans]
+    extra = []
+    for a, b, _, cat in lex.super_task.find(lowered(text)):
+        if cat == "keyword" and not any(s <= a and b <= e for s, e in covered):
+            extra.append(Span("A", a, b, text[a:b]))
+    return extra
+
+
+_PLAIN_BREAK = re.compile(r"[,，;；。!！?？]+|然后|接着|并且|同时|顺便|还有|另外|和|并|再|以及|跟")
+_VERB_JOINERS = frozenset(("和", "并", "再", "以及", "跟"))
+
+
+def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
+    """The groups of a query without any condition, duration, once, reminder, super-task or memo word
+    (``lex.signal`` is false): one ``null`` group whose subqueries are the pieces between sequence
+    connectors (然后, 并且, ，). A piece without an action (哎那个, 太暗了) joins the next one. This is the
+    fast path: the tagger is not needed to find actions where nothing can be a condition."""
+    bounds, pos = [], 0
+    low = lowered(text)
+    for m in _PLAIN_BREAK.finditer(text):
+        if m.group() in _VERB_JOINERS and not (lex.action_verbs.prefix(low[m.end():]) or low.startswith("把", m.end())):
+            continue  # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
+        if m.start() > pos:
+            bounds.append((pos, m.start()))
+        pos = m.end()
+    if pos < len(text):
+        bounds.append((pos, len(text)))
+    merged: list[list[int]] = []
+    open_start = None
+    for a, b in bounds:
+        start = a if open_start is None else open_start
+        piece = text[a:b]
+        if has_verb(piece, lex) or is_bare_device(piece, lex):
+            merged.append([start, b])
+            open_start = None
+        else:
+            open_start = start
+    if open_start is not None:
+        if merged:
+            merged[-1][1] = bounds[-1][1]
+        else:
+            merged.append([open_start, bounds[-1][1]])
+    subs = [add_missing_verb(s, lex) for s in (clean_subquery(text[a:b], lex) for a, b in merged) if s]
+    return [Group(None, subs, [""] * len(subs), [None] * len(subs))] if subs else []
+
+
+IntentFn = Callable[[list[str]], list[str]]
+
+
+def assemble(text: str, spans: Sequence[Span], lex: AutomationLexicons,
+             intent_of: IntentFn | None = None) -> list[dict]:
+    """Spans of ``text`` → the spec's groups. ``intent_of`` labels a batch of subqueries (the intent
+    classifier); without it, intents are None (or the annotation's own ``[A/intent:...]``)."""
+    groups = plan_groups(text, spans, lex)
+    subs = [s for g in groups for s in g.subqueries]
+    predicted = iter(intent_of(subs) if (intent_of and subs) else [None] * len(subs))
+    return [group_dict(g, [next(predicted) for _ in g.subqueries]) for g in groups]
+
+
+def plan_groups(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Group]:
+    """Everything of ``assemble`` but the intents."""
+    spans = sorted(list(spans) + missing_super_task_clauses(text, spans, lex), key=lambda s: s.start)
+    groups: list[Group] = []
+    for raw in bind_scopes(text, spans, lex):
+        groups.extend(g for g in rewrite_group(text, raw, lex) if g.condition is not None or g.subqueries)
+    return groups
+
+
+def group_dict(group: Group, intents: Sequence[str | None]) -> dict:
+    """The spec's group object; intents of management and reminder clauses are fixed by rule."""
+    querys = []
+    for sub, kind, span_intent, predicted in zip(group.subqueries, group.kinds, group.span_intents, intents):
+        intent = fixed_intent(kind) or span_intent or predicted
+        querys.append({"subquery": sub, "intent": intent})
+    out = {"condition": group.condition, "querys": querys}
+    if group.builtin:
+        out["builtin"] = True
+    return out
+
+
+def fixed_intent(kind: str) -> str | None:
+    """Spec: super-task management clauses are 系统控制; reminders and memo items are 提醒."""
+    return {"system": INTENT_SYSTEM, "memo": INTENT_REMINDER, "reminder": INTENT_REMINDER}.get(kind)

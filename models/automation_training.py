@@ -1,0 +1,99 @@
+"""The automation parser's part of ``train.py``: its options, training, evaluation and MLflow logging.
+
+Kept here so that ``train.py`` only calls it: ``add_arguments`` → ``train`` → ``log`` → ``summary``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from models.automation import AutomationParser
+from models.automation_data import (
+    AUTOMATION_DEV_FILE, AUTOMATION_FIXTURE_FILE, AUTOMATION_TRAIN_DIR, automation_digest, automation_leaked,
+    automation_training_files, load_automation, load_automation_training,
+)
+from models.automation_metrics import AutomationEvaluation, evaluate_automation, summary_lines
+from models.dataset import DataError
+from models.intents import IntentTaxonomy
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    group = parser.add_argument_group("automation parser")
+    group.add_argument("--automation-train-dir", type=Path, default=AUTOMATION_TRAIN_DIR,
+                       help="folder of annotated automation *.jsonl")
+    group.add_argument("--automation-dev", type=Path, default=AUTOMATION_DEV_FILE, help="hand-written dev set")
+    group.add_argument("--automation-fixture", type=Path, default=AUTOMATION_FIXTURE_FILE,
+                       help="frozen spec fixture")
+    group.add_argument("--crf-c1", type=float, default=0.05, help="L1 regularisation of the span tagger (CRF)")
+    group.add_argument("--crf-c2", type=float, default=0.01, help="L2 regularisation of the span tagger (CRF)")
+    group.add_argument("--crf-iterations", type=int, default=150, help="L-BFGS iterations of the span tagger")
+    group.add_argument("--intent-C", type=float, default=8.0, help="inverse regularisation of the intent classifier")
+    group.add_argument("--no-automation", dest="automation", action="store_false",
+                       help="train the router only (records get an empty `automation` field)")
+    return parser
+
+
+@dataclass
+class AutomationRun:
+    parser: AutomationParser
+    evaluations: list[AutomationEvaluation]
+    params: dict
+    digests: dict
+    train_rows: int
+    fit_seconds: float
+
+    @property
+    def metrics(self) -> dict:
+        return {k: v for ev in self.evaluations for k, v in ev.metrics.items()}
+
+
+def train(args: argparse.Namespace) -> AutomationRun:
+    """Load and check the data (no fixture or dev query in training), fit, evaluate fixture and dev."""
+    started = time.perf_counter()
+    intents = set(IntentTaxonomy.load().intents)
+    train_rows = load_automation_training(args.automation_train_dir, intents)
+    fixture = load_automation(args.automation_fixture, intents)
+    dev = load_automation(args.automation_dev, intents)
+    for name, held_out in (("automation fixture", fixture), ("automation dev set", dev)):
+        overlap = automation_leaked(train_rows, held_out)
+        if overlap:
+            raise DataError(f"{len(overlap)} {name} queries are in the automation training data, e.g. {overlap[:3]}")
+    parser = AutomationParser(c1=args.crf_c1, c2=args.crf_c2, max_iterations=args.crf_iterations,
+                              intent_C=args.intent_C)
+    parser.fit([r["query"] for r in train_rows], train_rows)
+    fit_seconds = round(time.perf_counter() - started, 1)
+    evaluations = [evaluate_automation(parser, fixture, "fixture"), evaluate_automation(parser, dev, "dev")]
+    params = {f"automation_{k}": v for k, v in parser.get_params().items()}
+    digests = {"automation_train_digest": automation_digest(train_rows), "automation_dev_digest": automation_digest(dev),
+               "automation_fixture_digest": automation_digest(fixture),
+               "automation_train_files": ",".join(p.name for p in automation_training_files(args.automation_train_dir))}
+    return AutomationRun(parser, evaluations, params, digests, len(train_rows), fit_seconds)
+
+
+def log(mlflow, run: AutomationRun, folder: Path) -> None:
+    """Metrics (``automation_*``), parameters, digests, the per-rule table and the error tables."""
+    mlflow.log_params({k: str(v) for k, v in run.params.items()})
+    mlflow.log_params({**run.digests, "automation_train_rows": run.train_rows})
+    mlflow.log_metrics(run.metrics)
+    mlflow.log_metric("automation_fit_seconds", run.fit_seconds)
+    for ev in run.evaluations:
+        ev.per_rule.to_csv(folder / f"automation_{ev.name}_per_rule.csv", index=False)
+        with open(folder / f"automation_{ev.name}_errors.jsonl", "w", encoding="utf-8") as f:
+            for record in ev.errors.to_dict(orient="records"):
+                f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    fixture = next(ev for ev in run.evaluations if ev.name == "fixture")
+    mlflow.log_table(fixture.per_rule, artifact_file="evaluation/automation_fixture_per_rule.json")
+
+
+def summary(run: AutomationRun) -> str:
+    lines = [summary_lines(run.evaluations)]
+    fixture = next(ev for ev in run.evaluations if ev.name == "fixture")
+    failed = fixture.per_rule[fixture.per_rule["group_exact"] < 1.0]
+    if len(failed):
+        lines.append("fixture rules below 100%: " + ", ".join(f"{r.rule} {r.group_exact:.2f}" for r in failed.itertuples()))
+    lines.append(f"automation parser: {run.train_rows} training queries, fit {run.fit_seconds}s")
+    return "\n".join(lines)

@@ -1,0 +1,128 @@
+"""Intent of each automation subquery: the taxonomy (``data/taxonomy/intents.tsv``), a keyword
+labeller, the trained classifier, and the hard rule that picks 车载控制 or 设备控制.
+
+The spec names intents only through its examples (车载控制, 设备控制, 音乐播放, 提醒, 系统控制) and is not
+consistent about one of them: ``打开空调`` is 设备控制 in three examples and ``打开主驾空调`` 车载控制 in one,
+as is ``打开座椅加热``. fastslow reads that as a rule by device kind and seat (``control_intent``):
+a seat, or a device only a car has, makes 车载控制; a device a car and a home share (空调, 灯) named
+without a seat, or a home device, makes 设备控制. ``data/automation/README.md`` records the decision.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.utils.validation import check_is_fitted
+
+from features.automation_lexicons import AutomationLexicons, load_automation_lexicons
+from models.automation_rules import devices_in, lowered, seat_mentions
+from models.taxonomy import ROOT
+
+INTENTS_FILE = ROOT / "data" / "taxonomy" / "intents.tsv"
+CAR_CONTROL, DEVICE_CONTROL, OTHER = "车载控制", "设备控制", "其他"
+CONTROL_INTENTS = (CAR_CONTROL, DEVICE_CONTROL)
+
+
+@dataclass(frozen=True)
+class IntentTaxonomy:
+    """Intents in priority order, each with its keyword expression (None when chosen by rule)."""
+
+    intents: tuple[str, ...]
+    keywords: tuple[re.Pattern | None, ...]
+
+    @classmethod
+    def load(cls, path: str | Path = INTENTS_FILE) -> "IntentTaxonomy":
+        with Path(path).open(encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f, delimiter="\t"))
+        intents = tuple(r["intent"].strip() for r in rows)
+        keywords = tuple(re.compile(r["keywords"].strip()) if (r.get("keywords") or "").strip() else None
+                         for r in rows)
+        if CAR_CONTROL not in intents or DEVICE_CONTROL not in intents or OTHER not in intents:
+            raise ValueError(f"{path}: the taxonomy must hold {CAR_CONTROL}, {DEVICE_CONTROL} and {OTHER}")
+        return cls(intents, keywords)
+
+
+def control_intent(subquery: str, lex: AutomationLexicons) -> str | None:
+    """车载控制 vs 设备控制 by seat and device kind (see the module doc); None without a device."""
+    kinds = {kind for *_, kind in devices_in(subquery, lex)} - {"media"}
+    if not kinds:
+        return None
+    if seat_mentions(subquery, lex) or "car" in kinds:
+        return CAR_CONTROL
+    return DEVICE_CONTROL
+
+
+def keyword_intent(subquery: str, taxonomy: IntentTaxonomy, lex: AutomationLexicons) -> str:
+    """A first guess from the taxonomy's keywords in priority order, the control rule in its place.
+
+    Used to pre-label hand-written data and as a feature of the classifier, never as the answer."""
+    low = lowered(subquery)
+    control = False  # not computed yet
+    for intent, pattern in zip(taxonomy.intents, taxonomy.keywords):
+        if intent in CONTROL_INTENTS:
+            if control is False:
+                control = control_intent(subquery, lex)
+            if control:
+                return control
+        if pattern is not None and pattern.search(low):
+            return intent
+    return OTHER
+
+
+def resolve_intent(subquery: str, predicted: str, lex: AutomationLexicons) -> str:
+    """Hard rule after the classifier: a device control's intent follows ``control_intent``."""
+    if predicted in CONTROL_INTENTS:
+        return control_intent(subquery, lex) or predicted
+    return predicted
+
+
+class IntentClassifier(BaseEstimator, ClassifierMixin):
+    """Logistic regression over character n-grams of a subquery plus its keyword guess.
+
+    ``fit(subqueries, intents)``; ``predict`` applies ``resolve_intent`` after the model."""
+
+    def __init__(self, C=8.0, ngram_range=(1, 3), keyword_weight=1.0, taxonomy_file=None, lexicon_dir=None):
+        self.C = C
+        self.ngram_range = ngram_range
+        self.keyword_weight = keyword_weight
+        self.taxonomy_file = taxonomy_file
+        self.lexicon_dir = lexicon_dir
+
+    def _keyword_matrix(self, subqueries):
+        cols = {intent: i for i, intent in enumerate(self.taxonomy_.intents)}
+        rows = range(len(subqueries))
+        data = np.full(len(subqueries), self.keyword_weight, dtype=np.float32)
+        idx = [cols[keyword_intent(s, self.taxonomy_, self.lexicons_)] for s in subqueries]
+        return sp.csr_matrix((data, (list(rows), idx)), shape=(len(subqueries), len(cols)))
+
+    def _features(self, subqueries):
+        return sp.hstack([self.vectorizer_.transform(subqueries), self._keyword_matrix(subqueries)], format="csr")
+
+    def fit(self, X, y):
+        self.taxonomy_ = IntentTaxonomy.load(self.taxonomy_file or INTENTS_FILE)
+        self.lexicons_ = load_automation_lexicons(self.lexicon_dir)
+        unknown = sorted(set(y) - set(self.taxonomy_.intents))
+        if unknown:
+            raise ValueError(f"intents not in the taxonomy: {unknown}")
+        X = [lowered(s) for s in X]
+        self.vectorizer_ = TfidfVectorizer(analyzer="char", ngram_range=tuple(self.ngram_range),
+                                           sublinear_tf=True, lowercase=False, dtype=np.float32).fit(X)
+        self.model_ = LogisticRegression(C=self.C, max_iter=2000).fit(self._features(X), list(y))
+        self.classes_ = self.model_.classes_
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self)
+        X = list(X)
+        if not X:
+            return []
+        predicted = self.model_.predict(self._features([lowered(s) for s in X]))
+        return [resolve_intent(s, str(p), self.lexicons_) for s, p in zip(X, predicted)]

@@ -1,0 +1,82 @@
+"""The automation data: frozen where it must be, big and broad enough, never leaking into training,
+and consistent with the rules."""
+
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+
+from features.automation_lexicons import load_automation_lexicons
+from models.automation_data import (
+    AUTOMATION_DEV_FILE, AUTOMATION_DIR, AUTOMATION_FIXTURE_FILE, automation_leaked, load_automation,
+    load_automation_training,
+)
+from models.automation_metrics import groups_match
+from models.automation_rules import plan_groups
+from models.intents import IntentTaxonomy
+
+INTENTS = set(IntentTaxonomy.load().intents)
+LEX = load_automation_lexicons()
+
+
+@pytest.fixture(scope="module")
+def train():
+    return load_automation_training(intents=INTENTS)
+
+
+def rules_output(row):
+    return [{"condition": g.condition, "builtin": g.builtin, "querys": [{"subquery": s} for s in g.subqueries]}
+            for g in plan_groups(row["text"], row["spans"], LEX)]
+
+
+def test_fixture_holds_every_spec_example():
+    rows = load_automation(AUTOMATION_FIXTURE_FILE, INTENTS)
+    assert len(rows) == 30
+    assert sum(1 for r in rows if "builtin" in r["rules"]) == 15  # the spec's whole negative list
+    assert {"compound_jiu", "compound_qie", "no_left", "multi_scope", "or_triggers", "default_super_task",
+            "default_memo", "null_plain", "duration", "reminder_rewrite", "remind_say", "pure_condition",
+            "no_super_task_clause", "location_inherit"} <= {rule for r in rows for rule in r["rules"]}
+
+
+def test_no_fixture_or_dev_query_is_in_the_training_data(train):
+    assert automation_leaked(train, load_automation(AUTOMATION_FIXTURE_FILE)) == []
+    assert automation_leaked(train, load_automation(AUTOMATION_DEV_FILE)) == []
+
+
+def test_training_data_is_large_and_covers_every_rule(train):
+    assert len(train) >= 3000
+    rules = Counter(rule for r in train for rule in r["rules"])
+    for rule in ("compound_jiu", "compound_qie", "or_triggers", "multi_scope", "no_left", "duration",
+                 "reminder_rewrite", "remind_say", "once", "super_task_clause", "default_super_task",
+                 "default_memo", "null_plain", "pure_condition", "location_inherit", "builtin", "scope_end",
+                 "reminder_noun", "missing_verb"):
+        assert rules[rule] >= 20, rule
+    assert sum(1 for r in train if r["source"] == "hand-written") >= 250
+
+
+def test_dev_set_is_hand_written_and_broad():
+    dev = load_automation(AUTOMATION_DEV_FILE, INTENTS)
+    assert len(dev) >= 150
+    conditions = Counter("null" if g["condition"] is None else ("default" if g["condition"] == "default" else "cond")
+                         for r in dev for g in r["expected"])
+    assert min(conditions.values()) >= 10
+
+
+@pytest.mark.parametrize("path", [AUTOMATION_FIXTURE_FILE, AUTOMATION_DEV_FILE], ids=["fixture", "dev"])
+def test_rules_on_the_gold_spans_give_the_gold_groups(path):
+    # the oracle check: with perfect spans the rules alone reproduce every hand-written answer
+    for row in load_automation(path):
+        assert groups_match(rules_output(row), row["expected"], intents=False), row["query"]
+
+
+def test_training_labels_are_what_the_rules_make_of_their_spans(train):
+    for row in train:
+        assert groups_match(rules_output(row), row["expected"], intents=False), row["query"]
+
+
+def test_generator_is_deterministic_given_its_seed(tmp_path):
+    out = tmp_path / "generated.jsonl"
+    subprocess.run([sys.executable, str(AUTOMATION_DIR / "generator" / "generate.py"), "--seed", "13",
+                    "--n", "3000", "--out", str(out)], check=True, capture_output=True, timeout=300)
+    assert out.read_bytes() == (AUTOMATION_DIR / "train" / "generated.jsonl").read_bytes()

@@ -1,0 +1,92 @@
+"""The trained automation parser: the frozen fixture (every spec example), the dev set targets, and the
+scikit-learn conventions that let a data scientist retrain and a server load it."""
+
+import io
+import json
+
+import joblib
+import pytest
+from sklearn.base import clone
+
+from models.automation import AutomationParser, AutomationTagger
+from models.automation_data import (
+    AUTOMATION_DEV_FILE, AUTOMATION_FIXTURE_FILE, load_automation, load_automation_training,
+)
+from models.automation_metrics import evaluate_automation, groups_match
+from models.dataset import training_files
+
+FIXTURE = load_automation(AUTOMATION_FIXTURE_FILE)
+
+
+@pytest.fixture(scope="module")
+def parser(request):
+    """The parser of the session's trained bundle when the routing data exist, else one trained here."""
+    if training_files():
+        automation = getattr(request.getfixturevalue("model"), "automation", None)
+        if automation is not None:
+            return automation
+    train = load_automation_training()
+    return AutomationParser().fit([r["query"] for r in train], train)
+
+
+@pytest.mark.parametrize("row", FIXTURE, ids=[r["id"] for r in FIXTURE])
+def test_every_spec_example_parses_exactly(parser, row):
+    # the frozen fixture: 100% group exact match, intents compared where the spec gives them
+    predicted = parser.parse(row["query"])
+    assert groups_match(predicted, row["expected"], intents=True), json.dumps(predicted, ensure_ascii=False)
+
+
+def test_spec_output_target_record_shape(parser):
+    # 输出目标: [{"condition": "上车时", "querys": [{"subquery": "打开空调", "intent": "设备控制"}]}]
+    assert parser.parse("上车时打开空调") == [{"condition": "上车时",
+                                              "querys": [{"subquery": "打开空调", "intent": "设备控制"}]}]
+
+
+def test_dev_set_meets_the_targets(parser):
+    ev = evaluate_automation(parser, load_automation(AUTOMATION_DEV_FILE), "dev")
+    assert ev.metrics["automation_dev_n"] >= 150
+    assert ev.metrics["automation_dev_group_exact"] >= 0.85
+    assert ev.metrics["automation_dev_condition_exact"] >= 0.92
+
+
+def test_fixture_metrics_are_perfect(parser):
+    ev = evaluate_automation(parser, FIXTURE, "fixture")
+    assert ev.metrics["automation_fixture_group_exact"] == 1.0
+    assert ev.metrics["automation_fixture_condition_exact"] == 1.0
+    assert set(ev.per_rule["group_exact"]) == {1.0}
+
+
+def test_plain_feelings_are_not_conditions(parser):
+    assert parser.parse("无聊死了，放首歌") == [{"condition": None,
+                                              "querys": [{"subquery": "无聊死了，放首歌", "intent": "音乐播放"}]}]
+    assert [g["condition"] for g in parser.parse("今天天气怎么样")] == [None]
+
+
+def test_builtin_behaviour_is_flagged(parser):
+    [group] = parser.parse("倒车时后视镜自动下翻")
+    assert group["builtin"] is True
+
+
+def test_parser_round_trips_through_joblib(parser):
+    buffer = io.BytesIO()
+    joblib.dump(parser, buffer)
+    buffer.seek(0)
+    loaded = joblib.load(buffer)
+    queries = [r["query"] for r in FIXTURE]
+    assert loaded.parse_many(queries) == parser.parse_many(queries)
+
+
+def test_estimators_follow_scikit_learn_conventions():
+    params = AutomationParser(c1=0.1).get_params()
+    assert params["c1"] == 0.1 and "intent_C" in params
+    assert clone(AutomationTagger(max_iterations=5)).get_params()["max_iterations"] == 5
+    assert not hasattr(AutomationParser(), "tagger_")
+
+
+@pytest.mark.skipif(not training_files(), reason="the routing training data are not there yet")
+def test_records_carry_the_automation_groups(model):
+    # issue 3 item 8: the `automation` field of every record from `fastslow score`
+    records = model.score([{"id": "r1", "query": "电量低于20%时通知我立刻充电"}, {"id": "r2", "query": ""}])
+    assert records[0]["automation"] == [{"condition": "电量低于20%时",
+                                         "querys": [{"subquery": "提醒我立刻充电", "intent": "提醒"}]}]
+    assert "error" in records[1] and "automation" not in records[1]
