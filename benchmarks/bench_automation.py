@@ -22,18 +22,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import jieba  # noqa: E402
 
+from benchmarks.timing import best_of  # noqa: E402
+
 from models.automation_data import AUTOMATION_DEV_FILE, load_automation, load_automation_training  # noqa: E402
 from models.bundle import DEFAULT_MODEL_PATH, load_bundle  # noqa: E402
 from models.dataset import DEV_FILE, load_labelled, load_training  # noqa: E402
 
-
-def best_of(repeats, fn):
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def queries(n: int, seed: int, automation_share: float) -> list[dict]:

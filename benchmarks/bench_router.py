@@ -22,13 +22,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import jieba  # noqa: E402
 
+from benchmarks.timing import best_of, percentile  # noqa: E402
+
 from models.bundle import DEFAULT_MODEL_PATH, load_bundle  # noqa: E402
 from models.dataset import DEV_FILE, load_labelled, load_training  # noqa: E402
 
-
-def percentile(values, q):
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
 
 
 def queries(n: int, seed: int) -> list[dict]:
@@ -37,14 +35,6 @@ def queries(n: int, seed: int) -> list[dict]:
     rng = random.Random(seed)
     return [pool[rng.randrange(len(pool))] for _ in range(n)]
 
-
-def best_of(repeats, fn):
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def main(argv=None) -> int:
