@@ -49,10 +49,12 @@ def evaluate(model, rows: list[dict], name: str) -> Evaluation:
     codes = [c for c in REASON_CODES if c in set(gold_code) | set(pred_code)]
     per_code = _table(gold_code, pred_code, codes)
     n = len(rows)
+    # macro-F1 over the labels that occur (gold or predicted): a file of one label is not scored 1/3
+    present = per_label.index.isin(set(gold_label) | set(pred_label))
     metrics = {
         f"{name}_n": n,
         f"{name}_label_accuracy": round(float(correct.mean()), 4) if n else 0.0,
-        f"{name}_label_macro_f1": round(float(per_label["f1"].mean()), 4),
+        f"{name}_label_macro_f1": round(float(per_label["f1"][present].mean()), 4) if present.any() else 0.0,
         f"{name}_code_accuracy": round(float(np.mean([g == p for g, p in zip(gold_code, pred_code)])), 4) if n else 0.0,
         f"{name}_ece": round(expected_calibration_error(confidence, correct), 4),
         f"{name}_review_rate": round(float(np.mean([rec.get("review_required", True) for rec in records])), 4),
