@@ -25,6 +25,7 @@ DEFAULT_EXPERIMENT = "fastslow"
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     from models.bundle import DEFAULT_MODEL_PATH
+    from models.capture_contract import CAPTURE_FIXTURE_FILE
     from models.dataset import DEV_FILE, FIXTURE_FILE, TRAIN_DIR
 
     parser = parser or argparse.ArgumentParser(prog="train.py", description=__doc__.split("\n")[0])
@@ -40,6 +41,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--train-dir", type=Path, default=TRAIN_DIR, help="folder of labelled *.jsonl")
     parser.add_argument("--dev", type=Path, default=DEV_FILE, help="hand-written dev set")
     parser.add_argument("--fixture", type=Path, default=FIXTURE_FILE, help="frozen spec fixture")
+    parser.add_argument("--capture-fixture", type=Path, default=CAPTURE_FIXTURE_FILE,
+                        help="frozen capture contract (INV-TASK-2)")
     parser.add_argument("--output", type=Path, default=DEFAULT_MODEL_PATH, help="where to write the model")
     parser.add_argument("--tracking-uri", default=None,
                         help=f"MLflow tracking URI (default: $MLFLOW_TRACKING_URI or {DEFAULT_TRACKING_URI})")
@@ -130,6 +133,10 @@ def run(args: argparse.Namespace) -> dict:
         model.version = model_version({**params, **automation_run.params},
                                       data_digest + automation_run.digests["automation_train_digest"])
         metrics.update(automation_run.metrics)
+    from models.capture_contract import evaluate_contract
+
+    capture = evaluate_contract(args.capture_fixture)  # INV-TASK-2 contract: below 1.0 is never promotable
+    metrics["capture_conformance"] = capture.conformance
     fit_seconds = round(time.perf_counter() - started, 1)
 
     import mlflow
@@ -147,10 +154,15 @@ def run(args: argparse.Namespace) -> dict:
         for ev in evaluations:
             log_evaluation(mlflow, ev, folder)
         mlflow.log_metric("fit_seconds", fit_seconds)
+        mlflow.log_metric("capture_conformance", capture.conformance)
+        mlflow.set_tag("capture_promotable", str(capture.conformance == 1.0).lower())
+        (folder / "capture_contract_failures.json").write_text(
+            json.dumps(capture.failures, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
         if automation_run is not None:
             automation_training.log(mlflow, automation_run, folder)
         mlflow.log_artifacts(tmp, artifact_path="evaluation")
         manifest = save_bundle(model, args.output, extra={"mlflow_run_id": run_id, "metrics": metrics,
+                                                          "capture_conformance": capture.conformance,
                                                           "params": {k: str(v) for k, v in params.items()}})
         mlflow.log_artifact(str(args.output), artifact_path="model")
         mlflow.log_artifact(str(args.output.with_suffix(".manifest.json")), artifact_path="model")
@@ -158,6 +170,8 @@ def run(args: argparse.Namespace) -> dict:
     print(summary_table(evaluations))
     if automation_run is not None:
         print("\n" + automation_training.summary(automation_run))
+    print(f"\ncapture contract {args.capture_fixture.name}: conformance {capture.conformance:.3f} "
+          f"({capture.passed}/{capture.total})" + ("" if capture.conformance == 1.0 else " — NOT promotable"))
     print(f"\nmodel {model.version} → {args.output} (sha256 {manifest['sha256'][:12]}…)")
     print(f"MLflow run {run_id} in {mlflow.get_tracking_uri()} (experiment {args.experiment!r}); "
           f"fit+eval {fit_seconds}s; `mlflow ui --backend-store-uri {mlflow.get_tracking_uri()}` to browse")

@@ -28,7 +28,8 @@ from sklearn.utils.validation import check_is_fitted
 from features.automation_lexicons import AutomationLexicons, load_automation_lexicons
 from features.text import domain_tokenizer
 from models.automation_rules import (
-    Span, automation_text, group_dict, lowered, plain_groups, plan_groups, spans_to_tags, tags_to_spans,
+    Span, automation_text, bind_scopes, group_dict, lowered, missing_super_task_clauses, plain_groups, plan_groups,
+    rewrite_group, spans_to_tags, tags_to_spans,
 )
 from models.intents import IntentClassifier
 
@@ -240,6 +241,21 @@ class AutomationTagger(BaseEstimator):
     def predict_spans(self, X) -> list[list[Span]]:
         return [tags_to_spans(text, tags) for text, tags in zip(X, self.predict(X))]
 
+    def predict_marginals(self, X) -> tuple[list[list[str]], list[list[float]]]:
+        """Tag sequences and, per character, the CRF's marginal probability of the tag it chose."""
+        check_is_fitted(self, "model_")
+        tagger = self._tagger()
+        tags_out, marginals = [], []
+        for text in X:
+            if not text:
+                tags_out.append([])
+                marginals.append([])
+                continue
+            tags = tagger.tag(self.features(text))
+            tags_out.append(tags)
+            marginals.append([tagger.marginal(tag, i) for i, tag in enumerate(tags)])
+        return tags_out, marginals
+
 
 class AutomationParser(BaseEstimator):
     """Query → the spec's automation groups: tagger, then the rules, then one intent per subquery.
@@ -280,16 +296,54 @@ class AutomationParser(BaseEstimator):
         ``AutomationLexicons.signal``) cannot hold a condition or a ``default``: it skips the tagger
         and is split into its unconditional actions by ``plain_groups``. This keeps the tagger from
         reading a feeling (无聊死了，放首歌) as a condition, and is most of the parser's speed."""
+        return self._parse(queries, with_confidence=False)[0]
+
+    def parse_many_with_confidence(self, queries) -> tuple[list[list[dict]], list[list[float | None]]]:
+        """``parse_many`` plus, per group, the tagger's confidence in it: the lowest CRF marginal
+        probability of the chosen tag over the characters from the group's first span to its last
+        (so a doubt elsewhere in the query does not lower it). ``None`` for the groups of a query
+        without any signal word (no tagger ran: they are plain ``null`` groups)."""
+        return self._parse(queries, with_confidence=True)
+
+    def _parse(self, queries, with_confidence: bool):
         check_is_fitted(self, "tagger_")
         lex = self.lexicons_
         texts = [automation_text(q) for q in queries]
         signal = [bool(t) and lex.signal(lowered(t)) for t in texts]
-        tagged = iter(self.tagger_.predict([t for t, s in zip(texts, signal) if s]))
-        plans = [plan_groups(text, tags_to_spans(text, next(tagged)), lex) if s else plain_groups(text, lex)
-                 for text, s in zip(texts, signal)]
+        signalled = [t for t, s in zip(texts, signal) if s]
+        if with_confidence:
+            tag_lists, marginal_lists = self.tagger_.predict_marginals(signalled)
+        else:
+            tag_lists, marginal_lists = self.tagger_.predict(signalled), [None] * len(signalled)
+        tagged = iter(zip(tag_lists, marginal_lists))
+        plans, confidences = [], []
+        for text, s in zip(texts, signal):
+            if not s:
+                groups = plain_groups(text, lex)
+                plans.append(groups)
+                confidences.append([None] * len(groups))
+                continue
+            tags, marginals = next(tagged)
+            spans = tags_to_spans(text, tags)
+            if not with_confidence:
+                plans.append(plan_groups(text, spans, lex))
+                continue
+            groups, scores = [], []
+            spans = sorted(list(spans) + missing_super_task_clauses(text, spans, lex), key=lambda sp: sp.start)
+            for raw in bind_scopes(text, spans, lex):
+                members = raw.conditions + raw.actions + raw.durations + raw.once
+                lo, hi = (min(sp.start for sp in members), max(sp.end for sp in members)) if members else (0, len(text))
+                score = round(float(min(marginals[lo:hi], default=1.0)), 4)
+                for g in rewrite_group(text, raw, lex):
+                    if g.condition is not None or g.subqueries:
+                        groups.append(g)
+                        scores.append(score)
+            plans.append(groups)
+            confidences.append(scores)
         subs = [s for groups in plans for g in groups for s in g.subqueries]
         intents = iter(self.intents_.predict(subs) if subs else [])
-        return [[group_dict(g, [next(intents) for _ in g.subqueries]) for g in groups] for groups in plans]
+        out = [[group_dict(g, [next(intents) for _ in g.subqueries]) for g in groups] for groups in plans]
+        return out, confidences
 
     def parse(self, query) -> list[dict]:
         return self.parse_many([query])[0]

@@ -18,6 +18,7 @@ import joblib
 
 from features.text import Utterance
 from models.automation import AutomationParser
+from models.capture_wiring import capture_candidates
 from models.record import DEFAULT_MAX_QUERY_CHARS, InputError, build_record, error_record, validate_input
 from models.router import Router
 from models.rules import aggregate, review_required
@@ -75,15 +76,24 @@ class FastslowModel:
         routes = self.router.route(wholes + pieces)
         whole_routes, piece_routes = routes[: len(wholes)], iter(routes[len(wholes):])
         parser = getattr(self, "automation", None)  # bundles saved before the parser existed lack it
-        groups = parser.parse_many([item["query"] for item in items]) if parser is not None else [None] * len(items)
+        queries = [item["query"] for item in items]
+        if parser is None:
+            groups, group_confidences = [None] * len(items), [None] * len(items)
+        elif hasattr(parser, "parse_many_with_confidence"):
+            groups, group_confidences = parser.parse_many_with_confidence(queries)
+        else:
+            groups, group_confidences = parser.parse_many(queries), [None] * len(items)
         records = []
-        for item, whole, item_spans, automation in zip(items, whole_routes, spans, groups):
+        for item, whole, item_spans, automation, confidences in zip(items, whole_routes, spans, groups,
+                                                                     group_confidences):
             subs = [next(piece_routes) for _ in item_spans] if len(item_spans) > 1 else [whole]
             if len(subs) > 1 and whole.primary_reason_code == MULTI_STEP_PLANNING:
                 subs = [whole]  # the model sees a dependent chain: not independently splittable
             route = aggregate(subs, text=whole.text)
             review = review_required(route, bool(item["context"]), self.review_threshold)
-            records.append(build_record(item, route, subs, review, self.version, automation))
+            # HARD RULE: the capture policy, per group (INV-TASK-2: proposals only, never a written task)
+            candidates = capture_candidates(item, automation or [], confidences, route.confidence)
+            records.append(build_record(item, route, subs, review, self.version, automation, candidates))
         return records
 
 

@@ -66,11 +66,55 @@ def validate_input(raw: Any, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> 
     endpoint = raw.get("endpoint")
     if endpoint is not None and endpoint not in ENDPOINTS:
         raise InputError("endpoint", f"must be one of {list(ENDPOINTS)} or null, got {endpoint!r}")
-    existing = raw.get("existing_tasks")
-    if existing is not None and not isinstance(existing, list):
-        raise InputError("existing_tasks", f"must be a list, got {type(existing).__name__}")
     return {"id": qid, "query": query, "context": _check_context(raw.get("context")),
-            "endpoint": endpoint, "existing_tasks": existing or []}
+            "endpoint": endpoint, "existing_tasks": _check_existing_tasks(raw.get("existing_tasks"))}
+
+
+TASK_FIELDS = ("id", "name", "condition", "querys")
+TASK_QUERY_FIELDS = ("subquery", "intent")
+
+
+def _check_existing_tasks(existing: Any) -> list[dict]:
+    """The caller's existing tasks, strictly: ``[{"id", "name"?, "condition"?, "querys"?}]``; unknown
+    fields and wrong types are errors naming the field (``existing_tasks[0].querys``)."""
+    if existing is None:
+        return []
+    if not isinstance(existing, list):
+        raise InputError("existing_tasks", f"must be a list, got {type(existing).__name__}")
+    tasks = []
+    for i, task in enumerate(existing):
+        where = f"existing_tasks[{i}]"
+        if not isinstance(task, dict):
+            raise InputError(where, f"must be an object, got {type(task).__name__}")
+        unknown = sorted(set(task) - set(TASK_FIELDS))
+        if unknown:
+            raise InputError(f"{where}.{unknown[0]}", f"unknown field (allowed: {', '.join(TASK_FIELDS)})")
+        tid = task.get("id")
+        if tid is None or isinstance(tid, bool) or not isinstance(tid, (str, int)) or str(tid).strip() == "":
+            raise InputError(f"{where}.id", f"must be a non-empty string or an integer, got {tid!r}")
+        for name in ("name", "condition"):
+            if task.get(name) is not None and not isinstance(task[name], str):
+                raise InputError(f"{where}.{name}", f"must be a string or null, got {type(task[name]).__name__}")
+        querys = task.get("querys")
+        if querys is None:
+            querys = []
+        if not isinstance(querys, list):
+            raise InputError(f"{where}.querys", f"must be a list, got {type(querys).__name__}")
+        clean = []
+        for k, q in enumerate(querys):
+            qwhere = f"{where}.querys[{k}]"
+            if not isinstance(q, dict):
+                raise InputError(qwhere, f"must be an object, got {type(q).__name__}")
+            unknown = sorted(set(q) - set(TASK_QUERY_FIELDS))
+            if unknown:
+                raise InputError(f"{qwhere}.{unknown[0]}", f"unknown field (allowed: {', '.join(TASK_QUERY_FIELDS)})")
+            if not isinstance(q.get("subquery"), str):
+                raise InputError(f"{qwhere}.subquery", f"must be a string, got {type(q.get('subquery')).__name__}")
+            if q.get("intent") is not None and not isinstance(q["intent"], str):
+                raise InputError(f"{qwhere}.intent", f"must be a string or null, got {type(q['intent']).__name__}")
+            clean.append({"subquery": q["subquery"], "intent": q.get("intent")})
+        tasks.append({"id": tid, "name": task.get("name"), "condition": task.get("condition"), "querys": clean})
+    return tasks
 
 
 def route_fields(route: Route) -> dict:
@@ -78,9 +122,11 @@ def route_fields(route: Route) -> dict:
 
 
 def build_record(item: dict, route: Route, subrequests: list[Route], review: bool,
-                 model_version: str, automation: list[dict] | None = None) -> dict:
+                 model_version: str, automation: list[dict] | None = None,
+                 candidates: list[dict] | None = None) -> dict:
     """The output record of one scored query (field order as in DESIGN.md); ``automation`` is the
-    parser's groups (spec automation-tasks.md), empty when the model has no parser."""
+    parser's groups (spec automation-tasks.md), empty when the model has no parser; ``candidates`` the
+    capture policy's decision per capture item (``models/capture_wiring.py``), proposals only."""
     return {
         "id": item.get("id"),
         "query": item["query"],
@@ -93,7 +139,7 @@ def build_record(item: dict, route: Route, subrequests: list[Route], review: boo
         "fast_system_pending": fast_system_pending(),
         "subrequests": [{"text": s.text, **route_fields(s)} for s in subrequests],
         "automation": automation if automation is not None else [],
-        "candidates": [],
+        "candidates": candidates if candidates is not None else [],
         "model_version": model_version,
     }
 

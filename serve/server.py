@@ -36,6 +36,7 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from models.bundle import DEFAULT_MODEL_PATH, FastslowModel, ModelLoadError, load_bundle
+from models.capture import CandidateAction, Interruption, Outcome
 from models.record import ROLES, SYSTEMS, InputError, error_record, validate_input
 from models.taxonomy import ENDPOINTS, LABELS, REASON_CODES
 
@@ -303,11 +304,31 @@ def _schemas(max_query_chars: int, max_items: int) -> dict:
                 "context": {"type": ["array", "null"], "items": ref("Turn"),
                             "description": "earlier turns, oldest first"},
                 "endpoint": {"type": ["string", "null"], "enum": [*ENDPOINTS, None]},
-                "existing_tasks": {"type": ["array", "null"], "items": {},
-                                   "description": "the user's current automations and memos"},
+                "existing_tasks": {"type": ["array", "null"], "items": ref("ExistingTask"),
+                                   "description": "the user's current automations and memos (capture proposes "
+                                                  "enrichments and updates of them instead of duplicates)"},
             },
             "example": {"id": "r1", "query": "把空调调到24度，然后打开座椅加热", "endpoint": "car"},
         },
+        "TaskQuery": {"type": "object", "required": ["subquery"], "additionalProperties": False,
+                      "properties": {"subquery": {"type": "string"}, "intent": nullable_str}},
+        "ExistingTask": {
+            "type": "object", "required": ["id"], "additionalProperties": False,
+            "properties": {"id": {"type": ["string", "integer"], "minLength": 1, "pattern": r"\S"},
+                           "name": nullable_str, "condition": nullable_str,
+                           "querys": {"type": ["array", "null"], "items": ref("TaskQuery")}}},
+        "Candidate": {
+            "type": "object", "description": "The capture policy's decision for one group (INV-TASK-2): a proposal "
+                                             "at most, never a written task.",
+            "required": ["outcome", "interruption", "candidate_action", "condition", "querys",
+                         "capture_confidence", "idempotency_key"],
+            "properties": {
+                "outcome": {"type": "string", "enum": [o.value for o in Outcome]},
+                "interruption": {"type": "string", "enum": [i.value for i in Interruption]},
+                "candidate_action": {"type": ["string", "null"], "enum": [*(a.value for a in CandidateAction), None]},
+                "condition": {"type": "string"}, "querys": {"type": "array", "items": {}},
+                "capture_confidence": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+                "idempotency_key": {"type": "string"}, "target_task_id": {"type": "string"}}},
         "Subrequest": {"type": "object", "properties": {"text": {"type": "string"}, **route_fields}},
         "Record": {
             "type": "object", "description": "The `fastslow score` record of one query.",
@@ -322,7 +343,7 @@ def _schemas(max_query_chars: int, max_items: int) -> dict:
                 "confidence": {"type": "number", "minimum": 0, "maximum": 1},
                 "review_required": {"type": "boolean"}, "fast_system_pending": {"type": "null"},
                 "subrequests": {"type": "array", "items": ref("Subrequest")},
-                "automation": {"type": "array", "items": {}}, "candidates": {"type": "array", "items": {}},
+                "automation": {"type": "array", "items": {}}, "candidates": {"type": "array", "items": ref("Candidate")},
                 "model_version": {"type": "string"},
             },
         },
