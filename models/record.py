@@ -21,16 +21,28 @@ class InputError(ValueError):
         self.field = field
 
 
+def _objects(value: Any, field: str, allowed: tuple[str, ...] | None = None) -> list[tuple[str, dict]]:
+    """``(where, item)`` for a JSON list of objects, or ``InputError`` naming the list, the item or,
+    when ``allowed`` is given, the first unknown field of an item."""
+    if not isinstance(value, list):
+        raise InputError(field, f"must be a list, got {type(value).__name__}")
+    items = []
+    for i, item in enumerate(value):
+        where = f"{field}[{i}]"
+        if not isinstance(item, dict):
+            raise InputError(where, f"must be an object, got {type(item).__name__}")
+        unknown = sorted(set(item) - set(allowed)) if allowed is not None else []
+        if unknown:
+            raise InputError(f"{where}.{unknown[0]}", f"unknown field (allowed: {', '.join(allowed)})")
+        items.append((where, item))
+    return items
+
+
 def _check_context(context: Any) -> list[dict]:
     if context is None:
         return []
-    if not isinstance(context, list):
-        raise InputError("context", f"must be a list of turns, got {type(context).__name__}")
     turns = []
-    for i, turn in enumerate(context):
-        where = f"context[{i}]"
-        if not isinstance(turn, dict):
-            raise InputError(where, f"must be an object, got {type(turn).__name__}")
+    for where, turn in _objects(context, "context"):
         role, system, text = turn.get("role"), turn.get("system"), turn.get("text")
         if role not in ROLES:
             raise InputError(f"{where}.role", f"must be one of {list(ROLES)}, got {role!r}")
@@ -79,16 +91,8 @@ def _check_existing_tasks(existing: Any) -> list[dict]:
     fields and wrong types are errors naming the field (``existing_tasks[0].querys``)."""
     if existing is None:
         return []
-    if not isinstance(existing, list):
-        raise InputError("existing_tasks", f"must be a list, got {type(existing).__name__}")
     tasks = []
-    for i, task in enumerate(existing):
-        where = f"existing_tasks[{i}]"
-        if not isinstance(task, dict):
-            raise InputError(where, f"must be an object, got {type(task).__name__}")
-        unknown = sorted(set(task) - set(TASK_FIELDS))
-        if unknown:
-            raise InputError(f"{where}.{unknown[0]}", f"unknown field (allowed: {', '.join(TASK_FIELDS)})")
+    for where, task in _objects(existing, "existing_tasks", TASK_FIELDS):
         tid = task.get("id")
         if tid is None or isinstance(tid, bool) or not isinstance(tid, (str, int)) or str(tid).strip() == "":
             raise InputError(f"{where}.id", f"must be a non-empty string or an integer, got {tid!r}")
@@ -96,18 +100,8 @@ def _check_existing_tasks(existing: Any) -> list[dict]:
             if task.get(name) is not None and not isinstance(task[name], str):
                 raise InputError(f"{where}.{name}", f"must be a string or null, got {type(task[name]).__name__}")
         querys = task.get("querys")
-        if querys is None:
-            querys = []
-        if not isinstance(querys, list):
-            raise InputError(f"{where}.querys", f"must be a list, got {type(querys).__name__}")
         clean = []
-        for k, q in enumerate(querys):
-            qwhere = f"{where}.querys[{k}]"
-            if not isinstance(q, dict):
-                raise InputError(qwhere, f"must be an object, got {type(q).__name__}")
-            unknown = sorted(set(q) - set(TASK_QUERY_FIELDS))
-            if unknown:
-                raise InputError(f"{qwhere}.{unknown[0]}", f"unknown field (allowed: {', '.join(TASK_QUERY_FIELDS)})")
+        for qwhere, q in _objects([] if querys is None else querys, f"{where}.querys", TASK_QUERY_FIELDS):
             if not isinstance(q.get("subquery"), str):
                 raise InputError(f"{qwhere}.subquery", f"must be a string, got {type(q.get('subquery')).__name__}")
             if q.get("intent") is not None and not isinstance(q["intent"], str):
