@@ -259,6 +259,15 @@ def bind_scopes(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> li
     current: RawGroup | None = None
     pending_once: list[Span] = []
     last_end = 0
+
+    def open_group(**fields) -> RawGroup:
+        """A new group, taking the 执行一次 markers said before it."""
+        nonlocal pending_once
+        group = RawGroup(once=pending_once, **fields)
+        pending_once = []
+        groups.append(group)
+        return group
+
     for span in sorted(spans, key=lambda s: s.start):
         if current is not None and sentence_break(text, last_end, span.start):
             current = None
@@ -266,23 +275,17 @@ def bind_scopes(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> li
             if current is not None and current.conditions and not current.actions and not current.durations:
                 current.conditions.append(span)
             else:
-                current = RawGroup(conditions=[span], once=pending_once)
-                pending_once = []
-                groups.append(current)
+                current = open_group(conditions=[span])
         elif span.kind == "A":
             if is_super_task_mention(span.text, lex):
                 groups.append(RawGroup(actions=[span], management=True))
             else:
                 if current is None:
-                    current = RawGroup(once=pending_once)
-                    pending_once = []
-                    groups.append(current)
+                    current = open_group()
                 current.actions.append(span)
         elif span.kind == "D":
             if current is None:
-                current = RawGroup(once=pending_once)
-                pending_once = []
-                groups.append(current)
+                current = open_group()
             current.durations.append(span)
         elif span.kind == "N":
             if current is None or (not current.conditions and not current.actions):
