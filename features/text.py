@@ -13,7 +13,7 @@ from pathlib import Path
 import jieba
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from features.lexicon import LEXICON_DIR, LexiconBank, all_lexicon_files, load_lexicon, read_entries
+from features.lexicon import LEXICON_DIR, LexiconBank, all_lexicon_files, load_lexicon
 
 jieba.setLogLevel(logging.WARNING)
 
@@ -124,12 +124,10 @@ class Segmenter(BaseEstimator, TransformerMixin):
 
     def fit(self, X=None, y=None):
         lexicon_dir = Path(self.lexicon_dir) if self.lexicon_dir else LEXICON_DIR
-        words: dict[str, int | None] = {}
-        self.lexicons_ = LexiconBank.of([load_lexicon(path) for path in all_lexicon_files(lexicon_dir)])
-        for path in all_lexicon_files(lexicon_dir):
-            for term, _ in read_entries(path):
-                if len(term) > 1 and "…" not in term:
-                    words.setdefault(term, None)
+        lexicons = [load_lexicon(path) for path in all_lexicon_files(lexicon_dir)]
+        self.lexicons_ = LexiconBank.of(lexicons)
+        # every multi-character, non-gap lexicon term is a domain word (Lexicon.words holds exactly those)
+        words: dict[str, int | None] = {term: None for lexicon in lexicons for term in lexicon.words}
         user_dict = lexicon_dir / "user_dict.txt"
         if user_dict.is_file():
             for word, freq in read_user_dict(user_dict):
