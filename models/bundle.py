@@ -75,14 +75,10 @@ class FastslowModel:
                   for k, (a, b) in enumerate(item_spans)]
         routes = self.router.route(wholes + pieces)
         whole_routes, piece_routes = routes[: len(wholes)], iter(routes[len(wholes):])
-        parser = getattr(self, "automation", None)  # bundles saved before the parser existed lack it
-        queries = [item["query"] for item in items]
-        if parser is None:
+        if self.automation is None:
             groups, group_confidences = [None] * len(items), [None] * len(items)
-        elif hasattr(parser, "parse_many_with_confidence"):
-            groups, group_confidences = parser.parse_many_with_confidence(queries)
         else:
-            groups, group_confidences = parser.parse_many(queries), [None] * len(items)
+            groups, group_confidences = self.automation.parse_many_with_confidence([item["query"] for item in items])
         records = []
         for item, whole, item_spans, automation, confidences in zip(items, whole_routes, spans, groups,
                                                                      group_confidences):
