@@ -51,6 +51,13 @@ class RowFeatures(BaseEstimator, TransformerMixin):
         check_is_fitted(self)
         return rows_to_csr([self.row(u) for u in X], self.n_columns)
 
+    def append_row(self, u, offset: int, indices: list, data: list) -> None:
+        """Append ``row(u)``, its columns shifted by ``offset``, to CSR buffers: the router's inference
+        path builds one matrix for all extractors this way."""
+        row = self.row(u)
+        indices.extend([col + offset for col in row])
+        data.extend(row.values())
+
 
 def char_ngrams(text, min_n=1, max_n=3):
     """Character n-grams of an already normalised text (the analyzer of CharNgrams)."""
@@ -93,15 +100,26 @@ class _Tfidf(RowFeatures):
     def n_columns(self) -> int:
         return len(self.idf_)
 
+    def _weights(self, u) -> tuple[list[int], list[float]]:
+        """Columns and unnormalised tf-idf weights of the utterance's known grams."""
+        idf, sublinear = self.idf_, self.sublinear_tf
+        known = [col for col in map(self.vocabulary_.get, self.analyze_(self._document(u))) if col is not None]
+        counts = Counter(known)
+        columns = list(counts)
+        weights = [idf[col] if n == 1 else ((1.0 + math.log(n)) if sublinear else n) * idf[col]
+                   for col, n in counts.items()]
+        return columns, weights
+
     def row(self, u) -> dict[int, float]:
-        vocabulary, idf, sublinear = self.vocabulary_, self.idf_, self.sublinear_tf
-        weights: dict[int, float] = {}
-        for gram, n in Counter(self.analyze_(self._document(u))).items():
-            col = vocabulary.get(gram)
-            if col is not None:
-                weights[col] = idf[col] if n == 1 else ((1.0 + math.log(n)) if sublinear else n) * idf[col]
-        norm = math.sqrt(sum(v * v for v in weights.values())) or 1.0
-        return {c: v / norm for c, v in weights.items()}
+        columns, weights = self._weights(u)
+        scale = 1.0 / (math.sqrt(sum([w * w for w in weights])) or 1.0)
+        return {col: w * scale for col, w in zip(columns, weights)}
+
+    def append_row(self, u, offset: int, indices: list, data: list) -> None:
+        columns, weights = self._weights(u)
+        scale = 1.0 / (math.sqrt(sum([w * w for w in weights])) or 1.0)
+        indices.extend([col + offset for col in columns])
+        data.extend([w * scale for w in weights])
 
 
 class CharNgrams(_Tfidf):
@@ -157,6 +175,13 @@ class LexiconFeatures(RowFeatures):
     def row(self, u) -> dict[int, float]:
         return {col: _LOG1P[n] if n < 8 else math.log1p(n)
                 for col, n in self.lexicon_.hits(u).items()}
+
+    def append_row(self, u, offset: int, indices: list, data: list) -> None:
+        if type(self).row is not LexiconFeatures.row:  # a subclass adds columns of its own
+            return super().append_row(u, offset, indices, data)
+        for col, n in self.lexicon_.hits(u).items():  # no intermediate dict: most rows hit nothing
+            indices.append(col + offset)
+            data.append(_LOG1P[n] if n < 8 else math.log1p(n))
 
 
 class TriggerMarkers(LexiconFeatures):

@@ -113,11 +113,10 @@ class Router(BaseEstimator, ClassifierMixin):
         """The feature matrix from each extractor's rows: the same values as ``pipeline_``'s union,
         without its per-call validation."""
         indptr, indices, data = [0], [], []
+        blocks = [(transformer.append_row, offset) for transformer, offset in self.blocks_]
         for u in utterances:
-            for transformer, offset in self.blocks_:
-                row = transformer.row(u)
-                indices.extend([col + offset for col in row])
-                data.extend(row.values())
+            for append_row, offset in blocks:
+                append_row(u, offset, indices, data)
             indptr.append(len(indices))
         return sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int32), indptr),
                              shape=(len(utterances), self.n_features_))

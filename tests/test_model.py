@@ -125,3 +125,16 @@ def test_row_by_row_inference_equals_the_fitted_pipeline(model):
     router = model.router
     utterances = router.utterances(load_labelled(DEV_FILE))
     assert np.allclose(router.decision_function(utterances), router.pipeline_.decision_function(utterances))
+
+
+def test_the_row_by_row_inference_path_equals_the_fitted_scikit_learn_pipeline(model):
+    """``Router.features`` (each extractor's ``append_row`` into one CSR) is the fast path of
+    ``pipeline_``'s feature union; both must give the same matrix, or training and scoring disagree."""
+    router = model.router
+    rows = load_labelled(DEV_FILE)[:200] + [{"query": q} for q in ("哈哈哈哈哈哈", "空调空调空调", "24度", "a")]
+    utterances = router.utterances(rows)
+    fast = router.features(utterances)
+    union = router.pipeline_.named_steps["features"].transform(utterances)
+    assert fast.shape == union.shape
+    assert abs(fast - union).max() < 1e-12
+    assert fast.nnz == union.nnz
