@@ -29,7 +29,7 @@ from features.automation_lexicons import AutomationLexicons, load_automation_lex
 from features.text import domain_tokenizer
 from models.automation_rules import (
     Span, automation_text, bind_scopes, group_dict, lowered, missing_super_task_clauses, plain_groups, plan_groups,
-    rewrite_group, spans_to_tags, tags_to_spans,
+    keep_negation, rewrite_group, spans_to_tags, tags_to_spans,
 )
 from models.intents import IntentClassifier
 
@@ -324,7 +324,7 @@ class AutomationParser(BaseEstimator):
                 confidences.append([None] * len(groups))
                 continue
             tags, marginals = next(tagged)
-            spans = tags_to_spans(text, tags)
+            spans = keep_negation(text, tags_to_spans(text, tags))
             if not with_confidence:
                 plans.append(plan_groups(text, spans, lex))
                 continue

@@ -152,6 +152,27 @@ def tags_to_spans(text: str, tags: Sequence[str]) -> list[Span]:
     return spans
 
 
+_NEGATION_BEFORE = re.compile(r"(?:千万|可)?(?:别|不要|不用|不许|不准|禁止|勿)再?(?:给我|帮我|替我)?$")
+
+
+def keep_negation(text: str, spans: Sequence[Span]) -> list[Span]:
+    """An action keeps the negation in front of it: 开会的时候别给我打电话 → ``别给我打电话``, never
+    ``打电话``. A tagger that leaves 别 outside the span would otherwise turn a prohibition into a command."""
+    out: list[Span] = []
+    for sp in spans:
+        if sp.kind == "A":
+            before = out[-1] if out else None
+            # the negation may have been swallowed by the condition just before (到家时千万别|开空调)
+            lo = before.start + 1 if before and before.kind == "C" else (before.end if before else 0)
+            m = _NEGATION_BEFORE.search(text, lo, sp.start)
+            if m:
+                if before and m.start() < before.end:
+                    out[-1] = Span(before.kind, before.start, m.start(), text[before.start: m.start()], before.intent)
+                sp = Span(sp.kind, m.start(), sp.end, text[m.start(): sp.end], sp.intent)
+        out.append(sp)
+    return out
+
+
 # --------------------------------------------------------------------------------------------
 # Small text helpers
 # --------------------------------------------------------------------------------------------

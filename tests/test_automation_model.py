@@ -90,3 +90,9 @@ def test_records_carry_the_automation_groups(model):
     assert records[0]["automation"] == [{"condition": "电量低于20%时",
                                          "querys": [{"subquery": "提醒我立刻充电", "intent": "提醒"}]}]
     assert "error" in records[1] and "automation" not in records[1]
+
+
+@pytest.mark.parametrize("query, action", [("开会的时候别给我打电话", "别给我打电话"),
+                                           ("到家时千万别再帮我开空调", "千万别再帮我开空调")])
+def test_a_prohibition_is_never_parsed_as_a_command(parser, query, action):
+    assert [q["subquery"] for g in parser.parse(query) for q in g["querys"]] == [action]

@@ -7,7 +7,8 @@ import pytest
 from features.automation_lexicons import load_automation_lexicons
 from models.automation_rules import (
     DEFAULT, add_missing_verb, assemble, automation_text, duration_condition, inherit_location,
-    inheritance_mode, is_builtin, is_memo_management, is_super_task_mention, once_condition, parse_markup,
+    inheritance_mode, is_builtin, is_memo_management, is_super_task_mention, keep_negation, once_condition,
+    parse_markup,
     plain_groups, remind_say, reminder_from_noun, rewrite_reminder, spans_to_tags, super_task_clause,
     tags_to_spans, to_markup, unconditional_kind,
 )
@@ -254,3 +255,19 @@ def test_markup_and_tags_round_trip():
     assert tags_to_spans(text, spans_to_tags(text, spans)) == spans
     assert automation_text("  把温度调到 24 度。") == "把温度调到24度"
     assert automation_text("ＨｙｐｅｒＴａｓｋ，上车时") == "HyperTask，上车时"
+
+
+# ---------------------------------------------------------------- negation stays with its action
+
+@pytest.mark.parametrize("markup, condition, action", [
+    ("[C:开会的时候]别给我[A:打电话]", "开会的时候", "别给我打电话"),
+    ("[C:下雨时]不要[A:打开天窗]", "下雨时", "不要打开天窗"),
+    ("[C:到家时千万别]再帮我[A:开空调]", "到家时", "千万别再帮我开空调"),  # swallowed by the condition
+    ("[C:上车时][A:打开空调]", "上车时", "打开空调"),  # nothing to keep
+])
+def test_a_negation_before_an_action_is_kept_in_the_action(markup, condition, action):
+    text, spans = parse_markup(markup)
+    kept = keep_negation(text, spans)
+    assert [sp.text for sp in kept if sp.kind == "C"] == [condition]
+    assert [sp.text for sp in kept if sp.kind == "A"] == [action]
+    assert all(text[sp.start: sp.end] == sp.text for sp in kept)
