@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import re
 import threading
 import unicodedata
@@ -100,6 +101,92 @@ def domain_tokenizer(words: tuple[tuple[str, int | None], ...], key: str | None 
     return tokenizer
 
 
+class ExactCut:
+    """jieba's accurate mode without HMM, ``tokenizer.lcut(text, HMM=False)``, token for token.
+
+    jieba builds a dict-of-lists word graph, then finds the best path with a generator of tuples and
+    a ``log`` per candidate word on every call. This does both in one backward pass over the
+    characters and computes each word's log-probability once per process; on this project's queries
+    it segments about twice as fast. The same arithmetic and the same tie-break (the longer word)
+    give the same tokens, which ``tests/test_features.py`` checks against jieba on every bundled query.
+    """
+
+    _HAN = jieba.re_han_default  # the blocks jieba segments with its dictionary
+    _SKIP = jieba.re_skip_default
+    _ALNUM = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")  # jieba.re_eng
+
+    def __init__(self, tokenizer: jieba.Tokenizer):
+        tokenizer.check_initialized()
+        self.freq = tokenizer.FREQ
+        self.logtotal = math.log(tokenizer.total)
+        self.logp: dict[str, float] = {}  # word -> log(freq) - log(total), filled as words are met
+
+    def lcut(self, sentence: str) -> list[str]:
+        out: list[str] = []
+        # re.split with one group: the odd parts are the matches (jieba tests each with re_han.match)
+        for j, block in enumerate(self._HAN.split(sentence)):
+            if not block:
+                continue
+            if j % 2:
+                self._cut_block(block, out)
+            else:
+                for part in self._SKIP.split(block):
+                    if self._SKIP.match(part):
+                        out.append(part)
+                    else:
+                        out.extend(part)
+        return out
+
+    def _cut_block(self, s: str, out: list[str]) -> None:
+        freq, logp, logtotal = self.freq, self.logp, self.logtotal
+        n = len(s)
+        score = [0.0] * (n + 1)
+        end = [0] * n
+        for k in range(n - 1, -1, -1):
+            best_end, best = -1, 0.0
+            i, frag = k, s[k]
+            while i < n and frag in freq:
+                f = freq[frag]
+                if f:
+                    lp = logp.get(frag)
+                    if lp is None:
+                        lp = logp[frag] = math.log(f) - logtotal
+                    candidate = lp + score[i + 1]
+                    if best_end < 0 or candidate >= best:  # >=: a tie goes to the longer word, as in jieba
+                        best, best_end = candidate, i
+                i += 1
+                frag = s[k: i + 1]
+            if best_end < 0:  # no dictionary word starts here: the single character, at frequency 1
+                best, best_end = -logtotal + score[k + 1], k
+            score[k], end[k] = best, best_end
+        alnum, buf, x = self._ALNUM, "", 0
+        while x < n:
+            y = end[x] + 1
+            word = s[x:y]
+            if y - x == 1 and word in alnum:
+                buf += word  # runs of single letters and digits stay one token
+            else:
+                if buf:
+                    out.append(buf)
+                    buf = ""
+                out.append(word)
+            x = y
+        if buf:
+            out.append(buf)
+
+
+_CUTS: dict[str, ExactCut] = {}
+
+
+def domain_cut(words: tuple[tuple[str, int | None], ...], key: str | None = None) -> ExactCut:
+    """The ``ExactCut`` of ``domain_tokenizer(words)``, one per process and word list."""
+    key = key or words_key(words)
+    cut = _CUTS.get(key)
+    if cut is None:
+        cut = _CUTS.setdefault(key, ExactCut(domain_tokenizer(words, key)))
+    return cut
+
+
 def read_user_dict(path: Path) -> list[tuple[str, int | None]]:
     words = []
     for raw in path.read_text(encoding="utf-8").splitlines():
@@ -142,7 +229,10 @@ class Segmenter(BaseEstimator, TransformerMixin):
         return self
 
     def segment(self, text: str) -> tuple[str, ...]:
-        tokens = domain_tokenizer(self.words_, self.words_key_).lcut(text, HMM=self.hmm)
+        if self.hmm:
+            tokens = domain_tokenizer(self.words_, self.words_key_).lcut(text, HMM=True)
+        else:
+            tokens = domain_cut(self.words_, self.words_key_).lcut(text)
         return tuple(t for t in tokens if not t.isspace())
 
     def utterance(self, item) -> Utterance:

@@ -26,7 +26,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from features.automation_lexicons import AutomationLexicons, load_automation_lexicons
-from features.text import domain_tokenizer
+from features.text import domain_cut
 from models.automation_rules import (
     Span, automation_text, bind_scopes, group_dict, lowered, missing_super_task_clauses, plain_groups, plan_groups,
     keep_negation, rewrite_group, spans_to_tags, tags_to_spans,
@@ -186,7 +186,7 @@ class AutomationTagger(BaseEstimator):
     def tokens(self, text: str):
         if not self.use_tokens or not text:
             return None
-        return tuple(domain_tokenizer(self.words_).lcut(text, HMM=False))
+        return tuple(domain_cut(self.words_).lcut(text))
 
     def features(self, text: str, tokens=None):
         return char_features(text, self.table_, tokens if tokens is not None else self.tokens(text))

@@ -1,9 +1,13 @@
 """Normalisation, segmentation and the feature extractors behave as scikit-learn transformers."""
 
+import json
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.base import clone
 
 from features import (
@@ -11,7 +15,9 @@ from features import (
     NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords, TriggerMarkers, WordTokens, normalise,
 )
 from features.lexicon import load_lexicon
-from features.text import context_state
+from features.text import ExactCut, context_state, domain_tokenizer
+
+DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
 SLOW_QUESTION = [{"role": "assistant", "system": "slow", "text": "路面湿滑，要开启湿滑模式吗？"}]
 
@@ -25,6 +31,33 @@ def test_normalise_folds_width_case_spaces_and_final_stop():
 def test_segmenter_keeps_domain_words_whole():
     tokens = Segmenter().fit().utterance("打开主驾座椅加热").tokens
     assert "座椅加热" in tokens
+
+
+@pytest.fixture(scope="module")
+def jieba_and_exact_cut():
+    segmenter = Segmenter().fit()
+    tokenizer = domain_tokenizer(segmenter.words_, segmenter.words_key_)
+    return tokenizer, ExactCut(tokenizer)
+
+
+def test_exact_cut_gives_jiebas_tokens_on_every_bundled_query(jieba_and_exact_cut):
+    tokenizer, cut = jieba_and_exact_cut
+    queries = {json.loads(line)["query"] for path in DATA_DIR.rglob("*.jsonl")
+               for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    queries |= {normalise(q) for q in queries}
+    assert len(queries) > 10_000
+    assert [q for q in sorted(queries) if cut.lcut(q) != tokenizer.lcut(q, HMM=False)] == []
+
+
+_MIXED = st.text(st.one_of(st.sampled_from("打开空调座椅加热导航去公司的了吗"), st.characters(min_codepoint=0x4E00,
+                 max_codepoint=0x9FFF), st.sampled_from("abcXYZ019 .%-_#&+\t\n，。？!😀ｆ")), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=_MIXED)
+def test_exact_cut_gives_jiebas_tokens_on_any_mixed_text(jieba_and_exact_cut, text):
+    tokenizer, cut = jieba_and_exact_cut
+    assert cut.lcut(text) == tokenizer.lcut(text, HMM=False)
 
 
 def test_segmenter_freezes_its_dictionary_at_fit(tmp_path):
