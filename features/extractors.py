@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections import Counter
 from functools import partial
 
@@ -176,12 +177,22 @@ class LexiconFeatures(RowFeatures):
         return {col: _LOG1P[n] if n < 8 else math.log1p(n)
                 for col, n in self.lexicon_.hits(u).items()}
 
-    def append_row(self, u, offset: int, indices: list, data: list) -> None:
-        if type(self).row is not LexiconFeatures.row:  # a subclass adds columns of its own
-            return super().append_row(u, offset, indices, data)
-        for col, n in self.lexicon_.hits(u).items():  # no intermediate dict: most rows hit nothing
+    @property
+    def counts_only(self) -> bool:
+        """True when the features are the hit counts alone (a subclass may add columns of its own)."""
+        return type(self).row is LexiconFeatures.row
+
+    @staticmethod
+    def append_hits(hits: dict[int, int], offset: int, indices: list, data: list) -> None:
+        """``row``'s values for precomputed hits, straight into CSR buffers (no intermediate dict)."""
+        for col, n in hits.items():
             indices.append(col + offset)
             data.append(_LOG1P[n] if n < 8 else math.log1p(n))
+
+    def append_row(self, u, offset: int, indices: list, data: list) -> None:
+        if not self.counts_only:
+            return super().append_row(u, offset, indices, data)
+        self.append_hits(self.lexicon_.hits(u), offset, indices, data)
 
 
 class TriggerMarkers(LexiconFeatures):
@@ -265,9 +276,7 @@ class NumbersUnits(LexiconFeatures):
         base = len(self.lexicon_.categories)
         if _NUMBER.search(u.text):
             out[base] = 1.0
-        length = len(u.text)
-        band = next((j for j, b in enumerate(self.LENGTH_BANDS) if length <= b), len(self.LENGTH_BANDS))
-        out[base + 1 + band] = 1.0
+        out[base + 1 + bisect_left(self.LENGTH_BANDS, len(u.text))] = 1.0  # the first band >= the length
         return out
 
 
@@ -354,13 +363,13 @@ class ExplicitTarget(RowFeatures):
         return np.array([f"target:{n}" for n in self.NAMES], dtype=object)
 
     def row(self, u) -> dict[int, float]:
-        target = bool(self.devices_.hits(u))
+        untargeted = 0 if self.devices_.hits(u) else 1  # NAMES alternate: X&target, X&no_target
         actions = self.actions_.hits(u).keys()
-        has = {
-            "sensation": bool(self.sensations_.hits(u)),
-            "vague": not self.vague_cols_.isdisjoint(actions),
-            "action": not self.action_cols_.isdisjoint(actions),
-        }
-        suffix = "target" if target else "no_target"
-        names = [suffix] + [f"{k}&{suffix}" for k, v in has.items() if v]
-        return {self.NAMES.index(n): 1.0 for n in names}
+        out = {untargeted: 1.0}
+        if self.sensations_.hits(u):
+            out[2 + untargeted] = 1.0
+        if not self.vague_cols_.isdisjoint(actions):
+            out[4 + untargeted] = 1.0
+        if not self.action_cols_.isdisjoint(actions):
+            out[6 + untargeted] = 1.0
+        return out

@@ -17,6 +17,7 @@ from features import (
     EndpointFeatures, ExplicitTarget, NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords,
     TriggerMarkers, WordTokens,
 )
+from features.extractors import LexiconFeatures
 from models.rules import Route
 from models.taxonomy import CODE_LABEL, LABELS
 
@@ -103,6 +104,11 @@ class Router(BaseEstimator, ClassifierMixin):
             self.blocks_.append((transformer, offset))
             offset += transformer.n_columns
         self.n_features_ = offset
+        # lexicon counts are read straight from the utterance's precomputed hits (see ``features``)
+        self.lexicon_blocks_ = tuple((t.lexicon_.digest, t, offset) for t, offset in self.blocks_
+                                     if isinstance(t, LexiconFeatures) and t.counts_only)
+        self.other_blocks_ = tuple((t, offset) for t, offset in self.blocks_
+                                   if not (isinstance(t, LexiconFeatures) and t.counts_only))
         self.devices_ = dict(union.transformer_list)["devices"].lexicon_
         self.device_columns_ = frozenset(
             i for i, c in enumerate(self.devices_.categories) if c in DEVICE_CATEGORIES)
@@ -113,9 +119,18 @@ class Router(BaseEstimator, ClassifierMixin):
         """The feature matrix from each extractor's rows: the same values as ``pipeline_``'s union,
         without its per-call validation."""
         indptr, indices, data = [0], [], []
-        blocks = [(transformer.append_row, offset) for transformer, offset in self.blocks_]
+        lexicon_blocks = self.lexicon_blocks_
+        other_blocks = [(transformer.append_row, offset) for transformer, offset in self.other_blocks_]
+        append_hits = LexiconFeatures.append_hits
         for u in utterances:
-            for append_row, offset in blocks:
+            hits = u.hits
+            for digest, transformer, offset in lexicon_blocks:
+                found = hits.get(digest)
+                if found is None:  # an utterance from another segmenter: match now
+                    transformer.append_row(u, offset, indices, data)
+                elif found:
+                    append_hits(found, offset, indices, data)
+            for append_row, offset in other_blocks:
                 append_row(u, offset, indices, data)
             indptr.append(len(indices))
         return sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int32), indptr),
