@@ -56,7 +56,7 @@ class Reference:
 
     routing_train: list[dict] = field(default_factory=list)      # rows with "where" (FILE:ROW)
     automation_train: list[dict] = field(default_factory=list)
-    held_out: dict[str, set[str]] = field(default_factory=dict)  # name → normalised queries never trained on
+    held_out: dict[str, set[str]] = field(default_factory=dict)  # name → ``query_key``s never trained on
     intents: set | None = None
     lexicons: object = None
 
@@ -181,8 +181,6 @@ def validate_extra(files: dict[str, list[RawRow]], ref: Reference) -> ExtraData:
     that do not give the groups, a query of a held-out set (the frozen fixtures, the dev sets), and
     duplicates that contradict each other (within the extra data or against the training corpus).
     """
-    from features.text import normalise
-
     out = ExtraData()
     routing_seen = {_routing_identity(r): (r["where"], r["label"], r["primary_reason_code"]) for r in ref.routing_train}
     automation_seen = {r["text"]: (r["where"], r["expected"]) for r in ref.automation_train}
@@ -202,9 +200,10 @@ def validate_extra(files: dict[str, list[RawRow]], ref: Reference) -> ExtraData:
                 out.problems.append(f"{where}: neither routing labels (label, primary_reason_code) nor an "
                                     f"automation parse (automation); columns: {', '.join(obj)}")
                 continue
-            query = obj.get("query")
+            query, context = obj.get("query"), obj.get("context")
             if isinstance(query, str) and query.strip():
-                held = [n for n, queries in ref.held_out.items() if normalise(query) in queries]
+                key = query_key({"query": query, "context": context if isinstance(context, list) else []})
+                held = [n for n, keys in ref.held_out.items() if key in keys]
                 if held:
                     out.problems.append(f"{where}: {query!r} is in the {held[0]}, which is never trained on "
                                         f"(it measures the model); drop this row")

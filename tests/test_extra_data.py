@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from features.automation_lexicons import load_automation_lexicons
-from features.text import normalise
+from models.dataset import query_key
 from models.extra_data import Reference, derive_markup, load_extra, read_extra
 from models.intents import IntentTaxonomy
 
@@ -19,8 +19,8 @@ def ref():
     bundled = {"query": "把座椅通风开到最大", "label": "快", "primary_reason_code": "DIRECT_ACTION",
                "context": [], "endpoint": None, "where": "data/train/core.jsonl:5"}
     return Reference(routing_train=[bundled], automation_train=[],
-                     held_out={"frozen fixture routing_v1.jsonl": {normalise("开空调")},
-                               "dev set automation_dev.jsonl": {normalise("我上车的时候把座椅加热打开")}},
+                     held_out={"frozen fixture routing_v1.jsonl": {query_key({"query": "开空调"})},
+                               "dev set automation_dev.jsonl": {query_key({"query": "我上车的时候把座椅加热打开"})}},
                      intents=set(IntentTaxonomy.load().intents), lexicons=load_automation_lexicons())
 
 
