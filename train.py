@@ -183,6 +183,10 @@ def run(args: argparse.Namespace) -> dict:
     train_rows = bundled + (extra.routing if extra else [])
     if not train_rows:
         raise DataError("no routing rows to train on: the --data files hold automation parses only")
+    automation_rows = bundled_automation + (extra.automation if extra else [])
+    if args.automation and not automation_rows:
+        raise DataError("no automation rows to train the parser on: the --data files hold routing labels only; "
+                        "add automation rows or pass --no-automation")
     fixture_rows = load_labelled(args.fixture)
     dev_rows = load_labelled(args.dev)
     for name, held_out in (("frozen fixture", fixture_rows), ("dev set", dev_rows)):
@@ -208,7 +212,7 @@ def run(args: argparse.Namespace) -> dict:
     metrics.update(cv)
     automation_run = None
     if args.automation:  # the condition/action parser rides in the same bundle and run
-        automation_run = automation_training.train(args, bundled_automation + (extra.automation if extra else []))
+        automation_run = automation_training.train(args, automation_rows)
         model.automation = automation_run.parser
         model.version = model_version({**params, **automation_run.params},
                                       data_digest + automation_run.digests["automation_train_digest"])
@@ -235,9 +239,7 @@ def run(args: argparse.Namespace) -> dict:
         datasets = [("routing_train", "training", train_rows, args.data[0] if args.only else args.train_dir),
                     ("routing_dev", "dev", dev_rows, args.dev), ("routing_fixture", "fixture", fixture_rows, args.fixture)]
         if extra:
-            datasets += [(f"extra:{Path(name).name}", "training",
-                          [r for r in extra.routing + extra.automation if r["where"].rsplit(":", 1)[0] == name],
-                          Path(name)) for name in extra.counts]
+            datasets += [(f"extra:{Path(name).name}", "training", rows, Path(name)) for name, rows in extra.by_file().items()]
         if automation_run is not None:
             datasets += automation_run.datasets
         dataset_summaries = log_datasets(mlflow, datasets)

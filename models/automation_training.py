@@ -59,9 +59,6 @@ def train(args: argparse.Namespace, train_rows: list[dict] | None = None) -> Aut
     intents = set(IntentTaxonomy.load().intents)
     if train_rows is None:
         train_rows = load_automation_training(args.automation_train_dir, intents)
-    if not train_rows:
-        raise DataError("no automation rows to train the parser on (--only with routing rows alone?); "
-                        "add automation rows or pass --no-automation")
     fixture = load_automation(args.automation_fixture, intents)
     dev = load_automation(args.automation_dev, intents)
     for name, held_out in (("automation fixture", fixture), ("automation dev set", dev)):

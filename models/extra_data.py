@@ -49,6 +49,15 @@ class ExtraData:
     problems: list[str] = field(default_factory=list)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)  # file → {"routing": n, "automation": n}
 
+    def by_file(self) -> dict[str, list[dict]]:
+        """Each file's valid rows, once each (a row with a label and a parse merged), in file order."""
+        rows: dict[str, dict[str, dict]] = {name: {} for name in self.counts}
+        for row in self.automation + self.routing:
+            name = row["where"].rsplit(":", 1)[0]
+            rows[name][row["where"]] = {**rows[name].get(row["where"], {}), **row}
+        return {name: sorted(found.values(), key=lambda r: int(r["where"].rsplit(":", 1)[1]))
+                for name, found in rows.items()}
+
 
 @dataclass
 class Reference:

@@ -102,6 +102,9 @@ def test_csv_jsonl_and_parquet_give_the_same_rows(tmp_path, ref):
             [(r["query"], r["markup"], r["expected"]) for r in results[0].automation]
     assert len(results[0].routing) == 2 and len(results[0].automation) == 2
     assert results[0].counts == {str(jsonl): {"routing": 2, "automation": 2}}
+    merged = results[0].by_file()[str(jsonl)]  # the row with a label and a parse is one row of the file
+    assert [r["query"] for r in merged] == [r["query"] for r in rows]
+    assert merged[2]["label"] == "快" and merged[2]["expected"][0]["condition"] == "上车时"
     assert results[0].automation[0]["markup"] == "[C:下班到家时][A:打开客厅的灯]"
 
 
@@ -152,3 +155,13 @@ def test_train_stops_before_fitting_and_prints_every_problem(tmp_path, capsys):
     assert f"{bad}:1: '开空调' is in the frozen fixture routing_v1.jsonl" in err
     assert f"{bad}:2: label 慢 disagrees with DIRECT_ACTION" in err
     assert not (tmp_path / "m.joblib").exists() and not (tmp_path / "mlflow.db").exists()
+
+
+def test_only_with_routing_rows_alone_needs_no_automation_and_says_so_before_fitting(tmp_path, capsys):
+    import train
+
+    good = write_jsonl(tmp_path / "good.jsonl", [routing("打开座椅按摩")])
+    assert train.main(["--only", "--data", str(good), "--output", str(tmp_path / "m.joblib"),
+                       "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}"]) == 2
+    assert "no automation rows to train the parser on" in capsys.readouterr().err
+    assert not (tmp_path / "mlflow.db").exists()
