@@ -263,7 +263,8 @@ def run(args: argparse.Namespace) -> dict:
                                                           "params": {k: str(v) for k, v in params.items()}})
         card_path = args.output.with_suffix(".model_card.md")
         card_path.write_text(model_card(CardFacts(
-            model.version, run_id, trained_at, params, dataset_summaries, evaluations,
+            model.version, run_id, trained_at, {**params, **(automation_run.params if automation_run else {})},
+            dataset_summaries, evaluations,
             automation_run.evaluations if automation_run else [], capture.conformance, capture.failures, cv)),
             encoding="utf-8")
         for path in (args.output, args.output.with_suffix(".manifest.json"), card_path):

@@ -55,7 +55,9 @@ def weaknesses(facts: CardFacts, worst: int = 3) -> list[str]:
         if dev.metrics["dev_ece"] > 0.05:
             notes.append(f"Confidence is not well calibrated on dev (ECE {dev.metrics['dev_ece']:.3f}).")
     for ev in facts.automation_evaluations:
-        if ev.name == "dev":
+        if ev.name == "dev" and len(ev.errors):
+            notes.append(f"Automation: {len(ev.errors)} of {ev.metrics['automation_dev_n']} dev queries get other "
+                         f"groups than the gold ones (evaluation/automation_dev_errors.jsonl).")
             for r in ev.per_rule[ev.per_rule["group_exact"] < 1.0].sort_values("group_exact").head(worst).itertuples():
                 notes.append(f"Automation rule `{r.rule}`: groups exact {r.group_exact:.3f} on dev (n {r.n}).")
     if facts.capture_conformance < 1.0:
