@@ -80,7 +80,7 @@ def load_automation(path: str | Path, intents: set | None = None, max_errors: in
             continue
         where = f"{path}:{line_no}"
         try:
-            rows.append(check_row(json.loads(raw), where, intents))
+            rows.append({**check_row(json.loads(raw), where, intents), "where": where})
         except json.JSONDecodeError as exc:
             errors.append(f"{where}: not JSON ({exc.msg})")
         except DataError as exc:

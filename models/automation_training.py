@@ -45,17 +45,20 @@ class AutomationRun:
     digests: dict
     train_rows: int
     fit_seconds: float
+    datasets: list[tuple[str, str, list[dict], Path]]  # (name, context, rows, source) for MLflow's dataset tracking
 
     @property
     def metrics(self) -> dict:
         return {k: v for ev in self.evaluations for k, v in ev.metrics.items()}
 
 
-def train(args: argparse.Namespace) -> AutomationRun:
-    """Load and check the data (no fixture or dev query in training), fit, evaluate fixture and dev."""
+def train(args: argparse.Namespace, train_rows: list[dict] | None = None) -> AutomationRun:
+    """Load and check the data (no fixture or dev query in training), fit, evaluate fixture and dev.
+    ``train_rows``: the training rows when the caller already has them (``train.py --data``)."""
     started = time.perf_counter()
     intents = set(IntentTaxonomy.load().intents)
-    train_rows = load_automation_training(args.automation_train_dir, intents)
+    if train_rows is None:
+        train_rows = load_automation_training(args.automation_train_dir, intents)
     fixture = load_automation(args.automation_fixture, intents)
     dev = load_automation(args.automation_dev, intents)
     for name, held_out in (("automation fixture", fixture), ("automation dev set", dev)):
@@ -70,8 +73,12 @@ def train(args: argparse.Namespace) -> AutomationRun:
     params = {f"automation_{k}": v for k, v in parser.get_params().items()}
     digests = {"automation_train_digest": automation_digest(train_rows), "automation_dev_digest": automation_digest(dev),
                "automation_fixture_digest": automation_digest(fixture),
-               "automation_train_files": ",".join(p.name for p in automation_training_files(args.automation_train_dir))}
-    return AutomationRun(parser, evaluations, params, digests, len(train_rows), fit_seconds)
+               "automation_train_files": "" if args.only else
+               ",".join(p.name for p in automation_training_files(args.automation_train_dir))}
+    datasets = [("automation_train", "training", train_rows, args.automation_train_dir),
+                ("automation_dev", "dev", dev, args.automation_dev),
+                ("automation_fixture", "fixture", fixture, args.automation_fixture)]
+    return AutomationRun(parser, evaluations, params, digests, len(train_rows), fit_seconds, datasets)
 
 
 def log(mlflow, run: AutomationRun, folder: Path) -> None:

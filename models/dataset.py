@@ -49,7 +49,7 @@ def load_labelled(path: str | Path, max_errors: int = 20) -> list[dict]:
         try:
             if error:
                 raise DataError(f"{path}: {error}")
-            rows.append(check_labelled(obj, where))
+            rows.append({**check_labelled(obj, where), "where": where})
         except DataError as exc:
             errors.append(str(exc))
     if errors:

@@ -1,4 +1,4 @@
-"""The ``fastslow`` command: train, score, eval, serve."""
+"""The ``fastslow`` command: train, score, eval, serve, models, promote."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ from pathlib import Path
 
 
 def _load_model(path):
+    """A bundle file or a model URI (``models:/fastslow@champion``), SHA-256 checked."""
     from models.bundle import ModelLoadError, load_bundle
+    from models.registry import RegistryError, resolve_model
 
     try:
-        return load_bundle(path)
-    except ModelLoadError as exc:
+        return load_bundle(resolve_model(path))
+    except (ModelLoadError, RegistryError) as exc:
         print(f"fastslow: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
 
@@ -69,6 +71,34 @@ def cmd_serve(args) -> int:
                max_body_bytes=args.max_body_bytes, log_level=args.log_level)
 
 
+def cmd_models(args) -> int:
+    from models import registry
+
+    try:
+        versions = registry.list_versions(registry.client(args.tracking_uri), args.name)
+    except registry.RegistryError as exc:
+        print(f"fastslow models: {exc}", file=sys.stderr)
+        return 2
+    print(registry.versions_table(versions))
+    if args.verbose:
+        print("\n" + "\n".join(f"version {v.version}: {v.gate}" for v in versions if v.gate))
+    return 0
+
+
+def cmd_promote(args) -> int:
+    from models import registry
+
+    try:
+        reasons = registry.promote(registry.client(args.tracking_uri), args.name, args.version, force=args.force)
+    except registry.RegistryError as exc:  # PromotionRefused included: it lists the gate's reasons
+        print(f"fastslow promote: {exc}" + (" (--force to promote anyway)" if isinstance(
+            exc, registry.PromotionRefused) else ""), file=sys.stderr)
+        return 2
+    print(f"models:/{args.name}@{registry.CHAMPION} → version {args.version}"
+          + (f" (forced over: {'; '.join(reasons)})" if reasons else ""))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     from models.bundle import DEFAULT_MODEL_PATH
 
@@ -81,21 +111,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("score", help="score a JSONL or CSV file of queries; JSONL records out")
     p.add_argument("input", help="input file (.jsonl or .csv), or - for standard input (JSONL)")
     p.add_argument("-o", "--output", type=Path, help="output JSONL (default: standard output)")
-    p.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH, help="model bundle (.joblib)")
+    p.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH,
+                   help="model bundle (.joblib) or registered model URI (models:/fastslow@champion)")
     p.add_argument("--format", choices=("jsonl", "csv"), help="input format when the extension does not say")
     p.add_argument("--batch-size", type=int, default=512, help="rows scored together")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("eval", help="the training metrics for any labelled file")
     p.add_argument("data", type=Path, help="labelled .jsonl or .csv (query, label, primary_reason_code)")
-    p.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH, help="model bundle (.joblib)")
+    p.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH,
+                   help="model bundle (.joblib) or registered model URI (models:/fastslow@champion)")
     p.add_argument("--errors", type=Path, help="write the misclassified rows here (JSONL)")
     p.add_argument("--json", action="store_true", help="also print the metrics as one JSON line")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("serve", help="the HTTP server: /v1/route, /v1/route/batch, /v1/model, /healthz, /readyz")
     p.add_argument("--model", type=Path, default=None,
-                   help=f"model bundle (.joblib); default $FASTSLOW_MODEL, else {DEFAULT_MODEL_PATH}")
+                   help=f"model bundle (.joblib) or models:/fastslow@champion; default $FASTSLOW_MODEL, "
+                        f"else {DEFAULT_MODEL_PATH}")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
     p.add_argument("--workers", type=int, default=1, help="worker processes, each with its own copy of the model")
@@ -103,6 +136,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-body-bytes", type=int, default=None, help="request body limit (default 2 MiB)")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     p.set_defaults(func=cmd_serve)
+
+    from models.registry import DEFAULT_REGISTERED_MODEL
+
+    registry_options = argparse.ArgumentParser(add_help=False)
+    registry_options.add_argument("--name", default=DEFAULT_REGISTERED_MODEL, help="registered model name")
+    registry_options.add_argument("--tracking-uri", default=None,
+                                  help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db)")
+    p = sub.add_parser("models", parents=[registry_options],
+                       help="registered versions with their fixture metrics, capture conformance and aliases")
+    p.add_argument("-v", "--verbose", action="store_true", help="also print each version's gate decision")
+    p.set_defaults(func=cmd_models)
+
+    p = sub.add_parser("promote", parents=[registry_options],
+                       help="move the champion alias to VERSION (through the fixture gate unless --force)")
+    p.add_argument("version", help="model version number (see `fastslow models`)")
+    p.add_argument("--force", action="store_true", help="promote even when the gate refuses (says what it overrode)")
+    p.set_defaults(func=cmd_promote)
     return parser
 
 

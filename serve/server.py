@@ -593,8 +593,14 @@ def _package_version() -> str:
 
 
 def resolve_model_path(model_path: str | Path | None = None) -> Path:
-    """``--model``, else ``$FASTSLOW_MODEL``, else the artifact ``train.py`` writes."""
-    return Path(model_path or os.environ.get(MODEL_ENV) or DEFAULT_MODEL_PATH).expanduser().resolve()
+    """``--model``, else ``$FASTSLOW_MODEL``, else the artifact ``train.py`` writes; a model URI
+    (``models:/fastslow@champion``) becomes its downloaded bundle (``ModelLoadError`` if it does not resolve)."""
+    from models.registry import RegistryError, resolve_model
+
+    try:
+        return resolve_model(model_path or os.environ.get(MODEL_ENV) or DEFAULT_MODEL_PATH)
+    except RegistryError as exc:
+        raise ModelLoadError(str(exc)) from None
 
 
 def log_config(level: str = "info") -> dict:
@@ -617,7 +623,11 @@ def run(model_path: str | Path | None = None, host: str = "127.0.0.1", port: int
     (exit status 2)."""
     import uvicorn
 
-    path = resolve_model_path(model_path)
+    try:
+        path = resolve_model_path(model_path)
+    except ModelLoadError as exc:
+        print(f"fastslow serve: {exc}", file=sys.stderr)
+        return 2
     logging.config.dictConfig(log_config(log_level))
     os.environ[MODEL_ENV] = str(path)  # the workers (separate processes) read their settings from here
     if max_items:

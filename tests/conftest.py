@@ -25,3 +25,36 @@ def trained(tmp_path_factory):
 @pytest.fixture(scope="session")
 def model(trained):
     return trained["model"]
+
+
+# --------------------------------------------------------------------------------------------------
+# small, cheap runs of the real train.py (router only) for the registry, dataset and notebook tests
+
+def sample_rows(n: int, seed: int) -> list[dict]:
+    """``n`` rows of the hand-written core corpus, drawn with ``seed``."""
+    import json
+    import random
+
+    from models.dataset import TRAIN_DIR
+
+    rows = [json.loads(line) for line in (TRAIN_DIR / "core.jsonl").read_text(encoding="utf-8").splitlines()]
+    return random.Random(seed).sample(rows, n)
+
+
+def write_jsonl(path, rows):
+    import json
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def small_train(folder, tracking_uri: str, *argv: str) -> dict:
+    """``train.run`` without the automation parser and with a strongly regularised router (seconds, not a
+    minute); the rest is the real path: validation, MLflow logging, registration and the champion gate."""
+    import train
+
+    args = train.build_parser().parse_args([
+        "--no-automation", "--C", "0.3", "--output", str(folder / "fastslow.joblib"),
+        "--tracking-uri", tracking_uri, "--experiment", "fastslow-tests", *argv])
+    return train.run(args)

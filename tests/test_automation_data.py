@@ -13,7 +13,7 @@ from models.automation_data import (
     load_automation_training,
 )
 from models.automation_metrics import groups_match
-from models.automation_rules import plan_groups
+from models.automation_metrics import rules_output as groups_of_spans
 from models.intents import IntentTaxonomy
 
 INTENTS = set(IntentTaxonomy.load().intents)
@@ -26,8 +26,7 @@ def train():
 
 
 def rules_output(row):
-    return [{"condition": g.condition, "builtin": g.builtin, "querys": [{"subquery": s} for s in g.subqueries]}
-            for g in plan_groups(row["text"], row["spans"], LEX)]
+    return groups_of_spans(row["text"], row["spans"], LEX)
 
 
 def test_fixture_holds_every_spec_example():

@@ -79,7 +79,21 @@ def test_mlflow_run_holds_params_metrics_plots_errors_and_model(trained):
     evaluation = {f.path.split("/")[-1] for f in client.list_artifacts(run.info.run_id, "evaluation")}
     assert {"dev_confusion_label.png", "dev_misclassified.jsonl", "dev_per_reason_code.csv"} <= evaluation
     model_files = {f.path.split("/")[-1] for f in client.list_artifacts(run.info.run_id, "model")}
-    assert model_files == {"fastslow.joblib", "fastslow.manifest.json"}
+    assert model_files == {"fastslow.joblib", "fastslow.manifest.json", "fastslow.model_card.md"}
+
+
+def test_the_full_run_logs_its_datasets_and_becomes_the_first_champion(trained):
+    from models.automation_data import load_automation_training
+    from models.dataset import load_training
+
+    client = MlflowClient(tracking_uri=trained["tracking_uri"])
+    inputs = {d.dataset.name: (json.loads(d.dataset.profile)["num_rows"], d.tags[0].value)
+              for d in client.get_run(trained["run_id"]).inputs.dataset_inputs}
+    assert inputs["routing_train"] == (len(load_training()), "training")
+    assert inputs["automation_train"] == (len(load_automation_training()), "training")
+    assert inputs["automation_fixture"] == (30, "fixture") and inputs["routing_dev"] == (396, "dev")
+    assert (trained["registered_version"], trained["refused"]) == ("1", [])
+    assert client.get_model_version_by_alias("fastslow", "champion").run_id == trained["run_id"]
 
 
 def test_manifest_records_hash_versions_and_metrics(trained):

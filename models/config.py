@@ -1,0 +1,94 @@
+"""``train.py``'s configuration file (TOML): every option of its command line, with its default.
+
+Precedence: an option on the command line, else the config file (``--config PATH``), else the built-in
+default. The bundled ``fastslow.toml`` lists every option with its built-in default (a test keeps the
+two equal), so a data scientist copies it and changes what they need. Tables (``[router]``,
+``[data]``, ...) only group the keys; a key is an option's name with ``_`` for ``-``. Paths are
+relative to the file's folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tomllib
+from pathlib import Path
+
+from models.taxonomy import ROOT
+
+CONFIG_FILE = ROOT / "fastslow.toml"
+#: options that describe one run or one machine rather than the model: command line (or environment) only
+NOT_IN_CONFIG = ("help", "config", "run_name", "tracking_uri")
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message names the file and the key."""
+
+
+def configurable(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """The parser's options a config file may set, by destination name."""
+    return {a.dest: a for a in parser._actions if a.dest not in NOT_IN_CONFIG}
+
+
+def _flatten(table: dict, path: Path) -> dict:
+    flat = {}
+    for key, value in table.items():
+        items = value.items() if isinstance(value, dict) else [(key, value)]
+        for k, v in items:
+            if isinstance(v, dict):
+                raise ConfigError(f"{path}: [{key}.{k}]: tables nest one level only")
+            if k in flat:
+                raise ConfigError(f"{path}: {k} is set twice")
+            flat[k] = v
+    return flat
+
+
+def _convert(action: argparse.Action, value, where: str, base: Path):
+    if isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction)):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: must be true or false, got {value!r}")
+        return value
+    if action.nargs in ("+", "*"):
+        if not isinstance(value, list):
+            raise ConfigError(f"{where}: must be a list, got {value!r}")
+        return [_convert_one(action, v, where, base) for v in value]
+    return _convert_one(action, value, where, base)
+
+
+def _convert_one(action: argparse.Action, value, where: str, base: Path):
+    if isinstance(value, (bool, dict, list)):
+        raise ConfigError(f"{where}: must be a single value, got {value!r}")
+    if action.type is Path:
+        return base / str(value)
+    try:
+        converted = action.type(value) if action.type else value
+    except (TypeError, ValueError):
+        raise ConfigError(f"{where}: {value!r} is not a valid {getattr(action.type, '__name__', 'value')}") from None
+    if action.choices is not None and converted not in action.choices:
+        raise ConfigError(f"{where}: must be one of {list(action.choices)}, got {value!r}")
+    return converted
+
+
+def read_config(path: str | Path, parser: argparse.ArgumentParser) -> dict:
+    """The file's settings as ``{destination: value}``, typed as the command line would type them."""
+    path = Path(path)
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    options = configurable(parser)
+    settings = {}
+    for key, value in _flatten(table, path).items():
+        if key not in options:
+            raise ConfigError(f"{path}: unknown key {key!r} (known: {', '.join(sorted(options))})")
+        settings[key] = _convert(options[key], value, f"{path}: {key}", path.parent)
+    return settings
+
+
+def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None = None) -> argparse.Namespace:
+    """Command line over config file over built-in defaults."""
+    known, _ = parser.parse_known_args(argv)
+    if getattr(known, "config", None):
+        parser.set_defaults(**read_config(known.config, parser))
+    return parser.parse_args(argv)

@@ -1,0 +1,248 @@
+"""The MLflow model registry: register each run's bundle, the ``champion`` gate, and model URIs.
+
+Every training run registers its bundle (logged under the run's ``model/`` artifacts) as a new version
+of the registered model (``fastslow`` by default). The alias ``champion`` moves to it only when
+``gate`` finds nothing against it: capture conformance 100% and no frozen-fixture metric below the
+current champion's. ``resolve_model`` turns ``models:/fastslow@champion`` (or ``models:/fastslow/3``,
+or ``runs:/<run id>/model``) into a local bundle file that ``load_bundle`` checks as usual.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+DEFAULT_TRACKING_URI = "sqlite:///mlflow.db"
+DEFAULT_REGISTERED_MODEL = "fastslow"
+CHAMPION = "champion"
+MODEL_ARTIFACT_DIR = "model"
+BUNDLE_FILE = "fastslow.joblib"
+CACHE_ENV = "FASTSLOW_CACHE"
+
+#: the frozen-fixture metrics a candidate must not fall below (run metrics, logged by train.py)
+GATE_METRICS = (
+    "fixture_label_accuracy",
+    "fixture_label_macro_f1",
+    "fixture_code_accuracy",
+    "automation_fixture_group_exact",
+    "automation_fixture_group_exact_no_intent",
+    "automation_fixture_condition_exact",
+)
+CAPTURE_METRIC = "capture_conformance"
+#: the decision train.py and `fastslow promote` record on each version
+GATE_TAG = "gate"
+
+
+class RegistryError(RuntimeError):
+    """A model URI, version or alias that cannot be resolved; the message says which."""
+
+
+class PromotionRefused(RegistryError):
+    """The gate found reasons against a version; ``reasons`` lists them."""
+
+    def __init__(self, version: str, reasons: list[str]):
+        super().__init__(f"version {version} is not promoted: " + "; ".join(reasons))
+        self.reasons = reasons
+
+
+def tracking_uri(uri: str | None = None) -> str:
+    """The tracking URI: the one given, else ``$MLFLOW_TRACKING_URI``, else the local SQLite store."""
+    return uri or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
+
+
+def client(uri: str | None = None):
+    from mlflow import MlflowClient
+
+    uri = tracking_uri(uri)
+    return MlflowClient(tracking_uri=uri, registry_uri=uri)
+
+
+# --------------------------------------------------------------------------------------------------
+# the gate (pure)
+
+
+def gate(candidate: dict, champion: dict | None) -> list[str]:
+    """Reasons against promoting ``candidate`` over ``champion`` (both: run metrics); [] to promote.
+
+    Capture conformance must be exactly 1.0 (INV-TASK-2). No gate metric the champion has may be
+    missing from the candidate or below the champion's; equal is enough (a retrain on more data that
+    holds the fixtures is the weekly case). Without a champion only capture is checked.
+    """
+    reasons = []
+    capture = candidate.get(CAPTURE_METRIC)
+    if capture is None or capture < 1.0:
+        reasons.append(f"capture conformance {'missing' if capture is None else f'{capture:.3f}'} < 1.000")
+    for name in GATE_METRICS if champion else ():
+        if name not in champion:
+            continue
+        if name not in candidate:
+            reasons.append(f"{name} missing (champion {champion[name]:.3f})")
+        elif candidate[name] < champion[name]:
+            reasons.append(f"{name} {candidate[name]:.3f} < champion {champion[name]:.3f}")
+    return reasons
+
+
+# --------------------------------------------------------------------------------------------------
+# versions, aliases, promotion
+
+
+@dataclass
+class VersionInfo:
+    version: str
+    run_id: str
+    created: str
+    metrics: dict
+    aliases: list[str]
+    gate: str
+
+
+def run_metrics(mlflow_client, run_id: str) -> dict:
+    return dict(mlflow_client.get_run(run_id).data.metrics)
+
+
+def champion_version(mlflow_client, name: str):
+    """The model version holding the ``champion`` alias, or None."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        return mlflow_client.get_model_version_by_alias(name, CHAMPION)
+    except MlflowException:
+        return None
+
+
+def promote(mlflow_client, name: str, version: str | int, force: bool = False) -> list[str]:
+    """Move ``champion`` to ``version`` if the gate passes (or ``force``); return the gate's reasons
+    (empty when it passed). ``PromotionRefused`` when it did not and ``force`` is off."""
+    from mlflow.exceptions import MlflowException
+
+    version = str(version)
+    try:
+        candidate = mlflow_client.get_model_version(name, version)
+    except MlflowException:
+        raise RegistryError(f"no version {version} of registered model {name!r}") from None
+    current = champion_version(mlflow_client, name)
+    if current is not None and str(current.version) == version:
+        return []
+    champion_metrics = run_metrics(mlflow_client, current.run_id) if current is not None else None
+    reasons = gate(run_metrics(mlflow_client, candidate.run_id), champion_metrics)
+    against = f"against version {current.version}" if current is not None else "first version"
+    if reasons and not force:
+        mlflow_client.set_model_version_tag(name, version, GATE_TAG, f"refused ({against}): " + "; ".join(reasons))
+        raise PromotionRefused(version, reasons)
+    mlflow_client.set_registered_model_alias(name, CHAMPION, version)
+    decision = f"champion ({against})" + (f", forced over: {'; '.join(reasons)}" if reasons else "")
+    mlflow_client.set_model_version_tag(name, version, GATE_TAG, decision)
+    return reasons
+
+
+def register_run(mlflow_client, run_id: str, name: str = DEFAULT_REGISTERED_MODEL) -> tuple[str, list[str]]:
+    """Register the run's bundle as a new version and try to make it champion through the gate.
+    Returns (version, the gate's reasons against it; empty when it became champion)."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        mlflow_client.get_registered_model(name)
+    except MlflowException:
+        mlflow_client.create_registered_model(
+            name, description="fastslow bundles (router + automation parser); `champion` passes the fixture gate")
+    mv = mlflow_client.create_model_version(name, source=f"runs:/{run_id}/{MODEL_ARTIFACT_DIR}", run_id=run_id)
+    version = str(mv.version)
+    try:
+        return version, promote(mlflow_client, name, version)
+    except PromotionRefused as refused:
+        return version, refused.reasons
+
+
+def list_versions(mlflow_client, name: str = DEFAULT_REGISTERED_MODEL) -> list[VersionInfo]:
+    """Every version of ``name``, newest first, with its run's metrics and its aliases."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        aliases = mlflow_client.get_registered_model(name).aliases or {}
+    except MlflowException:
+        raise RegistryError(f"no registered model {name!r} in {tracking_uri()}; train one with `python train.py`") from None
+    out = []
+    for mv in mlflow_client.search_model_versions(f"name='{name}'"):
+        created = datetime.fromtimestamp(mv.creation_timestamp / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M")
+        out.append(VersionInfo(str(mv.version), mv.run_id, created, run_metrics(mlflow_client, mv.run_id),
+                               sorted(a for a, v in aliases.items() if str(v) == str(mv.version)),
+                               (mv.tags or {}).get(GATE_TAG, "")))
+    return sorted(out, key=lambda v: int(v.version), reverse=True)
+
+
+def versions_table(versions: list[VersionInfo]) -> str:
+    short = {"fixture_label_accuracy": "label", "fixture_label_macro_f1": "macroF1", "fixture_code_accuracy": "code",
+             "automation_fixture_group_exact": "groups", "automation_fixture_group_exact_no_intent": "no-int",
+             "automation_fixture_condition_exact": "cond"}
+    head = f"{'version':>7}  {'run id':<32}  {'created (UTC)':<16}" + "".join(f"{s:>8}" for s in short.values())
+    head += f"{'capture':>9}  alias"
+    lines = [head, "-" * (len(head) + 10)]
+    for v in versions:
+        cells = "".join(f"{v.metrics[m]:>8.3f}" if m in v.metrics else f"{'-':>8}" for m in short)
+        capture = v.metrics.get(CAPTURE_METRIC)
+        lines.append(f"{v.version:>7}  {v.run_id:<32}  {v.created:<16}{cells}"
+                     f"{('-' if capture is None else f'{capture:.3f}'):>9}  {','.join(v.aliases)}")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------------
+# model URIs
+
+
+def is_model_uri(value: str | Path) -> bool:
+    return str(value).startswith(("models:/", "runs:/"))
+
+
+def _run_of(uri: str, mlflow_client) -> str:
+    """The run id behind ``models:/NAME@ALIAS``, ``models:/NAME/VERSION`` or ``runs:/RUN_ID[/model]``."""
+    from mlflow.exceptions import MlflowException
+
+    if uri.startswith("runs:/"):
+        return uri[len("runs:/"):].split("/")[0]
+    ref = uri[len("models:/"):].strip("/")
+    try:
+        if "@" in ref:
+            name, alias = ref.split("@", 1)
+            return mlflow_client.get_model_version_by_alias(name, alias).run_id
+        name, _, version = ref.rpartition("/")
+        if not name or not version.isdigit():
+            raise RegistryError(f"{uri}: use models:/NAME@ALIAS or models:/NAME/VERSION")
+        return mlflow_client.get_model_version(name, version).run_id
+    except MlflowException as exc:
+        raise RegistryError(f"{uri}: {exc.message} (tracking URI {tracking_uri()})") from None
+
+
+def resolve_model(uri_or_path: str | Path, cache_dir: str | Path | None = None) -> Path:
+    """A local bundle file for a path or a model URI (``models:/fastslow@champion``, ``models:/fastslow/3``,
+    ``runs:/<run id>/model``). A URI's bundle and manifest are downloaded once per run into the cache
+    (``$FASTSLOW_CACHE``, else ``~/.cache/fastslow``); ``load_bundle`` then checks its SHA-256 as for
+    any file. Raises ``RegistryError`` for a URI that does not resolve."""
+    if not is_model_uri(uri_or_path):
+        return Path(uri_or_path).expanduser().resolve()
+    import mlflow
+
+    mlflow_client = client()
+    run_id = _run_of(str(uri_or_path), mlflow_client)
+    cache = Path(cache_dir or os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "fastslow") / "runs" / run_id
+    bundle = cache / MODEL_ARTIFACT_DIR / BUNDLE_FILE
+    if not bundle.is_file():
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{run_id}-", dir=cache.parent))
+        try:
+            mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=MODEL_ARTIFACT_DIR,
+                                                dst_path=str(staging), tracking_uri=tracking_uri())
+        except Exception as exc:  # noqa: BLE001 - any store error: say which run and why
+            shutil.rmtree(staging, ignore_errors=True)
+            raise RegistryError(f"{uri_or_path}: cannot download run {run_id}'s {MODEL_ARTIFACT_DIR}/ "
+                                f"artifacts: {exc}") from None
+        try:
+            staging.rename(cache)  # atomic: concurrent workers see a whole download or none
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)  # another process got there first
+    if not bundle.is_file():
+        raise RegistryError(f"{uri_or_path}: run {run_id} has no {MODEL_ARTIFACT_DIR}/{BUNDLE_FILE}")
+    return bundle
