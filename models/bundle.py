@@ -136,8 +136,9 @@ def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None) -> 
     return manifest
 
 
-def load_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True) -> FastslowModel:
-    """Load a bundle after checking its SHA-256 (and library versions) against its manifest."""
+def verify_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True) -> dict:
+    """The manifest of a bundle whose file matches its SHA-256 (and whose scikit-learn and jieba
+    versions are the installed ones), without unpickling it; ``ModelLoadError`` saying why not."""
     path = Path(path)
     if not path.is_file():
         raise ModelLoadError(f"model file not found: {path} (train one with `fastslow train`)")
@@ -156,6 +157,14 @@ def load_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = Tr
         if wrong:
             detail = ", ".join(f"{n} trained with {a}, installed {b}" for n, (a, b) in wrong.items())
             raise ModelLoadError(f"refusing to load {path}: library version mismatch ({detail})")
+    return manifest
+
+
+def load_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True) -> FastslowModel:
+    """Load a bundle after checking its SHA-256 (and library versions) against its manifest."""
+    path = Path(path)
+    manifest = verify_bundle(path, check_versions)
+    actual = manifest["sha256"]
     model = joblib.load(path)
     if not isinstance(model, FastslowModel):
         raise ModelLoadError(f"{path} does not hold a fastslow model")
