@@ -233,7 +233,7 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
     """Score ``opts.input`` as the options say; the exit status (0, 1 when the counts do not
     reconcile, 2 when the input, the model or the options are refused). Raises ``InputFileError``,
     ``BatchError`` and ``ModelLoadError`` for the caller to report."""
-    from models.bundle import DEFAULT_MODEL_PATH, verify_bundle
+    from models.manifest import DEFAULT_MODEL_PATH, verify_bundle
 
     stderr = stderr or sys.stderr
     model_path = Path(opts.model or DEFAULT_MODEL_PATH)
@@ -291,6 +291,9 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
         raise BatchError(f"cannot resume: the input has {rows_read} rows in {skipped} chunks, the interrupted run "
                          f"had done {checkpoint_rows} rows in {done_chunks}; rerun without --resume")
 
+    if resuming:
+        print(f"fastslow score: resuming {opts.output} after {done_chunks} chunks ({checkpoint_rows} rows)",
+              file=stderr)
     jobs = max(1, opts.jobs or os.cpu_count() or 1)
     head = list(islice(chunks, 2))
     if len(head) < 2:

@@ -20,7 +20,7 @@ def _load_model(path):
 
 
 def cmd_score(args) -> int:
-    from models.bundle import ModelLoadError
+    from models.manifest import ModelLoadError
     from serve.batch import BatchError, BatchOptions, run_batch
     from serve.io import InputFileError
 
@@ -73,7 +73,7 @@ def cmd_serve(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from models.bundle import DEFAULT_MODEL_PATH
+    from models.manifest import DEFAULT_MODEL_PATH
     from serve.batch import DEFAULT_CHUNK
     from serve.io import FORMATS
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
-from models.bundle import FastslowModel
 from models.record import error_record
+
+if TYPE_CHECKING:  # the main process of a parallel run never loads a model: keep its imports light
+    from models.bundle import FastslowModel
 
 Row = tuple[int | None, object | None, str | None]  # (line, parsed object or None, reader's error or None)
 
