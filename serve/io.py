@@ -14,6 +14,8 @@ from typing import Iterator
 FORMATS = ("jsonl", "csv", "parquet")
 JSON_COLUMNS = ("context", "existing_tasks")  # nested input fields: a JSON string in a CSV or Parquet cell
 INPUT_COLUMNS = ("query", "id", "context", "endpoint", "existing_tasks")
+CSV_FIELD_LIMIT = 64 << 20  # a cell longer than this makes the file unreadable (Python's default: 128 KiB)
+csv.field_size_limit(CSV_FIELD_LIMIT)  # for every CSV read here and in serve.sinks (a 1 MB query is a row)
 
 Row = tuple[int, object | None, str | None]  # (line or row number, parsed object or None, error or None)
 
@@ -73,15 +75,21 @@ def _missing_column(kind: str, text_col: str, header) -> InputFileError:
     return InputFileError(f"{kind} has no {text_col!r} column (columns: {', '.join(header) or 'none'})")
 
 
-def _parse_json_cells(item: dict, row_no: int) -> str | None:
-    """Decode the JSON string cells of nested fields in place; the error of the first broken one."""
+def parse_json_cells(item: dict) -> str | None:
+    """Decode the JSON string cells of nested fields (``context``, ``existing_tasks``) in place, as
+    CSV, Parquet and Spark tables carry them; the error of the first broken one, else None."""
     for column in JSON_COLUMNS:
         if isinstance(item.get(column), str) and item[column]:
             try:
                 item[column] = json.loads(item[column])
             except json.JSONDecodeError as exc:
-                return f"row {row_no}: {column}: broken JSON ({exc.msg})"
+                return f"{column}: broken JSON ({exc.msg})"
     return None
+
+
+def _table_row(row_no: int, item: dict) -> Row:
+    error = parse_json_cells(item)
+    return (row_no, None, f"row {row_no}: {error}") if error else (row_no, item, None)
 
 
 def read_csv(stream, text_col: str = "query", id_col: str = "id") -> Iterator[Row]:
@@ -94,7 +102,14 @@ def read_csv(stream, text_col: str = "query", id_col: str = "id") -> Iterator[Ro
     header = reader.fieldnames or []
     if text_col not in header:
         raise _missing_column("CSV", text_col, header)
-    for row_no, row in enumerate(reader, 2):  # row 1 is the header
+    rows = enumerate(reader, 2)  # row 1 is the header
+    while True:
+        try:
+            row_no, row = next(rows)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # e.g. an unclosed quote swallowing the rest of the file
+            raise InputFileError(f"CSV unreadable after line {reader.line_num}: {exc}") from None
         if None in row:
             yield row_no, None, f"row {row_no}: more cells than columns"
             continue
@@ -102,10 +117,9 @@ def read_csv(stream, text_col: str = "query", id_col: str = "id") -> Iterator[Ro
             yield row_no, None, f"row {row_no}: not valid UTF-8"
             continue
         item = rename_columns({k: (v if v != "" else None) for k, v in row.items()}, text_col, id_col)
-        error = _parse_json_cells(item, row_no)
         if item.get("query") is None:
             item["query"] = ""  # an empty cell is an empty query, not a missing column
-        yield (row_no, None, error) if error else (row_no, item, None)
+        yield _table_row(row_no, item)
 
 
 def read_parquet(path: str | Path, text_col: str = "query", id_col: str = "id",
@@ -127,9 +141,7 @@ def read_parquet(path: str | Path, text_col: str = "query", id_col: str = "id",
     for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
         for row in batch.to_pylist():
             row_no += 1
-            item = rename_columns(row, text_col, id_col)
-            error = _parse_json_cells(item, row_no)
-            yield (row_no, None, error) if error else (row_no, item, None)
+            yield _table_row(row_no, rename_columns(row, text_col, id_col))
 
 
 class RowSource:
