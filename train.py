@@ -166,6 +166,9 @@ def run(args: argparse.Namespace) -> dict:
                                                           "params": {k: str(v) for k, v in params.items()}})
         mlflow.log_artifact(str(args.output), artifact_path="model")
         mlflow.log_artifact(str(args.output.with_suffix(".manifest.json")), artifact_path="model")
+        from models.pyfunc import log_pyfunc_model
+
+        pyfunc_uri = log_pyfunc_model(args.output)  # the same bundle for mlflow.pyfunc / Spark's spark_udf
 
     print(summary_table(evaluations))
     if automation_run is not None:
@@ -175,7 +178,8 @@ def run(args: argparse.Namespace) -> dict:
     print(f"\nmodel {model.version} → {args.output} (sha256 {manifest['sha256'][:12]}…)")
     print(f"MLflow run {run_id} in {mlflow.get_tracking_uri()} (experiment {args.experiment!r}); "
           f"fit+eval {fit_seconds}s; `mlflow ui --backend-store-uri {mlflow.get_tracking_uri()}` to browse")
-    return {"run_id": run_id, "metrics": metrics, "manifest": manifest, "model": model}
+    print(f"pyfunc model for Spark: {pyfunc_uri}")
+    return {"run_id": run_id, "metrics": metrics, "manifest": manifest, "model": model, "pyfunc_uri": pyfunc_uri}
 
 
 def main(argv: list[str] | None = None) -> int:
