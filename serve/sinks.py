@@ -47,11 +47,11 @@ class Layout:
             row[name] = value
         return row
 
-    def unflatten(self, row: dict) -> dict:
+    def unflatten(self, row: dict, from_csv: bool = False) -> dict:
         record = {}
         for name, kind in self.columns:
             value = row.get(name)
-            if value == "":
+            if from_csv and value == "":
                 value = None  # CSV cannot tell an empty text from none: an empty cell is null
             if value is not None and kind != "text" and isinstance(value, str):
                 value = json.loads(value)
@@ -77,9 +77,9 @@ REVIEW = Layout((("id", "text"), ("line", "int"), ("query", "text"), ("context",
 ERROR_FIELDS = ("id", "query", "error", "line")
 
 
-def record_from_row(row: dict) -> dict:
+def record_from_row(row: dict, from_csv: bool = False) -> dict:
     """A scored or error record from a row of a flat record table (``RECORD``)."""
-    record = RECORD.unflatten(row)
+    record = RECORD.unflatten(row, from_csv)
     if record["error"] is None:
         return {k: v for k, v in record.items() if k not in ("error", "line")}
     return {k: record[k] for k in ERROR_FIELDS if k != "line" or record[k] is not None}
@@ -203,7 +203,7 @@ def read_records(path: str | Path, fmt: str | None = None, layout: Layout = RECO
     elif fmt == "csv":
         with open(path, encoding="utf-8", newline="") as f:
             for row in csv.DictReader(f):
-                yield convert(row)
+                yield convert(row, from_csv=True)
     else:
         import pyarrow.parquet as pq
 
