@@ -22,6 +22,7 @@ import os
 import sys
 import time
 from collections import deque
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from itertools import chain, islice
 from pathlib import Path
@@ -106,20 +107,25 @@ def _score_in_worker(rows: list) -> ChunkResult:
 
 def score_chunks(chunks: Iterable[list], jobs: int, init_args: tuple) -> Iterator[ChunkResult]:
     """Results of ``chunks`` in input order: in this process for ``jobs`` 1, else in ``jobs`` worker
-    processes with at most ``2 jobs`` chunks in flight (``Pool.imap`` would read the whole input ahead)."""
+    processes with at most ``2 jobs`` chunks in flight (``map`` would read the whole input ahead). A
+    worker that dies (killed, out of memory) fails the run with ``BrokenProcessPool``, never a hang."""
     if jobs <= 1:
         _init_worker(*init_args)
         yield from map(_score_in_worker, chunks)
         return
     context = multiprocessing.get_context("spawn")  # no state inherited: each worker loads the bundle itself
-    with context.Pool(jobs, initializer=_init_worker, initargs=init_args) as pool:
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=init_args) as pool:
         pending: deque = deque()
-        for chunk in chunks:
-            pending.append(pool.apply_async(_score_in_worker, (chunk,)))
-            if len(pending) >= 2 * jobs:
-                yield pending.popleft().get()
-        while pending:
-            yield pending.popleft().get()
+        try:
+            for chunk in chunks:
+                pending.append(pool.submit(_score_in_worker, chunk))
+                if len(pending) >= 2 * jobs:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
 
 
 class Progress:

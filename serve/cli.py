@@ -20,6 +20,8 @@ def _load_model(path):
 
 
 def cmd_score(args) -> int:
+    from concurrent.futures.process import BrokenProcessPool
+
     from models.manifest import ModelLoadError
     from serve.batch import BatchError, BatchOptions, run_batch
     from serve.io import InputFileError
@@ -34,6 +36,10 @@ def cmd_score(args) -> int:
         print(f"fastslow score: {args.input}: {exc}", file=sys.stderr)
     except (BatchError, ModelLoadError) as exc:
         print(f"fastslow score: {exc}", file=sys.stderr)
+    except BrokenProcessPool as exc:
+        print(f"fastslow score: a worker process died ({exc}); nothing was renamed"
+              + (f": rerun with --resume to continue {args.output}" if args.output else ""), file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("\nfastslow score: interrupted" + (f"; rerun with --resume to continue {args.output}"
                                                  if args.output else ""), file=sys.stderr)
