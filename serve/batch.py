@@ -235,6 +235,28 @@ class Target:
                 pass
 
 
+def resume_point(opts: BatchOptions, source: RowSource, model_sha256: str, out_fmt: str, review_fmt: str | None,
+                 progress_path: Path, stderr) -> Checkpoint:
+    """The checkpoint to go on from (``--resume`` with a matching ``OUT.progress.json``), or a fresh
+    one for this run's identity; ``BatchError`` when the recorded run had another input, model or options."""
+    identity = {"input": input_identity(source.path), "model_sha256": model_sha256,
+                "options": {"input_format": source.format, "text_col": opts.text_col, "id_col": opts.id_col,
+                            "chunk_size": opts.chunk_size, "output_format": out_fmt,
+                            "review_out": str(opts.review_out) if opts.review_out else None,
+                            "review_format": review_fmt, "review_below": opts.review_below}}
+    if not opts.resume:
+        return Checkpoint(identity)
+    checkpoint = Checkpoint.load(progress_path)
+    if checkpoint is None:
+        print(f"fastslow score: no progress to resume beside {opts.output}; starting from the beginning", file=stderr)
+        return Checkpoint(identity)
+    if checkpoint.identity != identity:
+        changed = [k for k in identity if identity[k] != checkpoint.identity.get(k)]
+        raise BatchError(f"cannot resume: the {', '.join(changed)} differ from the interrupted run's "
+                         f"({progress_path}); rerun without --resume to start again")
+    return checkpoint
+
+
 def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
     """Score ``opts.input`` as the options say; the exit status (0, 1 when the counts do not
     reconcile, 2 when the input, the model or the options are refused). Raises ``InputFileError``,
@@ -252,31 +274,17 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
     if opts.resume and not resumable:
         raise BatchError("--resume needs -o, an input file (not standard input) and JSONL or CSV outputs "
                          "(a Parquet file is readable only once complete; write JSONL or CSV to resume)")
+    for path in (opts.output, opts.review_out):
+        if path is not None and not Path(path).resolve().parent.is_dir():
+            raise BatchError(f"no folder {Path(path).parent} for {path}")
     manifest = verify_bundle(model_path)
 
     output = Target(opts.output, out_fmt, RECORD, stdout=stdout)
     review = Target(opts.review_out, review_fmt, REVIEW) if opts.review_out else None
     progress_path = sidecar(opts.output, ".progress.json") if resumable else None
-    checkpoint = None
-    if resumable:
-        identity = {"input": input_identity(source.path), "model_sha256": manifest["sha256"],
-                    "options": {"input_format": source.format, "text_col": opts.text_col, "id_col": opts.id_col,
-                                "chunk_size": opts.chunk_size, "output_format": out_fmt,
-                                "review_out": str(opts.review_out) if opts.review_out else None,
-                                "review_format": review_fmt, "review_below": opts.review_below}}
-        if opts.resume:
-            checkpoint = Checkpoint.load(progress_path)
-            if checkpoint is None:
-                print(f"fastslow score: no progress to resume beside {opts.output}; starting from the beginning",
-                      file=stderr)
-            elif checkpoint.identity != identity:
-                changed = [k for k in identity if identity[k] != checkpoint.identity.get(k)]
-                raise BatchError(f"cannot resume: the {', '.join(changed)} differ from the interrupted run's "
-                                 f"({progress_path}); rerun without --resume to start again")
-        resuming = checkpoint is not None
-        checkpoint = checkpoint or Checkpoint(identity)
-    else:
-        resuming = False
+    checkpoint = (resume_point(opts, source, manifest["sha256"], out_fmt, review_fmt, progress_path, stderr)
+                  if resumable else None)
+    resuming = checkpoint is not None and checkpoint.chunks > 0
 
     counts = dict(checkpoint.counts) if resuming else {"rows": 0, "scored": 0, "errors": 0, "written": 0,
                                                        "reviewed": 0}
@@ -309,6 +317,7 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
     enabled = stderr.isatty() if opts.progress is None else opts.progress
     progress = Progress(source, enabled, stderr)
     targets = [t for t in (output, review) if t is not None]
+    results = None
     try:
         start_offsets = [output.open(offsets[0]), review.open(offsets[1]) if review else 0]
         if resumable:
@@ -336,7 +345,7 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
             done_rows = counts["scored"] + counts["errors"]
             progress.update(done_rows, done_rows - checkpoint_rows)
     except BaseException:
-        if "results" in locals():
+        if results is not None:
             results.close()  # stops the workers
         progress.close()
         for target in targets:
