@@ -269,7 +269,11 @@ def run(args: argparse.Namespace) -> dict:
             encoding="utf-8")
         for path in (args.output, args.output.with_suffix(".manifest.json"), card_path):
             mlflow.log_artifact(str(path), artifact_path=registry.MODEL_ARTIFACT_DIR)
-    version, refused = registry.register_run(registry.client(uri), run_id, args.registered_model)
+        from models.pyfunc import log_pyfunc_model
+
+        pyfunc_uri = log_pyfunc_model(args.output)  # the same bundle for mlflow.pyfunc / Spark's spark_udf
+    # the registered version is the pyfunc model, so models:/fastslow@champion also works in spark_udf
+    version, refused = registry.register_run(registry.client(uri), run_id, args.registered_model, source=pyfunc_uri)
 
     print(summary_table(evaluations))
     if cv:
@@ -285,11 +289,12 @@ def run(args: argparse.Namespace) -> dict:
     print(f"\nmodel {model.version} → {args.output} (sha256 {manifest['sha256'][:12]}…), card {card_path.name}")
     print(f"MLflow run {run_id} in {uri} (experiment {args.experiment!r}); "
           f"fit+eval {fit_seconds}s; `mlflow ui --backend-store-uri {uri}` to browse")
+    print(f"pyfunc model for Spark: {pyfunc_uri}")
     print(f"registered {args.registered_model} version {version}: " +
           (f"now models:/{args.registered_model}@{registry.CHAMPION}" if not refused else
            "NOT champion — " + "; ".join(refused)))
     return {"run_id": run_id, "metrics": metrics, "manifest": manifest, "model": model,
-            "registered_version": version, "refused": refused, "extra": extra}
+            "registered_version": version, "refused": refused, "extra": extra, "pyfunc_uri": pyfunc_uri}
 
 
 def main(argv: list[str] | None = None) -> int:

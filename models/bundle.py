@@ -7,11 +7,8 @@ manifest written at training time before it unpickles anything.
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
-import platform
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 
 import joblib
@@ -23,14 +20,10 @@ from models.record import DEFAULT_MAX_QUERY_CHARS, InputError, build_record, err
 from models.router import Router
 from models.rules import aggregate, review_required
 from models.splitter import SplitLexicon, split_subrequests
-from models.taxonomy import MULTI_STEP_PLANNING, ROOT
+from models.manifest import (DEFAULT_MODEL_PATH, ModelLoadError, library_versions, manifest_path, sha256_of,
+                             verify_bundle)
+from models.taxonomy import MULTI_STEP_PLANNING
 
-DEFAULT_MODEL_PATH = ROOT / "models" / "artifacts" / "fastslow.joblib"
-TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas", "python-crfsuite")
-
-
-class ModelLoadError(RuntimeError):
-    """The model file cannot be trusted or used; the message says why."""
 
 
 @dataclass
@@ -100,25 +93,6 @@ def piece(segmenter, whole: Utterance, start: int, end: int, first: bool) -> Utt
     return segmenter.annotate(whole.tokens[start:end], whole.context if first else "prev_fast", whole.endpoint)
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def library_versions() -> dict:
-    versions = {"python": platform.python_version()}
-    for name in TRACKED_LIBRARIES:
-        versions[name] = metadata.version(name)
-    return versions
-
-
-def manifest_path(model_path: Path) -> Path:
-    return model_path.with_suffix(".manifest.json")
-
-
 def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None) -> dict:
     """Write the joblib file and its manifest (SHA-256, library versions, metrics, ...)."""
     path = Path(path)
@@ -139,23 +113,8 @@ def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None) -> 
 def load_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True) -> FastslowModel:
     """Load a bundle after checking its SHA-256 (and library versions) against its manifest."""
     path = Path(path)
-    if not path.is_file():
-        raise ModelLoadError(f"model file not found: {path} (train one with `fastslow train`)")
-    mpath = manifest_path(path)
-    if not mpath.is_file():
-        raise ModelLoadError(f"refusing to load {path}: manifest {mpath.name} is missing")
-    manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    actual = sha256_of(path)
-    if actual != manifest.get("sha256"):
-        raise ModelLoadError(f"refusing to load {path}: SHA-256 {actual[:12]}… does not match the manifest "
-                             f"({str(manifest.get('sha256'))[:12]}…); the file was changed after training")
-    if check_versions:
-        current = library_versions()
-        wrong = {name: (v, current.get(name)) for name, v in manifest.get("libraries", {}).items()
-                 if name in ("scikit-learn", "jieba") and current.get(name) != v}
-        if wrong:
-            detail = ", ".join(f"{n} trained with {a}, installed {b}" for n, (a, b) in wrong.items())
-            raise ModelLoadError(f"refusing to load {path}: library version mismatch ({detail})")
+    manifest = verify_bundle(path, check_versions)
+    actual = manifest["sha256"]
     model = joblib.load(path)
     if not isinstance(model, FastslowModel):
         raise ModelLoadError(f"{path} does not hold a fastslow model")

@@ -139,8 +139,11 @@ def promote(mlflow_client, name: str, version: str | int, force: bool = False) -
     return reasons
 
 
-def register_run(mlflow_client, run_id: str, name: str = DEFAULT_REGISTERED_MODEL) -> tuple[str, list[str]]:
+def register_run(mlflow_client, run_id: str, name: str = DEFAULT_REGISTERED_MODEL,
+                 source: str | None = None) -> tuple[str, list[str]]:
     """Register the run's bundle as a new version and try to make it champion through the gate.
+    ``source``: the run's pyfunc model URI (``train.py`` logs one), so that a version also loads with
+    ``mlflow.pyfunc`` / ``spark_udf``; the bundle itself is always found through the version's run.
     Returns (version, the gate's reasons against it; empty when it became champion)."""
     from mlflow.exceptions import MlflowException
 
@@ -149,7 +152,8 @@ def register_run(mlflow_client, run_id: str, name: str = DEFAULT_REGISTERED_MODE
     except MlflowException:
         mlflow_client.create_registered_model(
             name, description="fastslow bundles (router + automation parser); `champion` passes the fixture gate")
-    mv = mlflow_client.create_model_version(name, source=f"runs:/{run_id}/{MODEL_ARTIFACT_DIR}", run_id=run_id)
+    mv = mlflow_client.create_model_version(name, source=source or f"runs:/{run_id}/{MODEL_ARTIFACT_DIR}",
+                                            run_id=run_id)
     version = str(mv.version)
     try:
         return version, promote(mlflow_client, name, version)

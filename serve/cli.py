@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -21,23 +22,37 @@ def _load_model(path):
 
 
 def cmd_score(args) -> int:
-    from serve.io import InputFileError, read_rows
-    from serve.scoring import ScoreSummary, score_rows, write_jsonl
+    from concurrent.futures.process import BrokenProcessPool
 
-    model = _load_model(args.model)
-    summary = ScoreSummary()
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    from models.manifest import ModelLoadError
+    from models.registry import RegistryError, resolve_model
+    from serve.batch import BatchError, BatchOptions, run_batch
+    from serve.io import InputFileError
+
     try:
-        write_jsonl(score_rows(model, read_rows(args.input, args.format), args.batch_size, summary), out)
+        model_path = resolve_model(args.model)  # a models:/ URI is downloaded once, before any worker starts
+    except RegistryError as exc:
+        print(f"fastslow score: {exc}", file=sys.stderr)
+        return 2
+    options = BatchOptions(input=args.input, output=args.output, model=model_path, input_format=args.format,
+                           output_format=args.output_format, text_col=args.text_col, id_col=args.id_col,
+                           jobs=args.jobs, chunk_size=args.chunk_size, resume=args.resume,
+                           review_out=args.review_out, review_below=args.review_below)
+    try:
+        return run_batch(options, stdout=sys.stdout.buffer)
     except InputFileError as exc:
         print(f"fastslow score: {args.input}: {exc}", file=sys.stderr)
-        return 2
-    finally:
-        if args.output:
-            out.close()
-    print(f"fastslow score: {summary.rows} rows read, {summary.scored} scored, {summary.errors} errors"
-          + (f" → {args.output}" if args.output else ""), file=sys.stderr)
-    return 0
+    except (BatchError, ModelLoadError) as exc:
+        print(f"fastslow score: {exc}", file=sys.stderr)
+    except BrokenProcessPool as exc:
+        print(f"fastslow score: a worker process died ({exc}); nothing was renamed"
+              + (f": rerun with --resume to continue {args.output}" if args.output else ""), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\nfastslow score: interrupted" + (f"; rerun with --resume to continue {args.output}"
+                                                 if args.output else ""), file=sys.stderr)
+        return 130
+    return 2
 
 
 def cmd_eval(args) -> int:
@@ -100,7 +115,9 @@ def cmd_promote(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from models.bundle import DEFAULT_MODEL_PATH
+    from models.manifest import DEFAULT_MODEL_PATH
+    from serve.batch import DEFAULT_CHUNK
+    from serve.io import FORMATS
 
     parser = argparse.ArgumentParser(prog="fastslow", description="Fast/slow routing of Chinese voice queries (XA4.1).")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -108,13 +125,30 @@ def build_parser() -> argparse.ArgumentParser:
     # `fastslow train ...` is handed whole to train.py's own parser (see main); listed here for --help.
     sub.add_parser("train", help="train, evaluate and log to MLflow (the same as python train.py)")
 
-    p = sub.add_parser("score", help="score a JSONL or CSV file of queries; JSONL records out")
-    p.add_argument("input", help="input file (.jsonl or .csv), or - for standard input (JSONL)")
-    p.add_argument("-o", "--output", type=Path, help="output JSONL (default: standard output)")
+    p = sub.add_parser("score", help="score a log of queries (JSONL, CSV or Parquet) into records",
+                       description="Score every row of a log into one record, in input order: streamed in chunks, "
+                                   "on every core, written atomically with -o, resumable.")
+    p.add_argument("input", help="input file (.jsonl, .csv or .parquet), or - for standard input (JSONL or CSV)")
+    p.add_argument("-o", "--output", type=Path,
+                   help="output file, .jsonl, .csv or .parquet (default: JSONL on standard output)")
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH,
                    help="model bundle (.joblib) or registered model URI (models:/fastslow@champion)")
-    p.add_argument("--format", choices=("jsonl", "csv"), help="input format when the extension does not say")
-    p.add_argument("--batch-size", type=int, default=512, help="rows scored together")
+    p.add_argument("--format", choices=FORMATS, help="input format when the extension does not say")
+    p.add_argument("--output-format", choices=FORMATS, help="output format when the extension does not say")
+    p.add_argument("--text-col", default="query", help="input column holding the query (default: query)")
+    p.add_argument("--id-col", default="id", help="input column holding the id (default: id)")
+    p.add_argument("--jobs", "-j", type=int, default=None,
+                   help=f"worker processes, each loading the model once (default: all {os.cpu_count()} cores)")
+    p.add_argument("--chunk-size", "--batch-size", dest="chunk_size", type=int, default=DEFAULT_CHUNK,
+                   help=f"rows per chunk, scored together: the unit of parallel work and of --resume "
+                        f"(default {DEFAULT_CHUNK})")
+    p.add_argument("--resume", action="store_true",
+                   help="continue an interrupted run with -o from its last completed chunk")
+    p.add_argument("--review-out", type=Path,
+                   help="also write the rows that need a person (review_required, low confidence, errors) here")
+    p.add_argument("--review-below", type=float, default=None,
+                   help="with --review-out: confidence below which a row goes for review "
+                        "(default: the model's review threshold)")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("eval", help="the training metrics for any labelled file")

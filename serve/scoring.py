@@ -1,57 +1,62 @@
-"""Batch scoring: rows in, one record per row out, in input order, in batches for speed."""
+"""Batch scoring: rows in, one record per row out, in input order, a chunk at a time."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
-from typing import Iterable, Iterator, TextIO
+from typing import TYPE_CHECKING, Iterable, Iterator
 
-from models.bundle import FastslowModel
 from models.record import error_record
 
-DEFAULT_BATCH = 512
+if TYPE_CHECKING:  # the main process of a parallel run never loads a model: keep its imports light
+    from models.bundle import FastslowModel
+
+Row = tuple[int | None, object | None, str | None]  # (line, parsed object or None, reader's error or None)
 
 
-@dataclass
-class ScoreSummary:
-    rows: int = 0
-    scored: int = 0
-    errors: int = 0
+def score_chunk(model: FastslowModel, rows: list[Row]) -> list[dict]:
+    """One record per ``(line, parsed, error)`` row, in order; an unreadable or invalid row gets an
+    error record carrying its line (when there is one), and costs no other row."""
+    parsed = [obj for _, obj, err in rows if err is None]
+    scored = iter(model.score(parsed))
+    records = []
+    for line, obj, err in rows:
+        if err is not None:
+            record = error_record(None, None, err, line)
+        else:
+            record = next(scored)
+            if "error" in record and line is not None:
+                record["error"] = f"line {line}: {record['error']}"
+                record["line"] = line
+        records.append(record)
+    return records
 
 
-def score_rows(model: FastslowModel, rows: Iterable[tuple[int, object | None, str | None]],
-               batch_size: int = DEFAULT_BATCH, summary: ScoreSummary | None = None) -> Iterator[dict]:
-    """Records for ``(line, parsed, error)`` rows, in order; an unreadable row yields an error record."""
-    summary = summary if summary is not None else ScoreSummary()
-    batch: list[tuple[int, object | None, str | None]] = []
-
-    def flush():
-        parsed = [(line, obj) for line, obj, err in batch if err is None]
-        scored = iter(model.score([obj for _, obj in parsed]))
-        for line, obj, err in batch:
-            if err is not None:
-                record = error_record(None, None, err, line)
-            else:
-                record = next(scored)
-                if "error" in record:
-                    record["error"] = f"line {line}: {record['error']}"
-                    record["line"] = line
-            summary.rows += 1
-            if "error" in record:
-                summary.errors += 1
-            else:
-                summary.scored += 1
-            yield record
-
+def chunked(rows: Iterable, size: int) -> Iterator[list]:
+    """Lists of ``size`` consecutive items (the last one shorter)."""
+    chunk = []
     for row in rows:
-        batch.append(row)
-        if len(batch) >= batch_size:
-            yield from flush()
-            batch = []
-    if batch:
-        yield from flush()
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
-def write_jsonl(records: Iterable[dict], out: TextIO) -> None:
-    for record in records:
-        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+def review_entry(record: dict, row: Row, below: float) -> dict | None:
+    """The row for a person to label, or None: an error, ``review_required``, or confidence below
+    ``below``. It holds what labelling needs (the input's query, id, context, endpoint and its line)
+    and the model's guess as ``predicted_*``, so a labeller adds ``label`` and ``primary_reason_code``."""
+    if "error" in record:
+        reason = "error"
+    elif record["review_required"]:
+        reason = "review_required"
+    elif record["confidence"] < below:
+        reason = "low_confidence"
+    else:
+        return None
+    line, obj, _ = row
+    obj = obj if isinstance(obj, dict) else {}
+    return {"id": record.get("id"), "line": line, "query": record.get("query"), "context": obj.get("context"),
+            "endpoint": obj.get("endpoint"), "review_reason": reason, "predicted_label": record.get("label"),
+            "predicted_reason_code": record.get("primary_reason_code"), "confidence": record.get("confidence"),
+            "error": record.get("error")}

@@ -45,6 +45,8 @@ ENUM_ANCHOR = '    IGNORE = "ignore"\n'
 STEP_ANCHOR = "    if signals.already_done:\n"
 WIRING_ANCHOR = "        result = run_capture_policy(signals)\n"
 
+BUNDLE_ANCHOR = "@dataclass\nclass FastslowModel"  # module level in another module than the policy
+
 MUTATIONS = {
     # the deleted outcomes come back as enum members
     "enum_gains_create_direct": ("models/capture.py", ENUM_ANCHOR, ENUM_ANCHOR + '    CREATE_DIRECT = "create_direct"\n'),
@@ -62,10 +64,10 @@ MUTATIONS = {
                                       '    return CapturePolicyResult("auto_accept_later")\n' + STEP_ANCHOR),
     "result_with_computed_outcome": ("models/capture.py", STEP_ANCHOR,
                                      '    return CapturePolicyResult(Outcome(signals.owner))\n' + STEP_ANCHOR),
-    "creating_outcome_in_another_module": ("models/bundle.py", "DEFAULT_MODEL_PATH = ",
-                                           'FALLBACK = "auto_accept_silent"\nDEFAULT_MODEL_PATH = '),
-    "creating_identifier_in_another_module": ("models/bundle.py", "DEFAULT_MODEL_PATH = ",
-                                              "def create_direct(task):\n    return task\n\n\nDEFAULT_MODEL_PATH = "),
+    "creating_outcome_in_another_module": ("models/bundle.py", BUNDLE_ANCHOR,
+                                           'FALLBACK = "auto_accept_silent"\n\n\n' + BUNDLE_ANCHOR),
+    "creating_identifier_in_another_module": ("models/bundle.py", BUNDLE_ANCHOR,
+                                              "def create_direct(task):\n    return task\n\n\n" + BUNDLE_ANCHOR),
     # a capture path accepting or writing
     "wiring_calls_accept": ("models/capture_wiring.py", WIRING_ANCHOR,
                             WIRING_ANCHOR + "        candidate_service.accept_candidate(signals)\n"),

@@ -1,0 +1,375 @@
+"""``fastslow score`` on a log of any size: streamed in chunks, scored on every core, written
+atomically, resumable, and every input row accounted for.
+
+The input is read a chunk at a time (``--chunk-size`` rows). With ``--jobs N`` > 1, N worker
+processes each load the bundle once and score chunks; at most ``2 N`` chunks are in flight, and
+results are written in input order, so memory stays flat whatever the file's size. Each worker also
+encodes its chunk for the output format, so the main process only reads, parses and appends.
+
+With ``-o OUT``, records go to ``OUT.partial`` and ``OUT.progress.json`` records, after every chunk
+written, how many chunks are done and the byte length of the partial output at that point (with the
+input's identity, the model's SHA-256 and the options). ``--resume`` truncates the partial output to
+that length and skips that many input chunks; the finished file is renamed to ``OUT`` only when every
+row is accounted for: rows read == scored + errors == records written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import sys
+import time
+from collections import deque
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from itertools import chain, islice
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+from serve.io import RowSource
+from serve.scoring import chunked, review_entry, score_chunk
+from serve.sinks import RECORD, REVIEW, SINKS, open_sink, output_format
+
+DEFAULT_CHUNK = 2000
+PROGRESS_VERSION = 1
+
+
+class BatchError(RuntimeError):
+    """The run cannot start or cannot go on (a resume that does not match, ...): exit status 2."""
+
+
+@dataclass
+class BatchOptions:
+    input: str
+    output: Path | None = None
+    model: Path | None = None
+    input_format: str | None = None
+    output_format: str | None = None
+    text_col: str = "query"
+    id_col: str = "id"
+    jobs: int | None = None  # None: every core
+    chunk_size: int = DEFAULT_CHUNK
+    resume: bool = False
+    review_out: Path | None = None
+    review_below: float | None = None  # None: the model's review threshold
+    progress: bool | None = None  # None: when standard error is a terminal
+
+
+@dataclass
+class ChunkResult:
+    payload: Any  # the chunk encoded for the output sink
+    written: int  # records in the payload
+    review: Any  # the chunk's rows for review, encoded for the review sink (or None)
+    reviewed: int
+    scored: int
+    errors: int
+
+
+class ChunkScorer:
+    """Scores one chunk of ``(line, parsed, error)`` rows and encodes it for the output (and review)
+    formats: the same work in the main process (``--jobs 1``) and in each worker."""
+
+    def __init__(self, model, output_format: str, review_format: str | None, review_below: float | None):
+        self.model = model
+        self.encode, self.count = SINKS[output_format].encode, SINKS[output_format].count
+        self.encode_review = SINKS[review_format].encode if review_format else None
+        self.review_below = model.review_threshold if review_below is None else review_below
+
+    def __call__(self, rows: list) -> ChunkResult:
+        records = score_chunk(self.model, rows)
+        if len(records) != len(rows):
+            raise RuntimeError(f"{len(rows)} rows gave {len(records)} records")
+        errors = sum("error" in r for r in records)
+        review, reviewed = None, 0
+        if self.encode_review is not None:
+            entries = [e for e in (review_entry(r, row, self.review_below) for r, row in zip(records, rows)) if e]
+            review, reviewed = self.encode_review(entries, REVIEW), len(entries)
+        payload = self.encode(records, RECORD)
+        # records written are counted from the encoded bytes or table, not from the list encoded
+        return ChunkResult(payload, self.count(payload), review, reviewed, len(records) - errors, errors)
+
+
+_worker: ChunkScorer | None = None
+
+
+def _init_worker(model_path: str, output_fmt: str, review_fmt: str | None, review_below: float | None) -> None:
+    global _worker
+    from models.bundle import load_bundle
+
+    _worker = ChunkScorer(load_bundle(model_path).warm_up(), output_fmt, review_fmt, review_below)
+
+
+def _score_in_worker(rows: list) -> ChunkResult:
+    return _worker(rows)
+
+
+def score_chunks(chunks: Iterable[list], jobs: int, init_args: tuple) -> Iterator[ChunkResult]:
+    """Results of ``chunks`` in input order: in this process for ``jobs`` 1, else in ``jobs`` worker
+    processes with at most ``2 jobs`` chunks in flight (``map`` would read the whole input ahead). A
+    worker that dies (killed, out of memory) fails the run with ``BrokenProcessPool``, never a hang."""
+    if jobs <= 1:
+        _init_worker(*init_args)
+        yield from map(_score_in_worker, chunks)
+        return
+    context = multiprocessing.get_context("spawn")  # no state inherited: each worker loads the bundle itself
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=init_args) as pool:
+        pending: deque = deque()
+        try:
+            for chunk in chunks:
+                pending.append(pool.submit(_score_in_worker, chunk))
+                if len(pending) >= 2 * jobs:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+class Progress:
+    """One line on standard error, rewritten in place: rows, rows/s and, when the input's size is
+    known, per cent done and ETA. Silent unless enabled (by default: standard error is a terminal)."""
+
+    def __init__(self, source: RowSource, enabled: bool, stream=None, every: float = 0.5):
+        self.source, self.enabled, self.stream, self.every = source, enabled, stream or sys.stderr, every
+        self.started = self.last = time.monotonic()
+        self.start_done = source.done() or 0.0  # a resumed run starts part-way
+        self.shown = False
+
+    def update(self, rows: int, new_rows: int) -> None:
+        """``rows`` done in all, ``new_rows`` of them by this run."""
+        now = time.monotonic()
+        if not self.enabled or now - self.last < self.every:
+            return
+        self.last = now
+        elapsed = max(now - self.started, 1e-9)
+        line = f"\r{rows:,} rows  {new_rows / elapsed:,.0f} rows/s"
+        done = self.source.done()
+        if done and done > self.start_done:
+            eta = elapsed * (1 - done) / (done - self.start_done)
+            line += f"  {done:.0%}  ETA {int(eta) // 3600}:{int(eta) % 3600 // 60:02d}:{int(eta) % 60:02d}"
+        self.stream.write(line + " " * 4)
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def sidecar(path: Path, suffix: str) -> Path:
+    return path.with_name(path.name + suffix)
+
+
+def input_identity(path: str) -> dict:
+    """What makes the input the same file on resume: its path, size, mtime and first MiB's digest."""
+    stat = os.stat(path)
+    with open(path, "rb") as f:
+        head = hashlib.sha256(f.read(1 << 20)).hexdigest()
+    return {"path": str(Path(path).resolve()), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "head_sha256": head}
+
+
+@dataclass
+class Checkpoint:
+    """``OUT.progress.json``: where a run with ``-o`` has got to, rewritten atomically after each chunk."""
+
+    identity: dict
+    chunks: int = 0
+    counts: dict = field(default_factory=lambda: {"rows": 0, "scored": 0, "errors": 0, "written": 0, "reviewed": 0})
+    output_bytes: int = 0
+    review_bytes: int = 0
+    version: int = PROGRESS_VERSION
+
+    def save(self, path: Path) -> None:
+        tmp = sidecar(path, ".tmp")
+        tmp.write_text(json.dumps(asdict(self), ensure_ascii=False), encoding="utf-8")
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: Path) -> "Checkpoint | None":
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return cls(**data) if data.get("version") == PROGRESS_VERSION else None
+        except (OSError, ValueError, TypeError):
+            return None
+
+
+class Target:
+    """One output file written as ``PATH.partial`` and renamed to ``PATH`` when complete (or standard output)."""
+
+    def __init__(self, path: Path | None, fmt: str, layout, stdout=None):
+        self.path, self.fmt, self.layout, self.stdout = path, fmt, layout, stdout
+        self.partial = sidecar(path, ".partial") if path is not None else None
+        self.sink = None
+
+    def open(self, keep_bytes: int | None = None) -> int:
+        """Open for writing, fresh or keeping the first ``keep_bytes`` of a partial file; the offset."""
+        if keep_bytes is not None:
+            if not self.partial.is_file() or self.partial.stat().st_size < keep_bytes:
+                raise BatchError(f"cannot resume: {self.partial} is missing or shorter than recorded; "
+                                 "rerun without --resume")
+            os.truncate(self.partial, keep_bytes)
+        self.sink = open_sink(self.partial, self.fmt, self.layout, append=keep_bytes is not None,
+                              stdout=self.stdout)
+        return self.sink.flush() or 0
+
+    def commit(self) -> None:
+        self.sink.close()
+        if self.partial is not None:
+            if hasattr(self.sink, "stream"):
+                os.fsync(self.sink.stream.fileno())
+                self.sink.stream.close()
+            os.replace(self.partial, self.path)
+
+    def abandon(self) -> None:
+        """Close without renaming: the partial file stays for ``--resume`` or inspection."""
+        if self.sink is not None and self.partial is not None:
+            try:
+                self.sink.close()
+                if hasattr(self.sink, "stream"):
+                    self.sink.stream.close()
+            except Exception:
+                pass
+
+
+def resume_point(opts: BatchOptions, source: RowSource, model_sha256: str, out_fmt: str, review_fmt: str | None,
+                 progress_path: Path, stderr) -> Checkpoint:
+    """The checkpoint to go on from (``--resume`` with a matching ``OUT.progress.json``), or a fresh
+    one for this run's identity; ``BatchError`` when the recorded run had another input, model or options."""
+    identity = {"input": input_identity(source.path), "model_sha256": model_sha256,
+                "options": {"input_format": source.format, "text_col": opts.text_col, "id_col": opts.id_col,
+                            "chunk_size": opts.chunk_size, "output_format": out_fmt,
+                            "review_out": str(opts.review_out) if opts.review_out else None,
+                            "review_format": review_fmt, "review_below": opts.review_below}}
+    if not opts.resume:
+        return Checkpoint(identity)
+    checkpoint = Checkpoint.load(progress_path)
+    if checkpoint is None:
+        print(f"fastslow score: no progress to resume beside {opts.output}; starting from the beginning", file=stderr)
+        return Checkpoint(identity)
+    if checkpoint.identity != identity:
+        changed = [k for k in identity if identity[k] != checkpoint.identity.get(k)]
+        raise BatchError(f"cannot resume: the {', '.join(changed)} differ from the interrupted run's "
+                         f"({progress_path}); rerun without --resume to start again")
+    return checkpoint
+
+
+def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
+    """Score ``opts.input`` as the options say; the exit status (0, 1 when the counts do not
+    reconcile, 2 when the input, the model or the options are refused). Raises ``InputFileError``,
+    ``BatchError`` and ``ModelLoadError`` for the caller to report."""
+    from models.manifest import DEFAULT_MODEL_PATH, verify_bundle
+
+    stderr = stderr or sys.stderr
+    model_path = Path(opts.model or DEFAULT_MODEL_PATH)
+    source = RowSource(opts.input, opts.input_format, opts.text_col, opts.id_col)
+    out_fmt = output_format(opts.output, opts.output_format)
+    review_fmt = output_format(opts.review_out) if opts.review_out else None
+    if opts.chunk_size < 1:
+        raise BatchError("--chunk-size must be at least 1")
+    resumable = opts.output is not None and not source.stdin and "parquet" not in (out_fmt, review_fmt)
+    if opts.resume and not resumable:
+        raise BatchError("--resume needs -o, an input file (not standard input) and JSONL or CSV outputs "
+                         "(a Parquet file is readable only once complete; write JSONL or CSV to resume)")
+    for path in (opts.output, opts.review_out):
+        if path is not None and not Path(path).resolve().parent.is_dir():
+            raise BatchError(f"no folder {Path(path).parent} for {path}")
+    manifest = verify_bundle(model_path)
+
+    output = Target(opts.output, out_fmt, RECORD, stdout=stdout)
+    review = Target(opts.review_out, review_fmt, REVIEW) if opts.review_out else None
+    progress_path = sidecar(opts.output, ".progress.json") if resumable else None
+    checkpoint = (resume_point(opts, source, manifest["sha256"], out_fmt, review_fmt, progress_path, stderr)
+                  if resumable else None)
+    resuming = checkpoint is not None and checkpoint.chunks > 0
+
+    counts = dict(checkpoint.counts) if resuming else {"rows": 0, "scored": 0, "errors": 0, "written": 0,
+                                                       "reviewed": 0}
+    offsets = (checkpoint.output_bytes, checkpoint.review_bytes) if resuming else (None, None)
+    checkpoint_rows = counts["rows"]
+    rows_read = 0
+
+    def counted(rows):
+        nonlocal rows_read
+        for row in rows:
+            rows_read += 1
+            yield row
+
+    chunks = chunked(counted(source), opts.chunk_size)
+    done_chunks = checkpoint.chunks if resuming else 0
+    skipped = sum(1 for _ in islice(chunks, done_chunks))
+    if skipped != done_chunks or rows_read != checkpoint_rows:
+        raise BatchError(f"cannot resume: the input has {rows_read} rows in {skipped} chunks, the interrupted run "
+                         f"had done {checkpoint_rows} rows in {done_chunks}; rerun without --resume")
+
+    if resuming:
+        print(f"fastslow score: resuming {opts.output} after {done_chunks} chunks ({checkpoint_rows} rows)",
+              file=stderr)
+    jobs = max(1, opts.jobs or os.cpu_count() or 1)
+    head = list(islice(chunks, 2))
+    if len(head) < 2:
+        jobs = 1  # one chunk left: starting workers would cost more than scoring it here
+    chunks = chain(head, chunks)
+
+    enabled = stderr.isatty() if opts.progress is None else opts.progress
+    progress = Progress(source, enabled, stderr)
+    targets = [t for t in (output, review) if t is not None]
+    results = None
+    try:
+        start_offsets = [output.open(offsets[0]), review.open(offsets[1]) if review else 0]
+        if resumable:
+            checkpoint.output_bytes, checkpoint.review_bytes = start_offsets
+            checkpoint.save(progress_path)
+        init_args = (str(model_path), out_fmt, review_fmt, opts.review_below)
+        results = score_chunks(chunks, jobs, init_args)
+        for result in results:
+            output.sink.write(result.payload)
+            if review:
+                review.sink.write(result.review)
+            counts["scored"] += result.scored
+            counts["errors"] += result.errors
+            counts["written"] += result.written
+            counts["reviewed"] += result.reviewed
+            done_chunks += 1
+            if resumable:
+                checkpoint.chunks = done_chunks
+                checkpoint.counts = {**counts, "rows": counts["scored"] + counts["errors"]}  # of done chunks
+                checkpoint.output_bytes = output.sink.flush()
+                checkpoint.review_bytes = review.sink.flush() if review else 0
+                checkpoint.save(progress_path)
+            elif opts.output is None:
+                output.sink.flush()
+            done_rows = counts["scored"] + counts["errors"]
+            progress.update(done_rows, done_rows - checkpoint_rows)
+    except BaseException:
+        if results is not None:
+            results.close()  # stops the workers
+        progress.close()
+        for target in targets:
+            target.abandon()
+        raise
+    progress.close()
+    counts["rows"] = rows_read
+    ok = counts["rows"] == counts["scored"] + counts["errors"] == counts["written"]
+    where = f" → {opts.output}" if opts.output else ""
+    line = (f"fastslow score: {counts['rows']} rows read, {counts['scored']} scored, {counts['errors']} errors, "
+            f"{counts['written']} records written{where}")
+    if review:
+        line += f"; {counts['reviewed']} rows for review → {opts.review_out}"
+    if not ok:
+        for target in targets:
+            target.abandon()
+        print(line, file=stderr)
+        print("fastslow score: the counts do not reconcile (rows read, scored + errors and records written "
+              f"must be equal); the output was not completed{' (left in ' + str(output.partial) + ')' if output.partial else ''}",
+              file=stderr)
+        return 1
+    for target in targets:
+        target.commit()
+    if progress_path is not None:
+        progress_path.unlink(missing_ok=True)
+    print(line, file=stderr)
+    return 0

@@ -1,0 +1,72 @@
+"""Beyond one machine: the MLflow pyfunc model that train.py logs scores a Spark DataFrame through
+``mlflow.pyfunc.spark_udf`` into exactly the records ``fastslow score`` writes."""
+
+import io
+import json
+
+import pandas as pd
+import pytest
+
+from models.dataset import DEV_FILE, load_labelled
+from serve.batch import BatchOptions, run_batch
+
+pytestmark = pytest.mark.spark
+
+
+def dev_rows(n: int) -> list[dict]:
+    rows = [{"id": f"d{i}", "query": r["query"], "endpoint": r["endpoint"],
+             "context": json.dumps(r["context"], ensure_ascii=False) if r["context"] else None}
+            for i, r in enumerate(load_labelled(DEV_FILE)[:n])]
+    rows += [{"id": "empty", "query": "  ", "endpoint": None, "context": None},
+             {"id": "moon", "query": "开空调", "endpoint": "moon", "context": None}]
+    return rows
+
+
+def cli_lines(rows, tmp_path, model_path) -> list[str]:
+    source, out = tmp_path / "in.csv", tmp_path / "out.jsonl"
+    pd.DataFrame(rows).to_csv(source, index=False)
+    assert run_batch(BatchOptions(str(source), out, model=model_path, jobs=1), stderr=io.StringIO()) == 0
+    return out.read_text(encoding="utf-8").splitlines()
+
+
+def without_line(line: str) -> dict:
+    """A CLI record as the UDF gives it: error records of a file carry their line; a DataFrame has none."""
+    record = json.loads(line)
+    if "error" in record:
+        record.pop("line")
+        record["error"] = record["error"].split(": ", 1)[1]
+    return record
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("fastslow-tests")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate())
+    yield session
+    session.stop()
+
+
+def test_spark_udf_of_the_logged_model_gives_the_cli_records(trained, tmp_path, spark, monkeypatch):
+    import mlflow
+    from pyspark.sql.functions import struct
+
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", trained["tracking_uri"])
+    monkeypatch.setattr(mlflow.tracking._tracking_service.utils, "_tracking_uri", trained["tracking_uri"])
+    rows = dev_rows(300)
+    frame = spark.createDataFrame(rows, schema="id string, query string, endpoint string, context string")
+    udf = mlflow.pyfunc.spark_udf(spark, trained["pyfunc_uri"], result_type="string")
+    scored = frame.repartition(2).withColumn("record", udf(struct("query", "id", "context", "endpoint")))
+    by_id = {r["id"]: r["record"] for r in scored.select("id", "record").collect()}
+    assert len(by_id) == len(rows) == 302
+
+    expected = cli_lines(rows, tmp_path, trained["path"])
+    assert [json.loads(line)["id"] for line in expected] == [r["id"] for r in rows]
+    for row, line in zip(rows, expected):
+        if "error" in json.loads(line):
+            assert json.loads(by_id[row["id"]]) == without_line(line)
+        else:
+            assert by_id[row["id"]] == line  # byte for byte the CLI's line
+    assert json.loads(by_id["moon"])["error"].startswith("endpoint: must be one of")
+    assert sum("error" not in json.loads(v) for v in by_id.values()) == 300
