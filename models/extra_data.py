@@ -24,7 +24,7 @@ from models.automation_data import check_row
 from models.automation_metrics import groups_match, rules_output
 from models.automation_rules import Span, to_markup
 from models.dataset import DataError, check_labelled, query_key
-from serve.io import CSV_JSON_COLUMNS, InputFileError, read_rows
+from serve.io import InputFileError, read_parquet, read_rows
 
 ROUTING_COLUMNS = ("label", "primary_reason_code")
 AUTOMATION_COLUMNS = ("automation", "markup")
@@ -74,39 +74,6 @@ class Reference:
 # reading
 
 
-def _plain(value):
-    """Parquet cells as JSON values: arrays to lists, NaN/NA to None."""
-    if hasattr(value, "tolist") and not isinstance(value, str):
-        value = value.tolist()
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, float) and value != value:
-        return None
-    return value
-
-
-def read_parquet(path: Path) -> Iterator[RawRow]:
-    import pandas as pd
-
-    try:
-        frame = pd.read_parquet(path)
-    except Exception as exc:  # noqa: BLE001 - pyarrow raises many kinds; the message is what matters
-        raise InputFileError(f"cannot read Parquet file: {exc}") from None
-    if "query" not in frame.columns:
-        raise InputFileError(f"Parquet file has no 'query' column (columns: {', '.join(frame.columns)})")
-    for i, row in enumerate(frame.to_dict(orient="records"), 1):
-        item, error = {k: _plain(v) for k, v in row.items()}, None
-        for column in CSV_JSON_COLUMNS:  # nested columns may be JSON text, as in CSV
-            if isinstance(item.get(column), str) and item[column]:
-                try:
-                    item[column] = json.loads(item[column])
-                except json.JSONDecodeError as exc:
-                    error = f"row {i}: {column}: broken JSON ({exc.msg})"
-        yield (i, None, error) if error else (i, item, None)
-
-
 def read_extra(path: str | Path) -> list[RawRow]:
     """Every row of an extra file, parsed or with its error; ``InputFileError`` when the file as a whole
     cannot be read."""
@@ -116,7 +83,7 @@ def read_extra(path: str | Path) -> list[RawRow]:
     if not path.is_file():
         raise InputFileError(f"{path}: file not found")
     try:
-        return list(read_parquet(path) if path.suffix.lower() == ".parquet" else read_rows(path))
+        return list(read_parquet(path, all_columns=True) if path.suffix.lower() == ".parquet" else read_rows(path))
     except InputFileError as exc:
         raise InputFileError(f"{path}: {exc}") from None
 

@@ -123,9 +123,10 @@ def read_csv(stream, text_col: str = "query", id_col: str = "id") -> Iterator[Ro
 
 
 def read_parquet(path: str | Path, text_col: str = "query", id_col: str = "id",
-                 batch_rows: int = 2048) -> Iterator[Row]:
+                 batch_rows: int = 2048, all_columns: bool = False) -> Iterator[Row]:
     """(1-based row index, dict or None, error or None) per Parquet row, read in record batches of
-    the columns fastslow uses; nested fields may be JSON strings (as in CSV) or lists of structs."""
+    the columns fastslow scores with (every column with ``all_columns``: labelled data for training);
+    nested fields may be JSON strings (as in CSV) or lists of structs."""
     import pyarrow.parquet as pq
 
     try:
@@ -136,7 +137,7 @@ def read_parquet(path: str | Path, text_col: str = "query", id_col: str = "id",
     if text_col not in header:
         raise _missing_column("Parquet file", text_col, header)
     wanted = {text_col, id_col, *INPUT_COLUMNS}
-    columns = [name for name in header if name in wanted]
+    columns = None if all_columns else [name for name in header if name in wanted]
     row_no = 0
     for batch in parquet.iter_batches(batch_size=batch_rows, columns=columns):
         for row in batch.to_pylist():

@@ -56,7 +56,9 @@ def test_spark_udf_of_the_logged_model_gives_the_cli_records(trained, tmp_path, 
     monkeypatch.setattr(mlflow.tracking._tracking_service.utils, "_tracking_uri", trained["tracking_uri"])
     rows = dev_rows(300)
     frame = spark.createDataFrame(rows, schema="id string, query string, endpoint string, context string")
-    udf = mlflow.pyfunc.spark_udf(spark, trained["pyfunc_uri"], result_type="string")
+    # the registered champion is the run's pyfunc model (train.py registers it), so its alias works here
+    assert mlflow.MlflowClient().get_model_version_by_alias("fastslow", "champion").run_id == trained["run_id"]
+    udf = mlflow.pyfunc.spark_udf(spark, "models:/fastslow@champion", result_type="string")
     scored = frame.repartition(2).withColumn("record", udf(struct("query", "id", "context", "endpoint")))
     by_id = {r["id"]: r["record"] for r in scored.select("id", "record").collect()}
     assert len(by_id) == len(rows) == 302
