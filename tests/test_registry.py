@@ -200,3 +200,13 @@ def test_a_tampered_download_is_refused_by_its_sha256(store):
     path.write_bytes(path.read_bytes() + b"\0")
     with pytest.raises(ModelLoadError, match="does not match the manifest"):
         load_bundle(registry.resolve_model("models:/fastslow/1"))
+
+
+def test_gate_tolerates_dev_noise_but_not_a_dev_drop():
+    best = {"capture_conformance": 1.0, "fixture_label_accuracy": 1.0, "dev_label_macro_f1": 0.939,
+            "automation_dev_group_exact": 0.977}
+    assert registry.gate({**best, "dev_label_macro_f1": 0.934}, best) == []  # a few rows: retraining noise
+    assert registry.gate({**best, "dev_label_macro_f1": 0.90}, best) == [
+        "dev_label_macro_f1 0.900 < champion 0.939 - 0.02"]
+    assert registry.gate({**best, "automation_dev_group_exact": 0.90}, best) == [
+        "automation_dev_group_exact 0.900 < champion 0.977 - 0.02"]
