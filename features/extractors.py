@@ -60,6 +60,17 @@ class RowFeatures(BaseEstimator, TransformerMixin):
         data.extend(row.values())
 
 
+def tfidf_row(grams, vocabulary: dict, idf: list[float], sublinear: bool = True) -> tuple[list[int], list[float]]:
+    """Columns and l2-normalised tf-idf weights of one document's grams: what a fitted
+    ``TfidfVectorizer(norm="l2")`` gives for that row, without its per-call validation."""
+    counts = Counter([col for col in map(vocabulary.get, grams) if col is not None])
+    columns = list(counts)
+    weights = [idf[col] if n == 1 else ((1.0 + math.log(n)) if sublinear else n) * idf[col]
+               for col, n in counts.items()]
+    scale = 1.0 / (math.sqrt(sum([w * w for w in weights])) or 1.0)
+    return columns, [w * scale for w in weights]
+
+
 def char_ngrams(text, min_n=1, max_n=3):
     """Character n-grams of an already normalised text (the analyzer of CharNgrams)."""
     grams = list(text) if min_n == 1 else []
@@ -101,26 +112,14 @@ class _Tfidf(RowFeatures):
     def n_columns(self) -> int:
         return len(self.idf_)
 
-    def _weights(self, u) -> tuple[list[int], list[float]]:
-        """Columns and unnormalised tf-idf weights of the utterance's known grams."""
-        idf, sublinear = self.idf_, self.sublinear_tf
-        known = [col for col in map(self.vocabulary_.get, self.analyze_(self._document(u))) if col is not None]
-        counts = Counter(known)
-        columns = list(counts)
-        weights = [idf[col] if n == 1 else ((1.0 + math.log(n)) if sublinear else n) * idf[col]
-                   for col, n in counts.items()]
-        return columns, weights
-
     def row(self, u) -> dict[int, float]:
-        columns, weights = self._weights(u)
-        scale = 1.0 / (math.sqrt(sum([w * w for w in weights])) or 1.0)
-        return {col: w * scale for col, w in zip(columns, weights)}
+        columns, weights = tfidf_row(self.analyze_(self._document(u)), self.vocabulary_, self.idf_, self.sublinear_tf)
+        return dict(zip(columns, weights))
 
     def append_row(self, u, offset: int, indices: list, data: list) -> None:
-        columns, weights = self._weights(u)
-        scale = 1.0 / (math.sqrt(sum([w * w for w in weights])) or 1.0)
+        columns, weights = tfidf_row(self.analyze_(self._document(u)), self.vocabulary_, self.idf_, self.sublinear_tf)
         indices.extend([col + offset for col in columns])
-        data.extend([w * scale for w in weights])
+        data.extend(weights)
 
 
 class CharNgrams(_Tfidf):

@@ -247,5 +247,9 @@ class Segmenter(BaseEstimator, TransformerMixin):
         charset = frozenset(text)
         return Utterance(text, tokens, charset, context, endpoint, self.lexicons_.match(tokens, charset, text))
 
-    def transform(self, X):
+    def utterances(self, X) -> list[Utterance]:
+        """``transform`` without scikit-learn's output wrapper: the per-query inference path."""
         return [x if isinstance(x, Utterance) else self.utterance(x) for x in X]
+
+    def transform(self, X):
+        return self.utterances(X)

@@ -138,7 +138,10 @@ class Router(BaseEstimator, ClassifierMixin):
 
     def decision_function(self, X):
         check_is_fitted(self)
-        return np.asarray(self.features(self.utterances(X)) @ self.weights_) + self.intercept_
+        return self._logits(self.utterances(X))
+
+    def _logits(self, utterances):
+        return np.asarray(self.features(utterances) @ self.weights_) + self.intercept_
 
     @property
     def segmenter(self) -> Segmenter:
@@ -146,22 +149,26 @@ class Router(BaseEstimator, ClassifierMixin):
         return self.pipeline_.named_steps["segment"]
 
     def utterances(self, X):
-        return self.segmenter.transform(X)
+        """``Utterance`` objects of raw inputs (``Utterance`` objects pass through)."""
+        check_is_fitted(self)
+        return self.pipeline_.named_steps["segment"].utterances(X)
 
     def predict_proba(self, X):
         check_is_fitted(self)
-        return softmax(self.decision_function(X) / self.temperature_, axis=1)
+        return self._proba(self.utterances(X))
+
+    def _proba(self, utterances):
+        return softmax(self._logits(utterances) / self.temperature_, axis=1)
 
     def predict(self, X):
         return [r.primary_reason_code for r in self.route(X)]
 
     def route(self, X) -> list[Route]:
         """A ``Route`` per input (raw strings, input dicts or ``Utterance`` objects)."""
-        check_is_fitted(self)
         utterances = self.utterances(X)
         if not utterances:
             return []
-        proba = self.predict_proba(utterances)
+        proba = self._proba(utterances)
         group_of_class = np.array([LABELS.index(label) for label in self.class_labels_])
         by_label = proba @ np.eye(len(LABELS))[group_of_class]  # (n, 3): summed probability per label
         label_index = by_label.argmax(axis=1)

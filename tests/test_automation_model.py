@@ -96,3 +96,17 @@ def test_records_carry_the_automation_groups(model):
                                            ("到家时千万别再帮我开空调", "千万别再帮我开空调")])
 def test_a_prohibition_is_never_parsed_as_a_command(parser, query, action):
     assert [q["subquery"] for g in parser.parse(query) for q in g["querys"]] == [action]
+
+
+def test_the_intent_fast_path_equals_the_fitted_scikit_learn_model(parser):
+    """``IntentClassifier.decision_function`` is the row-by-row path of ``model_`` over ``_features``."""
+    from models.automation_rules import lowered
+
+    intents = parser.intents_
+    subs = [q["subquery"] for row in load_automation_training() for g in (row.get("expected") or [])
+            for q in g["querys"]][:2000] + ["", "a", "打开打开打开"]
+    reference = intents.model_.decision_function(intents._features([lowered(s) for s in subs]))
+    fast = intents.decision_function(subs)
+    assert fast.shape == reference.shape
+    assert abs(fast - reference).max() < 1e-5  # the vectorizer computes in float32
+    assert (fast.argmax(axis=1) == reference.argmax(axis=1)).all()
