@@ -28,7 +28,8 @@ from sklearn.utils.validation import check_is_fitted
 from features.automation_lexicons import AutomationLexicons, load_automation_lexicons
 from features.text import domain_cut
 from models.automation_rules import (
-    Span, automation_text, bind_scopes, group_dict, lowered, missing_super_task_clauses, plain_groups, plan_groups,
+    Span, automation_text, bind_scopes, group_dict, lowered, memo_edit_group, missing_super_task_clauses, plain_groups,
+    plan_groups,
     keep_negation, rewrite_group, spans_to_tags, tags_to_spans,
 )
 from models.intents import IntentClassifier
@@ -309,7 +310,8 @@ class AutomationParser(BaseEstimator):
         check_is_fitted(self, "tagger_")
         lex = self.lexicons_
         texts = [automation_text(q) for q in queries]
-        signal = [bool(t) and lex.signal(lowered(t)) for t in texts]
+        memo = [memo_edit_group(t, lex) if t else None for t in texts]  # a rule, not the tagger's call
+        signal = [bool(t) and m is None and lex.signal(lowered(t)) for t, m in zip(texts, memo)]
         signalled = [t for t, s in zip(texts, signal) if s]
         if with_confidence:
             tag_lists, marginal_lists = self.tagger_.predict_marginals(signalled)
@@ -317,9 +319,9 @@ class AutomationParser(BaseEstimator):
             tag_lists, marginal_lists = self.tagger_.predict(signalled), [None] * len(signalled)
         tagged = iter(zip(tag_lists, marginal_lists))
         plans, confidences = [], []
-        for text, s in zip(texts, signal):
+        for text, s, memo_group in zip(texts, signal, memo):
             if not s:
-                groups = plain_groups(text, lex)
+                groups = [memo_group] if memo_group is not None else plain_groups(text, lex)
                 plans.append(groups)
                 confidences.append([None] * len(groups))
                 continue

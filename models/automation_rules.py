@@ -516,6 +516,32 @@ def is_memo_management(action: str, lex: AutomationLexicons) -> bool:
     return bool(re.match(r"^(记一下|记下|记住|帮我记|记录一下|记录|记)", low)) and len(low) > 2
 
 
+_TRIGGER_WORDS = re.compile(r"如果|要是|假如|一旦|只要|每当|每次|的时候|时候")
+_MEMO_EDITS = frozenset({"delete", "modify", "query"})
+_REMIND_SOMEONE = re.compile(r"提醒(一下)?(我|你|他|她|大家)|叫(醒)?我|喊我|通知(一下)?我|告诉我")
+
+
+def memo_edit_group(text: str, lex: AutomationLexicons) -> Group | None:
+    """Spec default: deleting, changing or looking up a memo-like item, as one subquery.
+
+    The words that pick the item are part of it, not a condition or a second action: in
+    删掉昨天建的那个提醒 or 把下午那个提醒删了, 昨天/下午 date the item, 把 starts no trigger, 那个 splits
+    nothing. So a query whose first memo verb deletes, changes or looks up (not 提前, which sets
+    a reminder's lead time) and that names a memo item, with no trigger word, is one ``default``
+    group of the whole cleaned request; None for anything else."""
+    low = lowered(text)
+    if _TRIGGER_WORDS.search(low) or _COMMUNICATION.search(low) or _REMIND_SOMEONE.search(low):
+        return None  # a trigger, a message (发消息说会议推迟) or a new reminder (提醒我检查胎压)
+    found = lex.memo.find(low)
+    verbs = [(term, cat) for *_, term, cat in found if cat != "item"]
+    if not verbs or verbs[0][1] not in _MEMO_EDITS or verbs[0][0] == "提前":
+        return None
+    if not any(cat == "item" for *_, cat in found):
+        return None
+    action = clean_subquery(text, lex)
+    return Group(DEFAULT, [action], ["memo"], [None]) if action else None
+
+
 def unconditional_kind(action: str, lex: AutomationLexicons) -> str | None:
     """Spec default vs null for an action without a condition: ``default`` for super-task management
     and memo-like items, None (``null``) for every other unconditional action."""

@@ -7,7 +7,8 @@ import pytest
 from features.automation_lexicons import load_automation_lexicons
 from models.automation_rules import (
     DEFAULT, add_missing_verb, assemble, automation_text, duration_condition, inherit_location,
-    inheritance_mode, is_builtin, is_memo_management, is_super_task_mention, keep_negation, once_condition,
+    inheritance_mode, is_builtin, is_memo_management, is_super_task_mention, keep_negation, memo_edit_group,
+    once_condition,
     parse_markup,
     plain_groups, remind_say, reminder_from_noun, rewrite_reminder, spans_to_tags, super_task_clause,
     tags_to_spans, to_markup, unconditional_kind,
@@ -271,3 +272,28 @@ def test_a_negation_before_an_action_is_kept_in_the_action(markup, condition, ac
     assert [sp.text for sp in kept if sp.kind == "C"] == [condition]
     assert [sp.text for sp in kept if sp.kind == "A"] == [action]
     assert all(text[sp.start: sp.end] == sp.text for sp in kept)
+
+
+# ---------------------------------------------------------------- default: editing a memo item is one request
+
+@pytest.mark.parametrize("query, subquery", [
+    ("帮我删掉昨天建的那个提醒", "删掉昨天建的那个提醒"),  # 那个 splits nothing, 建 is not a new memo
+    ("把下午那个提醒删了", "把下午那个提醒删了"),  # 把下午 is no 把…就 trigger
+    ("把会议推迟到下午三点", "把会议推迟到下午三点"),
+    ("查一下我明天有什么安排", "查一下我明天有什么安排"),
+])
+def test_deleting_changing_or_looking_up_a_memo_item_is_one_default_request(query, subquery):
+    group = memo_edit_group(query, LEX)
+    assert (group.condition, group.subqueries) == ("default", [subquery])
+
+
+@pytest.mark.parametrize("query", [
+    "十分钟后提醒我看一下烤箱",  # a new reminder with a delay
+    "长途驾驶前提醒我检查胎压",  # spec: 长途驾驶前 is a condition
+    "给张经理发消息说会议推迟",  # a message, not a memo
+    "如果明天下雨就取消提醒",  # a trigger
+    "提前十分钟提醒我开会",  # a reminder's lead time
+    "打开提醒",  # spec 反例: the reminder function, null
+])
+def test_memo_edit_rule_leaves_new_reminders_messages_and_triggers_alone(query):
+    assert memo_edit_group(query, LEX) is None
