@@ -71,8 +71,10 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
 
 
 def model_version(params: dict, data_digest: str) -> str:
-    """Same data and same settings → same version (training is deterministic)."""
-    blob = json.dumps(params, sort_keys=True) + data_digest
+    """Same data, lexicons and settings → same version (training is deterministic)."""
+    from features.lexicon import lexicons_digest
+
+    blob = json.dumps(params, sort_keys=True) + data_digest + lexicons_digest()
     return "fastslow-" + hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 

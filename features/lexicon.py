@@ -118,6 +118,15 @@ def load_lexicon(lexicon: str | Path) -> Lexicon:
     )
 
 
+def lexicons_digest(lexicon_dir: Path = LEXICON_DIR) -> str:
+    """SHA-256 of every lexicon file below ``lexicon_dir`` (names and bytes): lexicons are training
+    data too, so an edited lexicon makes another model version."""
+    digest = hashlib.sha256()
+    for path in sorted(lexicon_dir.rglob("*.txt")):
+        digest.update(path.relative_to(lexicon_dir).as_posix().encode("utf-8") + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def all_lexicon_files(lexicon_dir: Path = LEXICON_DIR) -> list[Path]:
     return sorted(p for p in lexicon_dir.glob("*.txt") if p.name != "user_dict.txt")
 

@@ -132,3 +132,17 @@ def test_explicit_target_separates_a_named_device_from_a_vague_request():
     named, vague = Segmenter().fit().transform(["太冷了，调一下空调", "太冷了，帮我调一下"])
     assert {"target:target", "target:sensation&target", "target:vague&target"} <= names_hit(ExplicitTarget, named)
     assert {"target:no_target", "target:sensation&no_target", "target:vague&no_target"} <= names_hit(ExplicitTarget, vague)
+
+
+def test_an_edited_lexicon_changes_the_lexicons_digest(tmp_path):
+    """Lexicons are training data: train.py's model version includes this digest."""
+    from features.lexicon import LEXICON_DIR, lexicons_digest
+
+    import shutil
+
+    copy = tmp_path / "lexicons"
+    shutil.copytree(LEXICON_DIR, copy)
+    assert lexicons_digest(copy) == lexicons_digest(LEXICON_DIR)
+    with (copy / "automation" / "fillers.txt").open("a", encoding="utf-8") as f:
+        f.write("哎呀呀\tprefix\n")
+    assert lexicons_digest(copy) != lexicons_digest(LEXICON_DIR)
