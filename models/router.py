@@ -99,16 +99,17 @@ class Router(BaseEstimator, ClassifierMixin):
         """Flatten the fitted feature union and classifier for the row-by-row inference path."""
         union = self.pipeline_.named_steps["features"]
         classifier = self.pipeline_.named_steps["classify"]
-        self.blocks_, offset = [], 0
+        # each extractor at its column offset; lexicon counts are read straight from the utterance's
+        # precomputed hits (see ``features``), every other extractor appends its own row
+        lexicon_blocks, other_blocks, offset = [], [], 0
         for _, transformer in union.transformer_list:
-            self.blocks_.append((transformer, offset))
+            if isinstance(transformer, LexiconFeatures) and transformer.counts_only:
+                lexicon_blocks.append((transformer.lexicon_.digest, transformer, offset))
+            else:
+                other_blocks.append((transformer, offset))
             offset += transformer.n_columns
         self.n_features_ = offset
-        # lexicon counts are read straight from the utterance's precomputed hits (see ``features``)
-        self.lexicon_blocks_ = tuple((t.lexicon_.digest, t, offset) for t, offset in self.blocks_
-                                     if isinstance(t, LexiconFeatures) and t.counts_only)
-        self.other_blocks_ = tuple((t, offset) for t, offset in self.blocks_
-                                   if not (isinstance(t, LexiconFeatures) and t.counts_only))
+        self.lexicon_blocks_, self.other_blocks_ = tuple(lexicon_blocks), tuple(other_blocks)
         self.devices_ = dict(union.transformer_list)["devices"].lexicon_
         self.device_columns_ = frozenset(
             i for i, c in enumerate(self.devices_.categories) if c in DEVICE_CATEGORIES)
