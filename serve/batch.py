@@ -36,6 +36,11 @@ DEFAULT_CHUNK = 2000
 PROGRESS_VERSION = 1
 
 
+def zero_counts() -> dict:
+    """A run's tallies before its first chunk (the summary line and the checkpoint keep the same keys)."""
+    return dict.fromkeys(("rows", "scored", "errors", "written", "reviewed"), 0)
+
+
 class BatchError(RuntimeError):
     """The run cannot start or cannot go on (a resume that does not match, ...): exit status 2."""
 
@@ -178,7 +183,7 @@ class Checkpoint:
 
     identity: dict
     chunks: int = 0
-    counts: dict = field(default_factory=lambda: {"rows": 0, "scored": 0, "errors": 0, "written": 0, "reviewed": 0})
+    counts: dict = field(default_factory=zero_counts)
     output_bytes: int = 0
     review_bytes: int = 0
     version: int = PROGRESS_VERSION
@@ -286,8 +291,7 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
                   if resumable else None)
     resuming = checkpoint is not None and checkpoint.chunks > 0
 
-    counts = dict(checkpoint.counts) if resuming else {"rows": 0, "scored": 0, "errors": 0, "written": 0,
-                                                       "reviewed": 0}
+    counts = dict(checkpoint.counts) if resuming else zero_counts()
     offsets = (checkpoint.output_bytes, checkpoint.review_bytes) if resuming else (None, None)
     checkpoint_rows = counts["rows"]
     rows_read = 0
