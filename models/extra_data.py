@@ -24,13 +24,10 @@ from models.automation_data import check_row
 from models.automation_metrics import groups_match, rules_output
 from models.automation_rules import Span, to_markup
 from models.dataset import DataError, check_labelled, query_key
-from serve.io import InputFileError, read_parquet, read_rows
+from serve.io import InputFileError, Row, detect_format, read_parquet, read_rows
 
 ROUTING_COLUMNS = ("label", "primary_reason_code")
 AUTOMATION_COLUMNS = ("automation", "markup")
-FORMATS = (".jsonl", ".json", ".ndjson", ".csv", ".parquet")
-
-RawRow = tuple[int, object | None, str | None]  # (row number, parsed row or None, read error or None)
 
 
 class ExtraDataError(DataError):
@@ -74,16 +71,18 @@ class Reference:
 # reading
 
 
-def read_extra(path: str | Path) -> list[RawRow]:
+def read_extra(path: str | Path) -> list[Row]:
     """Every row of an extra file, parsed or with its error; ``InputFileError`` when the file as a whole
     cannot be read."""
     path = Path(path)
-    if path.suffix.lower() not in FORMATS:
-        raise InputFileError(f"{path}: use .jsonl, .csv or .parquet")
+    try:
+        fmt = detect_format(path)
+    except InputFileError:
+        raise InputFileError(f"{path}: use .jsonl, .csv or .parquet") from None
     if not path.is_file():
         raise InputFileError(f"{path}: file not found")
     try:
-        return list(read_parquet(path, all_columns=True) if path.suffix.lower() == ".parquet" else read_rows(path))
+        return list(read_parquet(path, all_columns=True) if fmt == "parquet" else read_rows(path, fmt))
     except InputFileError as exc:
         raise InputFileError(f"{path}: {exc}") from None
 
@@ -149,7 +148,7 @@ def _routing_identity(row: dict) -> str:
     return query_key(row) + "\x1f" + str(row.get("endpoint"))
 
 
-def validate_extra(files: dict[str, list[RawRow]], ref: Reference) -> ExtraData:
+def validate_extra(files: dict[str, list[Row]], ref: Reference) -> ExtraData:
     """Check every row of every extra file; return the clean rows and every problem (``FILE:ROW: …``).
 
     Problems: a row that cannot be read, neither routing nor automation columns, unknown labels, reason

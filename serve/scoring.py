@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from models.record import error_record
+from serve.io import Row
 
 if TYPE_CHECKING:  # the main process of a parallel run never loads a model: keep its imports light
     from models.bundle import FastslowModel
-
-Row = tuple[int | None, object | None, str | None]  # (line, parsed object or None, reader's error or None)
 
 
 def score_chunk(model: FastslowModel, rows: list[Row]) -> list[dict]:
