@@ -24,9 +24,9 @@ import jieba  # noqa: E402
 
 from benchmarks.timing import best_of  # noqa: E402
 
-from models.automation_data import AUTOMATION_DEV_FILE, load_automation, load_automation_training  # noqa: E402
-from models.bundle import DEFAULT_MODEL_PATH, load_bundle  # noqa: E402
-from models.dataset import DEV_FILE, load_labelled, load_training  # noqa: E402
+from fastslow.models.automation.data import AUTOMATION_DEV_FILE, load_automation, load_automation_training  # noqa: E402
+from fastslow.models.lifecycle.bundle import DEFAULT_MODEL_PATH, load_bundle  # noqa: E402
+from fastslow.models.lifecycle.dataset import DEV_FILE, load_labelled, load_training  # noqa: E402
 
 
 

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import jieba  # noqa: E402
 
-from models.bundle import DEFAULT_MODEL_PATH  # noqa: E402
-from models.dataset import DEV_FILE, load_labelled, load_training  # noqa: E402
+from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH  # noqa: E402
+from fastslow.models.lifecycle.dataset import DEV_FILE, load_labelled, load_training  # noqa: E402
 
 PREFIXES = ("", "", "", "嗯，", "那个，", "请", "帮我", "小爱，", "你好，")
 SUFFIXES = ("", "", "", "吧", "一下", "好吗", "谢谢", "，快点")
@@ -75,7 +75,7 @@ def tree_rss(pid: int) -> tuple[int, int]:
 def run_score(log: Path, out: Path, jobs: int, model: Path) -> dict:
     """Run `fastslow score`; its wall time, summary line and peak memory, sampled every 0.1 s (the
     child's own ru_maxrss would count this process's size at fork, before exec)."""
-    argv = [sys.executable, "-m", "serve.cli", "score", str(log), "-o", str(out), "--jobs", str(jobs),
+    argv = [sys.executable, "-m", "fastslow.serve.cli", "score", str(log), "-o", str(out), "--jobs", str(jobs),
             "--model", str(model)]
     start = time.perf_counter()
     process = subprocess.Popen(argv, stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parents[1])

@@ -24,8 +24,8 @@ import jieba  # noqa: E402
 
 from benchmarks.timing import best_of, percentile  # noqa: E402
 
-from models.bundle import DEFAULT_MODEL_PATH, load_bundle  # noqa: E402
-from models.dataset import DEV_FILE, load_labelled, load_training  # noqa: E402
+from fastslow.models.lifecycle.bundle import DEFAULT_MODEL_PATH, load_bundle  # noqa: E402
+from fastslow.models.lifecycle.dataset import DEV_FILE, load_labelled, load_training  # noqa: E402
 
 
 

@@ -147,7 +147,7 @@ def get(url: str) -> dict:
 
 def start_server(model: str | None, workers: int, log_dir: Path) -> tuple[subprocess.Popen, int]:
     port = free_port()
-    cmd = [sys.executable, "-m", "serve.cli", "serve", "--host", HOST, "--port", str(port), "--workers", str(workers)]
+    cmd = [sys.executable, "-m", "fastslow.serve.cli", "serve", "--host", HOST, "--port", str(port), "--workers", str(workers)]
     if model:
         cmd += ["--model", model]
     out_path, err_path = log_dir / "bench_server.access.log", log_dir / "bench_server.err.log"
@@ -171,8 +171,8 @@ def start_server(model: str | None, workers: int, log_dir: Path) -> tuple[subpro
 
 def model_alone(model_path: str | None, rows: list[dict], n: int = 300) -> tuple[float, float] | None:
     """p50 of `model.score([row])` and batch rows/s (batches of 64) in this process: the model's share."""
-    from models.bundle import load_bundle
-    from serve.server import resolve_model_path
+    from fastslow.models.lifecycle.bundle import load_bundle
+    from fastslow.serve.server import resolve_model_path
 
     model = load_bundle(resolve_model_path(model_path)).warm_up()
     lat = []

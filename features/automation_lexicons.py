@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from features.lexicon import read_entries
+from fastslow.features.lexicon import LEXICON_DIR, read_entries
 
-AUTOMATION_LEXICON_DIR = Path(__file__).resolve().parent / "lexicons" / "automation"
+AUTOMATION_LEXICON_DIR = LEXICON_DIR / "automation"
 
 
 @dataclass(frozen=True)

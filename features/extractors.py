@@ -23,8 +23,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
-from features.lexicon import load_lexicon
-from features.text import CONTEXT_STATES
+from fastslow.features.lexicon import load_lexicon
+from fastslow.features.text import CONTEXT_STATES
 
 
 def rows_to_csr(rows: list[dict], n_columns: int) -> sp.csr_matrix:

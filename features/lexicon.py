@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from importlib.resources import files
 from pathlib import Path
 
-LEXICON_DIR = Path(__file__).resolve().parent / "lexicons"
+LEXICON_DIR = Path(str(files("fastslow.features"))) / "lexicons"  # package data (importlib.resources)
 GAP = "…"
 MAX_GAP_CHARS = 20
 
@@ -72,7 +73,7 @@ def resolve_lexicon(lexicon: str | Path) -> Path:
 
 def read_entries(path: Path) -> list[tuple[str, str]]:
     """(term, category) pairs of a lexicon file, in file order, comments and blanks dropped."""
-    from features.text import normalise
+    from fastslow.features.text import normalise
 
     entries = []
     for line_no, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

@@ -14,7 +14,7 @@ from pathlib import Path
 import jieba
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from features.lexicon import LEXICON_DIR, LexiconBank, all_lexicon_files, load_lexicon
+from fastslow.features.lexicon import LEXICON_DIR, LexiconBank, all_lexicon_files, load_lexicon
 
 jieba.setLogLevel(logging.WARNING)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from models.rules import Route, default_route, fast_system_pending
-from models.taxonomy import ENDPOINTS
+from fastslow.models.routing.rules import Route, default_route, fast_system_pending
+from fastslow.models.taxonomy import ENDPOINTS
 
 ROLES = ("user", "assistant")
 SYSTEMS = ("fast", "slow", None)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-REASON_CODES_FILE = ROOT / "data" / "taxonomy" / "reason_codes.tsv"
+from fastslow.data import TAXONOMY_DIR
+
+REASON_CODES_FILE = TAXONOMY_DIR / "reason_codes.tsv"
 
 FAST, SLOW, AMBIGUOUS = "快", "慢", "模糊"
 LABELS = (FAST, SLOW, AMBIGUOUS)

@@ -28,9 +28,9 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from serve.io import RowSource
-from serve.scoring import chunked, review_entry, score_chunk
-from serve.sinks import RECORD, REVIEW, SINKS, open_sink, output_format
+from fastslow.data.io import RowSource
+from fastslow.models.scoring import chunked, review_entry, score_chunk
+from fastslow.data.sinks import RECORD, REVIEW, SINKS, open_sink, output_format
 
 DEFAULT_CHUNK = 2000
 PROGRESS_VERSION = 1
@@ -101,7 +101,7 @@ _worker: ChunkScorer | None = None
 
 def _init_worker(model_path: str, output_fmt: str, review_fmt: str | None, review_below: float | None) -> None:
     global _worker
-    from models.bundle import load_bundle
+    from fastslow.models.lifecycle.bundle import load_bundle
 
     _worker = ChunkScorer(load_bundle(model_path).warm_up(), output_fmt, review_fmt, review_below)
 
@@ -266,7 +266,7 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
     """Score ``opts.input`` as the options say; the exit status (0, 1 when the counts do not
     reconcile, 2 when the input, the model or the options are refused). Raises ``InputFileError``,
     ``BatchError`` and ``ModelLoadError`` for the caller to report."""
-    from models.manifest import DEFAULT_MODEL_PATH, verify_bundle
+    from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH, verify_bundle
 
     stderr = stderr or sys.stderr
     model_path = Path(opts.model or DEFAULT_MODEL_PATH)

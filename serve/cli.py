@@ -11,8 +11,8 @@ from pathlib import Path
 
 def _load_model(path):
     """A bundle file or a model URI (``models:/fastslow@champion``), SHA-256 checked."""
-    from models.bundle import ModelLoadError, load_bundle
-    from models.registry import RegistryError, resolve_model
+    from fastslow.models.lifecycle.bundle import ModelLoadError, load_bundle
+    from fastslow.models.lifecycle.registry import RegistryError, resolve_model
 
     try:
         return load_bundle(resolve_model(path))
@@ -24,10 +24,10 @@ def _load_model(path):
 def cmd_score(args) -> int:
     from concurrent.futures.process import BrokenProcessPool
 
-    from models.manifest import ModelLoadError
-    from models.registry import RegistryError, resolve_model
-    from serve.batch import BatchError, BatchOptions, run_batch
-    from serve.io import InputFileError
+    from fastslow.models.lifecycle.manifest import ModelLoadError
+    from fastslow.models.lifecycle.registry import RegistryError, resolve_model
+    from fastslow.serve.batch import BatchError, BatchOptions, run_batch
+    from fastslow.data.io import InputFileError
 
     try:
         model_path = resolve_model(args.model)  # a models:/ URI is downloaded once, before any worker starts
@@ -56,10 +56,10 @@ def cmd_score(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from models.dataset import DataError, load_labelled
-    from models.metrics import evaluate
-    from serve.io import InputFileError
-    from train import summary_table
+    from fastslow.models.lifecycle.dataset import DataError, load_labelled
+    from fastslow.models.routing.metrics import evaluate
+    from fastslow.data.io import InputFileError
+    from fastslow.models.routing.metrics import summary_table
 
     model = _load_model(args.model)
     try:
@@ -80,14 +80,14 @@ def cmd_eval(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from serve.server import run
+    from fastslow.serve.server import run
 
     return run(args.model, host=args.host, port=args.port, workers=args.workers, max_items=args.max_batch_items,
                max_body_bytes=args.max_body_bytes, log_level=args.log_level)
 
 
 def cmd_models(args) -> int:
-    from models import registry
+    from fastslow.models.lifecycle import registry
 
     try:
         versions = registry.list_versions(registry.client(args.tracking_uri), args.name)
@@ -101,7 +101,7 @@ def cmd_models(args) -> int:
 
 
 def cmd_promote(args) -> int:
-    from models import registry
+    from fastslow.models.lifecycle import registry
 
     try:
         reasons = registry.promote(registry.client(args.tracking_uri), args.name, args.version, force=args.force)
@@ -115,9 +115,9 @@ def cmd_promote(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from models.manifest import DEFAULT_MODEL_PATH
-    from serve.batch import DEFAULT_CHUNK
-    from serve.io import FORMATS
+    from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH
+    from fastslow.serve.batch import DEFAULT_CHUNK
+    from fastslow.data.io import FORMATS
 
     parser = argparse.ArgumentParser(prog="fastslow", description="Fast/slow routing of Chinese voice queries (XA4.1).")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -171,7 +171,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     p.set_defaults(func=cmd_serve)
 
-    from models.registry import DEFAULT_REGISTERED_MODEL
+    from fastslow.models.lifecycle.registry import DEFAULT_REGISTERED_MODEL
 
     registry_options = argparse.ArgumentParser(add_help=False)
     registry_options.add_argument("--name", default=DEFAULT_REGISTERED_MODEL, help="registered model name")
@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "train":
-        import train
+        from fastslow.models.lifecycle import training as train
 
         return train.main(argv[1:])
     args = build_parser().parse_args(argv)

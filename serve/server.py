@@ -35,10 +35,10 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from models.bundle import DEFAULT_MODEL_PATH, FastslowModel, ModelLoadError, load_bundle
-from models.capture import CandidateAction, Interruption, Outcome
-from models.record import ROLES, SYSTEMS, InputError, error_record, validate_input
-from models.taxonomy import ENDPOINTS, LABELS, REASON_CODES
+from fastslow.models.lifecycle.bundle import DEFAULT_MODEL_PATH, FastslowModel, ModelLoadError, load_bundle
+from fastslow.models.capture.policy import CandidateAction, Interruption, Outcome
+from fastslow.models.record import ROLES, SYSTEMS, InputError, error_record, validate_input
+from fastslow.models.taxonomy import ENDPOINTS, LABELS, REASON_CODES
 
 MODEL_ENV = "FASTSLOW_MODEL"
 MAX_ITEMS_ENV = "FASTSLOW_MAX_BATCH_ITEMS"
@@ -595,7 +595,7 @@ def _package_version() -> str:
 def resolve_model_path(model_path: str | Path | None = None) -> Path:
     """``--model``, else ``$FASTSLOW_MODEL``, else the artifact ``train.py`` writes; a model URI
     (``models:/fastslow@champion``) becomes its downloaded bundle (``ModelLoadError`` if it does not resolve)."""
-    from models.registry import RegistryError, resolve_model
+    from fastslow.models.lifecycle.registry import RegistryError, resolve_model
 
     try:
         return resolve_model(model_path or os.environ.get(MODEL_ENV) or DEFAULT_MODEL_PATH)
@@ -642,7 +642,7 @@ def run(model_path: str | Path | None = None, host: str = "127.0.0.1", port: int
             uvicorn.run(app, **common)
         else:
             load_model(path)  # refuse a bad file here, once, with a clear message, before any worker starts
-            uvicorn.run("serve.server:app_from_env", factory=True, workers=workers, **common)
+            uvicorn.run("fastslow.serve.server:app_from_env", factory=True, workers=workers, **common)
     except ModelLoadError as exc:
         print(f"fastslow serve: {exc}", file=sys.stderr)
         return 2

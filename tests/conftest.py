@@ -8,7 +8,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def trained(tmp_path_factory):
-    import train
+    from fastslow.models.lifecycle import training as train
 
     folder = tmp_path_factory.mktemp("trained")
     args = train.build_parser().parse_args([
@@ -35,7 +35,7 @@ def sample_rows(n: int, seed: int) -> list[dict]:
     import json
     import random
 
-    from models.dataset import TRAIN_DIR
+    from fastslow.models.lifecycle.dataset import TRAIN_DIR
 
     rows = [json.loads(line) for line in (TRAIN_DIR / "core.jsonl").read_text(encoding="utf-8").splitlines()]
     return random.Random(seed).sample(rows, n)
@@ -52,7 +52,7 @@ def write_jsonl(path, rows):
 def small_train(folder, tracking_uri: str, *argv: str) -> dict:
     """``train.run`` without the automation parser and with a strongly regularised router (seconds, not a
     minute); the rest is the real path: validation, MLflow logging, registration and the champion gate."""
-    import train
+    from fastslow.models.lifecycle import training as train
 
     args = train.build_parser().parse_args([
         "--no-automation", "--C", "0.3", "--output", str(folder / "fastslow.joblib"),

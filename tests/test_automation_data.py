@@ -7,14 +7,14 @@ from collections import Counter
 
 import pytest
 
-from features.automation_lexicons import load_automation_lexicons
-from models.automation_data import (
+from fastslow.features.automation_lexicons import load_automation_lexicons
+from fastslow.models.automation.data import (
     AUTOMATION_DEV_FILE, AUTOMATION_DIR, AUTOMATION_FIXTURE_FILE, automation_leaked, load_automation,
     load_automation_training,
 )
-from models.automation_metrics import groups_match
-from models.automation_metrics import rules_output as groups_of_spans
-from models.intents import IntentTaxonomy
+from fastslow.models.automation.metrics import groups_match
+from fastslow.models.automation.metrics import rules_output as groups_of_spans
+from fastslow.models.automation.intents import IntentTaxonomy
 
 INTENTS = set(IntentTaxonomy.load().intents)
 LEX = load_automation_lexicons()

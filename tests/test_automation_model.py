@@ -8,12 +8,12 @@ import joblib
 import pytest
 from sklearn.base import clone
 
-from models.automation import AutomationParser, AutomationTagger
-from models.automation_data import (
+from fastslow.models.automation.parser import AutomationParser, AutomationTagger
+from fastslow.models.automation.data import (
     AUTOMATION_DEV_FILE, AUTOMATION_FIXTURE_FILE, load_automation, load_automation_training,
 )
-from models.automation_metrics import evaluate_automation, groups_match
-from models.dataset import training_files
+from fastslow.models.automation.metrics import evaluate_automation, groups_match
+from fastslow.models.lifecycle.dataset import training_files
 
 FIXTURE = load_automation(AUTOMATION_FIXTURE_FILE)
 
@@ -100,7 +100,7 @@ def test_a_prohibition_is_never_parsed_as_a_command(parser, query, action):
 
 def test_the_intent_fast_path_equals_the_fitted_scikit_learn_model(parser):
     """``IntentClassifier.decision_function`` is the row-by-row path of ``model_`` over ``_features``."""
-    from models.automation_rules import lowered
+    from fastslow.models.automation.rules import lowered
 
     intents = parser.intents_
     subs = [q["subquery"] for row in load_automation_training() for g in (row.get("expected") or [])

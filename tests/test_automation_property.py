@@ -4,9 +4,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from models.automation import AutomationParser
-from models.automation_data import load_automation_training
-from models.intents import IntentTaxonomy
+from fastslow.models.automation.parser import AutomationParser
+from fastslow.models.automation.data import load_automation_training
+from fastslow.models.automation.intents import IntentTaxonomy
 
 
 @pytest.fixture(scope="module")

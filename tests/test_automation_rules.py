@@ -4,8 +4,8 @@ spans are given, so a failure is a rule's fault."""
 
 import pytest
 
-from features.automation_lexicons import load_automation_lexicons
-from models.automation_rules import (
+from fastslow.features.automation_lexicons import load_automation_lexicons
+from fastslow.models.automation.rules import (
     DEFAULT, add_missing_verb, assemble, automation_text, duration_condition, inherit_location,
     inheritance_mode, is_builtin, is_memo_management, is_super_task_mention, keep_negation, memo_edit_group,
     once_condition,

@@ -12,9 +12,9 @@ import time
 import pandas as pd
 import pytest
 
-from serve.batch import BatchError, BatchOptions, Progress, run_batch
-from serve.io import RowSource
-from serve.sinks import REVIEW, JsonlSink, read_records
+from fastslow.serve.batch import BatchError, BatchOptions, Progress, run_batch
+from fastslow.data.io import RowSource
+from fastslow.data.sinks import REVIEW, JsonlSink, read_records
 
 from test_cli import fastslow, records
 
@@ -106,7 +106,7 @@ def test_kill_and_resume_gives_the_bytes_of_an_uninterrupted_run(trained, tmp_pa
 
     out, review_out = tmp_path / output, tmp_path / review
     progress = tmp_path / f"{output}.progress.json"
-    argv = [sys.executable, "-m", "serve.cli", "score", str(path), "-o", str(out), "--review-out", str(review_out),
+    argv = [sys.executable, "-m", "fastslow.serve.cli", "score", str(path), "-o", str(out), "--review-out", str(review_out),
             "--jobs", "2", *map(str, options)]
     process = subprocess.Popen(argv, stderr=subprocess.DEVNULL, start_new_session=True)
     try:

@@ -12,7 +12,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 GUARD = ROOT / "tools" / "check_capture_authority.py"
-COPIED = ("models/capture.py", "models/capture_wiring.py", "models/capture_contract.py", "models/bundle.py",
+COPIED = ("models/capture/policy.py", "models/capture/candidates.py", "models/capture/contract.py", "models/pipeline.py",
           "tools/check_capture_authority.py")
 
 
@@ -49,38 +49,38 @@ BUNDLE_ANCHOR = "@dataclass\nclass FastslowModel"  # module level in another mod
 
 MUTATIONS = {
     # the deleted outcomes come back as enum members
-    "enum_gains_create_direct": ("models/capture.py", ENUM_ANCHOR, ENUM_ANCHOR + '    CREATE_DIRECT = "create_direct"\n'),
-    "enum_gains_auto_accept_silent": ("models/capture.py", ENUM_ANCHOR,
+    "enum_gains_create_direct": ("models/capture/policy.py", ENUM_ANCHOR, ENUM_ANCHOR + '    CREATE_DIRECT = "create_direct"\n'),
+    "enum_gains_auto_accept_silent": ("models/capture/policy.py", ENUM_ANCHOR,
                                       ENUM_ANCHOR + '    AUTO_ACCEPT_SILENT = "auto_accept_silent"\n'),
     # any new member, whatever its name
-    "enum_gains_any_new_member": ("models/capture.py", ENUM_ANCHOR, ENUM_ANCHOR + '    SAVE_NOW = "save_now"\n'),
-    "enum_renames_a_member": ("models/capture.py", ENUM_ANCHOR, '    IGNORE = "drop"\n'),
-    "enum_loses_a_member": ("models/capture.py", ENUM_ANCHOR, ""),
-    "enum_disappears": ("models/capture.py", "class Outcome(str, Enum):", "class Outcomes(str, Enum):"),
+    "enum_gains_any_new_member": ("models/capture/policy.py", ENUM_ANCHOR, ENUM_ANCHOR + '    SAVE_NOW = "save_now"\n'),
+    "enum_renames_a_member": ("models/capture/policy.py", ENUM_ANCHOR, '    IGNORE = "drop"\n'),
+    "enum_loses_a_member": ("models/capture/policy.py", ENUM_ANCHOR, ""),
+    "enum_disappears": ("models/capture/policy.py", "class Outcome(str, Enum):", "class Outcomes(str, Enum):"),
     # a creating outcome constructed as a string
-    "result_with_create_direct_string": ("models/capture.py", STEP_ANCHOR,
+    "result_with_create_direct_string": ("models/capture/policy.py", STEP_ANCHOR,
                                          '    return CapturePolicyResult("create_direct")\n' + STEP_ANCHOR),
-    "result_with_new_creating_kind": ("models/capture.py", STEP_ANCHOR,
+    "result_with_new_creating_kind": ("models/capture/policy.py", STEP_ANCHOR,
                                       '    return CapturePolicyResult("auto_accept_later")\n' + STEP_ANCHOR),
-    "result_with_computed_outcome": ("models/capture.py", STEP_ANCHOR,
+    "result_with_computed_outcome": ("models/capture/policy.py", STEP_ANCHOR,
                                      '    return CapturePolicyResult(Outcome(signals.owner))\n' + STEP_ANCHOR),
-    "creating_outcome_in_another_module": ("models/bundle.py", BUNDLE_ANCHOR,
+    "creating_outcome_in_another_module": ("models/pipeline.py", BUNDLE_ANCHOR,
                                            'FALLBACK = "auto_accept_silent"\n\n\n' + BUNDLE_ANCHOR),
-    "creating_identifier_in_another_module": ("models/bundle.py", BUNDLE_ANCHOR,
+    "creating_identifier_in_another_module": ("models/pipeline.py", BUNDLE_ANCHOR,
                                               "def create_direct(task):\n    return task\n\n\n" + BUNDLE_ANCHOR),
     # a capture path accepting or writing
-    "wiring_calls_accept": ("models/capture_wiring.py", WIRING_ANCHOR,
+    "wiring_calls_accept": ("models/capture/candidates.py", WIRING_ANCHOR,
                             WIRING_ANCHOR + "        candidate_service.accept_candidate(signals)\n"),
-    "wiring_calls_a_writer": ("models/capture_wiring.py", WIRING_ANCHOR,
+    "wiring_calls_a_writer": ("models/capture/candidates.py", WIRING_ANCHOR,
                               WIRING_ANCHOR + "        action_items_db.create_action_item(group)\n"),
-    "wiring_saves": ("models/capture_wiring.py", WIRING_ANCHOR, WIRING_ANCHOR + "        store.save_task(group)\n"),
-    "wiring_opens_a_file_for_writing": ("models/capture_wiring.py", WIRING_ANCHOR,
+    "wiring_saves": ("models/capture/candidates.py", WIRING_ANCHOR, WIRING_ANCHOR + "        store.save_task(group)\n"),
+    "wiring_opens_a_file_for_writing": ("models/capture/candidates.py", WIRING_ANCHOR,
                                         WIRING_ANCHOR + '        open("tasks.jsonl", "a")\n'),
-    "scoring_loop_accepts": ("models/bundle.py", "            records.append(build_record(",
+    "scoring_loop_accepts": ("models/pipeline.py", "            records.append(build_record(",
                              "            candidate_service.accept_candidate(candidates)\n"
                              "            records.append(build_record("),
-    "scoring_loop_renamed_away": ("models/bundle.py", "def _score_valid(", "def _score_items("),
-    "policy_writes": ("models/capture.py", STEP_ANCHOR, "    tasks.write(signals)\n" + STEP_ANCHOR),
+    "scoring_loop_renamed_away": ("models/pipeline.py", "def _score_valid(", "def _score_items("),
+    "policy_writes": ("models/capture/policy.py", STEP_ANCHOR, "    tasks.write(signals)\n" + STEP_ANCHOR),
 }
 
 
@@ -104,15 +104,15 @@ def test_the_guard_fails_on_each_forbidden_shape(copy, name):
 
 
 def test_comments_and_docstrings_may_name_the_deleted_outcomes(copy):
-    edit(copy, "models/capture.py", STEP_ANCHOR,
+    edit(copy, "models/capture/policy.py", STEP_ANCHOR,
          '    # create_direct and auto_accept_silent were deleted, not disabled\n' + STEP_ANCHOR)
-    edit(copy, "models/capture_wiring.py", '"""From a scored', '"""No create_direct here. From a scored')
+    edit(copy, "models/capture/candidates.py", '"""From a scored', '"""No create_direct here. From a scored')
     assert guard.check(copy)[0] == []
 
 
 def test_the_policy_module_missing_fails(copy):
-    (copy / "models" / "capture.py").unlink()
-    assert any("models/capture.py" in p for p in guard.check(copy)[0])
+    (copy / "models" / "capture" / "policy.py").unlink()
+    assert any("models/capture/policy.py" in p for p in guard.check(copy)[0])
 
 
 def test_command_line_exit_status_and_file_line_messages(copy):
@@ -122,7 +122,7 @@ def test_command_line_exit_status_and_file_line_messages(copy):
     edit(copy, rel, old, new)
     bad = subprocess.run([sys.executable, str(GUARD), "--root", str(copy)], capture_output=True, text=True)
     assert bad.returncode == 1
-    assert re.search(r"^models/capture_wiring\.py:\d+: capture path calls accept_candidate", bad.stderr, re.M)
+    assert re.search(r"^models/capture/candidates\.py:\d+: capture path calls accept_candidate", bad.stderr, re.M)
 
 
 def test_ci_runs_the_guard_before_the_tests():

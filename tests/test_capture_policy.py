@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from models.capture import (
+from fastslow.models.capture.policy import (
     MINIMUM_CAPTURE_CONFIDENCE, POLICY_STEPS, CandidateAction, CaptureSignalError, CaptureSignals, Interruption, Outcome,
     TaskOwner, meets_user_capture_floor, run_capture_policy,
 )
-from models.capture_contract import CAPTURE_FIXTURE_FILE, evaluate_contract, load_contract
+from fastslow.models.capture.contract import CAPTURE_FIXTURE_FILE, evaluate_contract, load_contract
 
 CONTRACT = load_contract()
 SHARED_COPY = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "capture_v2.json"

@@ -3,9 +3,9 @@ group that would create or change a task is decided on its own by the INV-TASK-2
 
 import pytest
 
-from models.capture import Outcome
-from models.capture_wiring import capture_candidates, idempotency_key, match_existing
-from models.record import InputError, validate_input
+from fastslow.models.capture.policy import Outcome
+from fastslow.models.capture.candidates import capture_candidates, idempotency_key, match_existing
+from fastslow.models.record import InputError, validate_input
 
 ALLOWED = {o.value for o in Outcome}
 FIELDS = ["outcome", "interruption", "candidate_action", "condition", "querys", "capture_confidence", "idempotency_key"]

@@ -7,8 +7,8 @@ from collections import Counter
 
 import pytest
 
-from models.dataset import DATA_DIR, DEV_FILE, FIXTURE_FILE, leaked, load_labelled, load_training
-from models.taxonomy import REASON_CODES
+from fastslow.models.lifecycle.dataset import DATA_DIR, DEV_FILE, FIXTURE_FILE, leaked, load_labelled, load_training
+from fastslow.models.taxonomy import REASON_CODES
 
 GENERATED = DATA_DIR / "train" / "generated.jsonl"
 

@@ -6,10 +6,10 @@ import json
 import pandas as pd
 import pytest
 
-from features.automation_lexicons import load_automation_lexicons
-from models.dataset import query_key
-from models.extra_data import Reference, derive_markup, load_extra, read_extra
-from models.intents import IntentTaxonomy
+from fastslow.features.automation_lexicons import load_automation_lexicons
+from fastslow.models.lifecycle.dataset import query_key
+from fastslow.models.lifecycle.extra_data import Reference, derive_markup, load_extra, read_extra
+from fastslow.models.automation.intents import IntentTaxonomy
 
 AUTOMATION = [{"condition": "下班到家时", "querys": [{"subquery": "打开客厅的灯", "intent": "设备控制"}]}]
 
@@ -144,7 +144,7 @@ def test_read_extra_keeps_every_row_with_its_number(tmp_path):
 
 
 def test_train_stops_before_fitting_and_prints_every_problem(tmp_path, capsys):
-    import train
+    from fastslow.models.lifecycle import training as train
 
     bad = write_jsonl(tmp_path / "bad.jsonl", [routing("开空调"), routing("导航去公司", label="慢")])
     code = train.main(["--data", str(bad), "--output", str(tmp_path / "m.joblib"),
@@ -158,7 +158,7 @@ def test_train_stops_before_fitting_and_prints_every_problem(tmp_path, capsys):
 
 
 def test_only_with_routing_rows_alone_needs_no_automation_and_says_so_before_fitting(tmp_path, capsys):
-    import train
+    from fastslow.models.lifecycle import training as train
 
     good = write_jsonl(tmp_path / "good.jsonl", [routing("打开座椅按摩")])
     assert train.main(["--only", "--data", str(good), "--output", str(tmp_path / "m.joblib"),

@@ -10,12 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
 
-from features import (
+from fastslow.features import (
     ActionLexicon, CharNgrams, ExplicitTarget, Connectors, ContextFeatures, Demonstratives, DeviceLexicon, EndpointFeatures,
     NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords, TriggerMarkers, WordTokens, normalise,
 )
-from features.lexicon import load_lexicon
-from features.text import ExactCut, context_state, domain_tokenizer
+from fastslow.features.lexicon import load_lexicon
+from fastslow.features.text import ExactCut, context_state, domain_tokenizer
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
@@ -136,7 +136,7 @@ def test_explicit_target_separates_a_named_device_from_a_vague_request():
 
 def test_an_edited_lexicon_changes_the_lexicons_digest(tmp_path):
     """Lexicons are training data: train.py's model version includes this digest."""
-    from features.lexicon import LEXICON_DIR, lexicons_digest
+    from fastslow.features.lexicon import LEXICON_DIR, lexicons_digest
 
     import shutil
 

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from models.record import InputError, validate_input
-from serve.io import InputFileError, detect_format, read_csv, read_jsonl
+from fastslow.models.record import InputError, validate_input
+from fastslow.data.io import InputFileError, detect_format, read_csv, read_jsonl
 
 
 @pytest.mark.parametrize("raw, field", [

@@ -6,9 +6,10 @@ import shutil
 import pytest
 from mlflow.tracking import MlflowClient
 
-from models.bundle import ModelLoadError, load_bundle, manifest_path
-from models.dataset import DEV_FILE, FIXTURE_FILE, load_labelled
-from models.metrics import evaluate
+from fastslow.models.lifecycle.bundle import ModelLoadError, load_bundle
+from fastslow.models.lifecycle.manifest import manifest_path
+from fastslow.models.lifecycle.dataset import DEV_FILE, FIXTURE_FILE, load_labelled
+from fastslow.models.routing.metrics import evaluate
 
 
 def test_frozen_fixture_all_labels_and_95_percent_of_codes(trained):
@@ -83,8 +84,8 @@ def test_mlflow_run_holds_params_metrics_plots_errors_and_model(trained):
 
 
 def test_the_full_run_logs_its_datasets_and_becomes_the_first_champion(trained):
-    from models.automation_data import load_automation_training
-    from models.dataset import load_training
+    from fastslow.models.automation.data import load_automation_training
+    from fastslow.models.lifecycle.dataset import load_training
 
     client = MlflowClient(tracking_uri=trained["tracking_uri"])
     inputs = {d.dataset.name: (json.loads(d.dataset.profile)["num_rows"], d.tags[0].value)

@@ -2,13 +2,14 @@
 committed without outputs."""
 
 import json
+from pathlib import Path
 
 import nbformat
 import pytest
 from conftest import sample_rows, small_train, write_jsonl
 from nbclient import NotebookClient
 
-from models.taxonomy import ROOT
+ROOT = Path(__file__).resolve().parents[1]
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
@@ -49,7 +50,7 @@ def test_error_analysis_opens_the_latest_run(small_store, tmp_path, monkeypatch)
 
 
 def test_retraining_notebook_trains_on_its_file_and_compares_runs(small_store, tmp_path, monkeypatch):
-    from models import registry
+    from fastslow.models.lifecycle import registry
 
     out = execute(NOTEBOOKS[1], small_store, tmp_path, monkeypatch)
     client = registry.client(small_store["uri"])

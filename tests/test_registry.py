@@ -8,9 +8,9 @@ import json
 import pytest
 from conftest import sample_rows, small_train, write_jsonl
 
-from models import registry
-from models.capture_contract import CAPTURE_FIXTURE_FILE
-from serve import cli
+from fastslow.models.lifecycle import registry
+from fastslow.models.capture.contract import CAPTURE_FIXTURE_FILE
+from fastslow.serve import cli
 
 EXTRA = [
     {"query": "帮我把后排出风口关小一点", "label": "快", "primary_reason_code": "DIRECT_ACTION", "endpoint": "car"},
@@ -168,7 +168,7 @@ def test_promote_applies_the_gate_unless_forced(store, capsys):
 # --- models:/ URIs
 
 def test_score_and_the_server_accept_the_champion_uri(store, tmp_path, capsys):
-    from serve.server import resolve_model_path
+    from fastslow.serve.server import resolve_model_path
 
     path = registry.resolve_model("models:/fastslow@champion")
     assert path.is_file() and store["runs"][1]["run_id"] in str(path)
@@ -180,8 +180,8 @@ def test_score_and_the_server_accept_the_champion_uri(store, tmp_path, capsys):
 
 
 def test_an_unknown_alias_or_version_is_refused_clearly(store, capsys):
-    from models.bundle import ModelLoadError
-    from serve.server import resolve_model_path
+    from fastslow.models.lifecycle.bundle import ModelLoadError
+    from fastslow.serve.server import resolve_model_path
 
     with pytest.raises(registry.RegistryError, match="models:/fastslow@nope: Registered model alias nope not found"):
         registry.resolve_model("models:/fastslow@nope")
@@ -194,7 +194,7 @@ def test_an_unknown_alias_or_version_is_refused_clearly(store, capsys):
 
 
 def test_a_tampered_download_is_refused_by_its_sha256(store):
-    from models.bundle import ModelLoadError, load_bundle
+    from fastslow.models.lifecycle.bundle import ModelLoadError, load_bundle
 
     path = registry.resolve_model("models:/fastslow/1")
     path.write_bytes(path.read_bytes() + b"\0")

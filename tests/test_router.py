@@ -3,9 +3,9 @@
 import numpy as np
 from sklearn.base import clone
 
-from models.dataset import load_training
-from models.router import Router
-from models.taxonomy import CODE_LABEL
+from fastslow.models.lifecycle.dataset import load_training
+from fastslow.models.routing.router import Router
+from fastslow.models.taxonomy import CODE_LABEL
 
 
 def small_training_set(n_per_code=25):

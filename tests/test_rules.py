@@ -2,7 +2,7 @@
 
 import pytest
 
-from models.rules import Route, aggregate, default_route, fast_system_pending, review_required
+from fastslow.models.routing.rules import Route, aggregate, default_route, fast_system_pending, review_required
 
 
 def r(text, label, code, device=False, confidence=0.9):

@@ -41,7 +41,7 @@ class Server:
         self.out_path, self.err_path = folder / f"serve-{self.port}.out", folder / f"serve-{self.port}.err"
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "serve.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port), *args],
+                [sys.executable, "-m", "fastslow.serve.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port), *args],
                 stdout=out, stderr=err, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> "Server":
@@ -105,7 +105,7 @@ def cli_records(rows: list[dict], model_path: Path, tmp_path: Path) -> list[dict
     """What `fastslow score` writes for these rows."""
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "serve.cli", "score", str(path), "--model", str(model_path)],
+    result = subprocess.run([sys.executable, "-m", "fastslow.serve.cli", "score", str(path), "--model", str(model_path)],
                             capture_output=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return [json.loads(line) for line in result.stdout.decode("utf-8").splitlines()]
@@ -426,8 +426,8 @@ def test_several_workers_each_load_the_model_named_by_the_environment(trained, t
 
 
 def test_the_serving_path_imports_nothing_used_only_for_training(trained):
-    code = ("import sys; from serve.server import create_app; create_app(sys.argv[1]); "
-            "print(sorted(m for m in ('mlflow', 'train', 'matplotlib', 'models.metrics', 'models.dataset') "
+    code = ("import sys; from fastslow.serve.server import create_app; create_app(sys.argv[1]); "
+            "print(sorted(m for m in ('mlflow', 'train', 'matplotlib', 'fastslow.models.routing.metrics', 'fastslow.models.lifecycle.dataset') "
             "if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code, str(trained["path"])], capture_output=True, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -436,7 +436,7 @@ def test_the_serving_path_imports_nothing_used_only_for_training(trained):
 
 def test_a_model_that_loads_but_cannot_score_is_refused_at_start(tmp_path):
     """E.g. a file written by an older fastslow: its SHA-256 is right, but the code no longer fits it."""
-    from models.bundle import FastslowModel, save_bundle
+    from fastslow.models.lifecycle.bundle import FastslowModel, save_bundle
 
     path = tmp_path / "broken.joblib"
     save_bundle(FastslowModel(router=None, splitter=None, version="fastslow-broken"), path)

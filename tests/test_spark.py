@@ -7,8 +7,8 @@ import json
 import pandas as pd
 import pytest
 
-from models.dataset import DEV_FILE, load_labelled
-from serve.batch import BatchOptions, run_batch
+from fastslow.models.lifecycle.dataset import DEV_FILE, load_labelled
+from fastslow.serve.batch import BatchOptions, run_batch
 
 pytestmark = pytest.mark.spark
 

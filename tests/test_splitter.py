@@ -2,8 +2,8 @@
 
 import pytest
 
-from features.text import Segmenter
-from models.splitter import SplitLexicon, split_subrequests
+from fastslow.features.text import Segmenter
+from fastslow.models.routing.splitter import SplitLexicon, split_subrequests
 
 
 @pytest.fixture(scope="module")

@@ -6,11 +6,11 @@ Checks, over every Python source of the repository (tests and this file excluded
 
 1. no source constructs a creating outcome: no string constant and no identifier equal to a
    forbidden outcome, or of that kind (auto-accept, direct create/write, silent accept);
-2. the ``Outcome`` enum of ``models/capture.py`` holds exactly the five allowed outcomes;
+2. the ``Outcome`` enum of ``models/capture/policy.py`` holds exactly the five allowed outcomes;
 3. every ``CapturePolicyResult(...)`` built in a capture module names its outcome as a literal
    ``Outcome.<ALLOWED>`` (or an allowed string), so no computed outcome can slip through;
-4. no capture module (``models/capture*.py``) and no capture-path function elsewhere
-   (``CAPTURE_FUNCTIONS``: the bundle's scoring loop) calls an accept or write function (accept*,
+4. no capture module (``models/capture/*.py``) and no capture-path function elsewhere
+   (``CAPTURE_FUNCTIONS``: the pipeline's scoring loop) calls an accept or write function (accept*,
    write*, save*, persist*, commit*, insert*, create_task, ...) or opens a file for writing.
 
 Comments and docstrings may explain why the forbidden outcomes do not exist: the guard matches
@@ -40,10 +40,10 @@ CREATING_KIND = re.compile(
 ACCEPT_OR_WRITE_CALL = re.compile(
     r"(?:^|_)(?:accept|write|writelines|save|persist|commit|insert|upsert)(?:_|$)|^(?:create_task|create_tasks"
     r"|create_action_items?(?:_batch)?|add_task|add_to_tasks|dump)$", re.IGNORECASE)
-CAPTURE_MODULES = "models/capture*.py"
-#: functions outside the capture modules that run the capture path (the scoring loop of the bundle)
-CAPTURE_FUNCTIONS = {"models/bundle.py": ("_score_valid",)}
-POLICY_MODULE = "models/capture.py"
+CAPTURE_MODULES = "models/capture/*.py"
+#: functions outside the capture modules that run the capture path (the scoring loop of the pipeline)
+CAPTURE_FUNCTIONS = {"models/pipeline.py": ("_score_valid",)}
+POLICY_MODULE = "models/capture/policy.py"
 SKIP_DIRS = {".git", ".venv", "venv", "tests", "mlruns", "mlartifacts", "build", "dist", "node_modules",
              "__pycache__", ".hypothesis", ".pytest_cache"}
 SELF = Path("tools/check_capture_authority.py")

@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from features.automation_lexicons import load_automation_lexicons  # noqa: E402
-from models.automation_rules import assemble, parse_markup, to_markup  # noqa: E402
-from models.intents import CONTROL_INTENTS, IntentTaxonomy, control_intent, keyword_intent  # noqa: E402
+from fastslow.features.automation_lexicons import load_automation_lexicons  # noqa: E402
+from fastslow.models.automation.rules import assemble, parse_markup, to_markup  # noqa: E402
+from fastslow.models.automation.intents import CONTROL_INTENTS, IntentTaxonomy, control_intent, keyword_intent  # noqa: E402
 
 
 def annotate(lines: list[str], prefix: str) -> list[dict]:

@@ -22,10 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-from features.automation_lexicons import load_automation_lexicons  # noqa: E402
-from models.automation_data import AUTOMATION_DEV_FILE, AUTOMATION_FIXTURE_FILE  # noqa: E402
-from models.automation_rules import assemble, automation_text, parse_markup, to_markup  # noqa: E402
-from models.intents import CONTROL_INTENTS, control_intent  # noqa: E402
+from fastslow.features.automation_lexicons import load_automation_lexicons  # noqa: E402
+from fastslow.models.automation.data import AUTOMATION_DEV_FILE, AUTOMATION_FIXTURE_FILE  # noqa: E402
+from fastslow.models.automation.rules import assemble, automation_text, parse_markup, to_markup  # noqa: E402
+from fastslow.models.automation.intents import CONTROL_INTENTS, control_intent  # noqa: E402
 
 VOCAB = Path(__file__).resolve().parent / "vocab"
 
@@ -443,7 +443,7 @@ def generate(seed: int, n: int) -> list[dict]:
         seen.add(text)
         expected = expected_groups(text, spans, lex)
         if any(q["intent"] is None for g in expected for q in g["querys"]):
-            from models.intents import IntentTaxonomy, keyword_intent
+            from fastslow.models.automation.intents import IntentTaxonomy, keyword_intent
             taxonomy = IntentTaxonomy.load()
             for g in expected:
                 for q in g["querys"]:

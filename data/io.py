@@ -15,7 +15,7 @@ FORMATS = ("jsonl", "csv", "parquet")
 JSON_COLUMNS = ("context", "existing_tasks")  # nested input fields: a JSON string in a CSV or Parquet cell
 INPUT_COLUMNS = ("query", "id", "context", "endpoint", "existing_tasks")
 CSV_FIELD_LIMIT = 64 << 20  # a cell longer than this makes the file unreadable (Python's default: 128 KiB)
-csv.field_size_limit(CSV_FIELD_LIMIT)  # for every CSV read here and in serve.sinks (a 1 MB query is a row)
+csv.field_size_limit(CSV_FIELD_LIMIT)  # for every CSV read here and in fastslow.data.sinks (a 1 MB query is a row)
 
 Row = tuple[int | None, object | None, str | None]  # (line or row number, None off a file; parsed or None; error or None)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from models.taxonomy import (
+from fastslow.models.taxonomy import (
     AMBIGUOUS, CONTEXT_REQUIRED, DEFAULT_ROUTE, DIRECT_DETERMINISTIC_QUERY, EXPLICIT_DEVICE_MULTI_ACTION, FAST,
     POLICY_UNCERTAIN, SLOW,
 )

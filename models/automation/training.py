@@ -11,14 +11,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from models.automation import AutomationParser
-from models.automation_data import (
+from fastslow.models.automation.parser import AutomationParser
+from fastslow.models.automation.data import (
     AUTOMATION_DEV_FILE, AUTOMATION_FIXTURE_FILE, AUTOMATION_TRAIN_DIR, automation_digest, automation_leaked,
     automation_training_files, load_automation, load_automation_training,
 )
-from models.automation_metrics import AutomationEvaluation, evaluate_automation, summary_lines
-from models.dataset import DataError
-from models.intents import IntentTaxonomy
+from fastslow.models.automation.metrics import AutomationEvaluation, evaluate_automation, summary_lines
+from fastslow.models.lifecycle.dataset import DataError
+from fastslow.models.automation.intents import IntentTaxonomy
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:

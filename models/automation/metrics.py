@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from models.automation_rules import plan_groups
+from fastslow.models.automation.rules import plan_groups
 
 
 def _group_key(group: dict, intents: bool, gold: dict | None = None):

@@ -6,8 +6,8 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedGroupKFold
 
-from models.dataset import query_key
-from models.metrics import evaluate
+from fastslow.models.lifecycle.dataset import query_key
+from fastslow.models.routing.metrics import evaluate
 
 CV_METRICS = ("label_accuracy", "label_macro_f1", "code_accuracy", "ece")
 
@@ -18,7 +18,7 @@ def cross_validate(router, splitter, rows: list[dict], k: int, seed: int, review
     Folds are stratified by reason code, and every copy of a query (same normalised text and context)
     stays in one fold, so a duplicate never scores its own twin.
     """
-    from models.bundle import FastslowModel
+    from fastslow.models.pipeline import FastslowModel
 
     if k < 2:
         raise ValueError(f"--cv needs at least 2 folds, got {k}")

@@ -13,9 +13,7 @@ import argparse
 import tomllib
 from pathlib import Path
 
-from models.taxonomy import ROOT
 
-CONFIG_FILE = ROOT / "fastslow.toml"
 #: options that describe one run or one machine rather than the model: command line (or environment) only
 NOT_IN_CONFIG = ("help", "config", "run_name", "tracking_uri")
 

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from sklearn.metrics import confusion_matrix, precision_recall_fscore_support
 
-from models.taxonomy import LABEL_SLUGS, LABELS, REASON_CODES
+from fastslow.models.taxonomy import LABEL_SLUGS, LABELS, REASON_CODES
 
 
 @dataclass
@@ -100,3 +100,17 @@ def plot_confusion(matrix: pd.DataFrame, title: str, path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def summary_table(evaluations) -> str:
+    """The routing figures of each evaluation, one line a set (what train.py and `fastslow eval` print)."""
+    head = f"{'set':<10}{'n':>6}{'label acc':>11}{'macro-F1':>10}{'code acc':>10}{'ECE':>7}"
+    slugs = "".join(f"{'F1 ' + s:>14}" for s in LABEL_SLUGS.values())
+    lines = [head + slugs, "-" * (len(head) + len(slugs))]
+    for ev in evaluations:
+        m, n = ev.metrics, ev.name
+        line = (f"{n:<10}{m[f'{n}_n']:>6}{m[f'{n}_label_accuracy']:>11.3f}{m[f'{n}_label_macro_f1']:>10.3f}"
+                f"{m[f'{n}_code_accuracy']:>10.3f}{m[f'{n}_ece']:>7.3f}")
+        line += "".join(f"{m[f'{n}_{s}_f1']:>14.3f}" for s in LABEL_SLUGS.values())
+        lines.append(line)
+    return "\n".join(lines)

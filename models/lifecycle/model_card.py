@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from models.taxonomy import LABEL_SLUGS
+from fastslow.models.taxonomy import LABEL_SLUGS
 
 
 @dataclass
@@ -25,7 +25,7 @@ class CardFacts:
     trained_at: str
     params: dict
     datasets: list[DatasetSummary]
-    evaluations: list            # models.metrics.Evaluation (fixture, dev, train)
+    evaluations: list            # fastslow.models.routing.metrics.Evaluation (fixture, dev, train)
     automation_evaluations: list = field(default_factory=list)  # AutomationEvaluation (fixture, dev)
     capture_conformance: float = 0.0
     capture_failures: list = field(default_factory=list)

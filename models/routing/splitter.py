@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from features.lexicon import load_lexicon
+from fastslow.features.lexicon import load_lexicon
 
 
 @dataclass(frozen=True)

@@ -11,10 +11,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from models.capture import CaptureSignalError, CaptureSignals, Outcome, run_capture_policy
-from models.taxonomy import ROOT
+from fastslow.models.capture.policy import CaptureSignalError, CaptureSignals, Outcome, run_capture_policy
+from fastslow.data import FIXTURES_DIR
 
-CAPTURE_FIXTURE_FILE = ROOT / "data" / "fixtures" / "capture_v2.json"
+CAPTURE_FIXTURE_FILE = FIXTURES_DIR / "capture_v2.json"
 
 
 @dataclass

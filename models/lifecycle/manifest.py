@@ -1,6 +1,6 @@
 """The model file's manifest (SHA-256, library versions, metrics), checked before anything is unpickled.
 
-Kept apart from ``models.bundle`` so that a process that only checks a bundle (the main process of
+Kept apart from ``fastslow.models.pipeline`` so that a process that only checks a bundle (the main process of
 ``fastslow score --jobs N``, which hands scoring to workers) imports no scikit-learn, jieba or pandas.
 """
 
@@ -12,9 +12,9 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
-from models.taxonomy import ROOT
 
-DEFAULT_MODEL_PATH = ROOT / "models" / "artifacts" / "fastslow.joblib"
+#: Where `python train.py` writes the model, relative to the folder it runs in (the repository root).
+DEFAULT_MODEL_PATH = Path("models") / "artifacts" / "fastslow.joblib"
 TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas", "python-crfsuite")
 
 

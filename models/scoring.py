@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Iterable, Iterator
 
-from models.record import error_record
-from serve.io import Row
+from fastslow.models.record import error_record
+from fastslow.data.io import Row
 
 if TYPE_CHECKING:  # the main process of a parallel run never loads a model: keep its imports light
-    from models.bundle import FastslowModel
+    from fastslow.models.pipeline import FastslowModel
 
 
 def score_chunk(model: FastslowModel, rows: list[Row]) -> list[dict]:

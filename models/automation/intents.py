@@ -22,12 +22,12 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted
 
-from features.automation_lexicons import AutomationLexicons, load_automation_lexicons
-from features.extractors import tfidf_row
-from models.automation_rules import devices_in, lowered, seat_mentions
-from models.taxonomy import ROOT
+from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
+from fastslow.features.extractors import tfidf_row
+from fastslow.models.automation.rules import devices_in, lowered, seat_mentions
+from fastslow.data import TAXONOMY_DIR
 
-INTENTS_FILE = ROOT / "data" / "taxonomy" / "intents.tsv"
+INTENTS_FILE = TAXONOMY_DIR / "intents.tsv"
 CAR_CONTROL, DEVICE_CONTROL, OTHER = "车载控制", "设备控制", "其他"
 CONTROL_INTENTS = (CAR_CONTROL, DEVICE_CONTROL)
 

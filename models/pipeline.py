@@ -1,28 +1,22 @@
-"""The saved model: router + splitter + rule settings, written with joblib beside a manifest.
+"""The pipeline: one query → Utterance → routing, automation, capture → one record.
 
-A pickle runs code when it is loaded, so ``load_bundle`` checks the file's SHA-256 against the
-manifest written at training time before it unpickles anything.
+``FastslowModel`` composes the three jobs (``models.routing``, ``models.automation``,
+``models.capture``), which know nothing of each other; the hard rules they share are applied here in
+the spec's order. Saving and loading it is ``models.lifecycle.bundle``.
 """
 
 from __future__ import annotations
 
-import gc
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 
-import joblib
-
-from features.text import Utterance
-from models.automation import AutomationParser
-from models.capture_wiring import capture_candidates
-from models.record import DEFAULT_MAX_QUERY_CHARS, InputError, build_record, error_record, validate_input
-from models.router import Router
-from models.rules import aggregate, review_required
-from models.splitter import SplitLexicon, split_subrequests
-from models.manifest import (DEFAULT_MODEL_PATH, ModelLoadError, library_versions, manifest_path, sha256_of,
-                             verify_bundle)
-from models.taxonomy import MULTI_STEP_PLANNING
+from fastslow.features.text import Utterance
+from fastslow.models.automation.parser import AutomationParser
+from fastslow.models.capture.candidates import capture_candidates
+from fastslow.models.record import DEFAULT_MAX_QUERY_CHARS, InputError, build_record, error_record, validate_input
+from fastslow.models.routing.router import Router
+from fastslow.models.routing.rules import aggregate, review_required
+from fastslow.models.routing.splitter import SplitLexicon, split_subrequests
+from fastslow.models.taxonomy import MULTI_STEP_PLANNING
 
 
 
@@ -91,36 +85,3 @@ def piece(segmenter, whole: Utterance, start: int, end: int, first: bool) -> Utt
     把座椅通风打开，副驾的也打开 the second part continues an established direct flow (上下文: 上一轮快时，
     当前简单直接动作可继续快); if the earlier part was slow, aggregation makes the whole slow anyway."""
     return segmenter.annotate(whole.tokens[start:end], whole.context if first else "prev_fast", whole.endpoint)
-
-
-def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None) -> dict:
-    """Write the joblib file and its manifest (SHA-256, library versions, metrics, ...)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    joblib.dump(model, path, compress=3)
-    manifest = {
-        "model_version": model.version,
-        "file": path.name,
-        "sha256": sha256_of(path),
-        "libraries": library_versions(),
-        **model.info,
-        **(extra or {}),
-    }
-    manifest_path(path).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    return manifest
-
-
-def load_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True) -> FastslowModel:
-    """Load a bundle after checking its SHA-256 (and library versions) against its manifest."""
-    path = Path(path)
-    manifest = verify_bundle(path, check_versions)
-    actual = manifest["sha256"]
-    model = joblib.load(path)
-    if not isinstance(model, FastslowModel):
-        raise ModelLoadError(f"{path} does not hold a fastslow model")
-    # The model is hundreds of thousands of long-lived objects (vocabularies, lexicons). Left in the
-    # collector's generations, every full collection walks them all: a third of batch scoring time.
-    gc.collect()
-    gc.freeze()
-    model.info = {**model.info, "sha256": actual, "manifest": manifest}
-    return model

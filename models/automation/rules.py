@@ -22,7 +22,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from features.automation_lexicons import AutomationLexicons
+from fastslow.features.automation_lexicons import AutomationLexicons
 
 SPAN_KINDS = ("C", "A", "D", "N", "E")
 DEFAULT = "default"

@@ -6,14 +6,14 @@ import hashlib
 import json
 from pathlib import Path
 
-from models.record import InputError, validate_input
-from models.taxonomy import CODE_LABEL, LABELS, ROOT
-from serve.io import read_rows
+from fastslow.models.record import InputError, validate_input
+from fastslow.data import DATA_DIR, FIXTURES_DIR
+from fastslow.models.taxonomy import CODE_LABEL, LABELS
+from fastslow.data.io import read_rows
 
-DATA_DIR = ROOT / "data"
 TRAIN_DIR = DATA_DIR / "train"
 DEV_FILE = DATA_DIR / "dev" / "routing_dev.jsonl"
-FIXTURE_FILE = DATA_DIR / "fixtures" / "routing_v1.jsonl"
+FIXTURE_FILE = FIXTURES_DIR / "routing_v1.jsonl"
 
 
 class DataError(ValueError):
@@ -74,7 +74,7 @@ def load_training(train_dir: Path = TRAIN_DIR) -> list[dict]:
 
 def query_key(row: dict) -> str:
     """Identity of a query for leakage checks: its normalised text and context."""
-    from features.text import normalise
+    from fastslow.features.text import normalise
 
     return normalise(row["query"]) + "\x1f" + json.dumps(row.get("context") or [], ensure_ascii=False)
 

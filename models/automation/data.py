@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from models.automation_rules import SPAN_KINDS, automation_text, parse_markup
-from models.dataset import DATA_DIR, DataError
+from fastslow.models.automation.rules import SPAN_KINDS, automation_text, parse_markup
+from fastslow.models.lifecycle.dataset import DATA_DIR, DataError
 
 AUTOMATION_DIR = DATA_DIR / "automation"
 AUTOMATION_TRAIN_DIR = AUTOMATION_DIR / "train"

@@ -7,8 +7,8 @@ Each row's result is the record as one JSON string: the line ``fastslow score`` 
 that cannot be scored gets its error record, without the ``line`` that only a file has).
 
 The logged model holds the joblib bundle and its manifest as artifacts (``load_context`` checks the
-SHA-256 as ``load_bundle`` does), fastslow's own code (``features``, ``models``, ``serve`` and the
-taxonomy files, as ``code_paths``) and pinned requirements, so executors need no fastslow install.
+SHA-256 as ``load_bundle`` does), fastslow's own code (the ``fastslow`` package with its
+taxonomy and lexicons, as ``code_paths``) and pinned requirements, so executors need no fastslow install.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import json
 import math
 import shutil
 import tempfile
+from importlib.resources import files
 from pathlib import Path
 
 import mlflow.pyfunc
@@ -24,9 +25,8 @@ import pandas as pd
 from mlflow.models import ModelSignature
 from mlflow.types.schema import ColSpec, Schema
 
-from models.bundle import load_bundle
-from models.manifest import TRACKED_LIBRARIES, manifest_path
-from models.taxonomy import ROOT
+from fastslow.models.lifecycle.bundle import load_bundle
+from fastslow.models.lifecycle.manifest import TRACKED_LIBRARIES, manifest_path
 
 INPUT_COLUMNS = ("query", "id", "context", "endpoint")
 SIGNATURE = ModelSignature(
@@ -35,7 +35,8 @@ SIGNATURE = ModelSignature(
     outputs=Schema([ColSpec("string", "record")]),
 )
 CODE_PACKAGES = ("features", "models", "serve")
-RUNTIME_DATA = ("data/taxonomy",)  # read by models.taxonomy and models.intents at import
+#: the part of ``fastslow.data`` that runs: its readers and writers, and the taxonomy read at import
+RUNTIME_DATA = ("__init__.py", "io.py", "sinks.py", "taxonomy")
 
 
 def _missing(value) -> bool:
@@ -50,9 +51,9 @@ class FastslowPyfunc(mlflow.pyfunc.PythonModel):
         self.model = load_bundle(context.artifacts["bundle"]).warm_up()
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> pd.DataFrame:
-        from serve.io import parse_json_cells
-        from serve.scoring import score_chunk
-        from serve.sinks import dumps
+        from fastslow.data.io import parse_json_cells
+        from fastslow.models.scoring import score_chunk
+        from fastslow.data.sinks import dumps
 
         rows = []
         for raw in model_input.to_dict("records"):
@@ -69,16 +70,20 @@ def pip_requirements() -> list[str]:
 
 
 def _stage_code(folder: Path) -> list[str]:
-    """Copies of fastslow's packages and runtime data files (no trained artifacts, no caches)."""
+    """A copy of the ``fastslow`` package as it runs: its code and the runtime data it reads (taxonomy,
+    lexicons), without the bundled corpus, trained artifacts or caches."""
+    source = Path(str(files("fastslow")))
+    target = folder / "fastslow"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "artifacts")
-    paths = []
+    target.mkdir()
+    shutil.copy2(source / "__init__.py", target / "__init__.py")
     for package in CODE_PACKAGES:
-        shutil.copytree(ROOT / package, folder / package, ignore=ignore)
-        paths.append(str(folder / package))
-    for data in RUNTIME_DATA:
-        shutil.copytree(ROOT / data, folder / data)
-    paths.append(str(folder / "data"))
-    return paths
+        shutil.copytree(source / package, target / package, ignore=ignore)
+    (target / "data").mkdir()
+    for name in RUNTIME_DATA:
+        copy = shutil.copytree if (source / "data" / name).is_dir() else shutil.copy2
+        copy(source / "data" / name, target / "data" / name)
+    return [str(target)]
 
 
 def _model_args(bundle_path: Path, folder: Path) -> dict:

@@ -12,14 +12,14 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from features import (
+from fastslow.features import (
     ActionLexicon, CharNgrams, Connectors, ContextFeatures, Demonstratives, DeviceLexicon,
     EndpointFeatures, ExplicitTarget, NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords,
     TriggerMarkers, WordTokens,
 )
-from features.extractors import LexiconFeatures
-from models.rules import Route
-from models.taxonomy import CODE_LABEL, LABELS
+from fastslow.features.extractors import LexiconFeatures
+from fastslow.models.routing.rules import Route
+from fastslow.models.taxonomy import CODE_LABEL, LABELS
 
 DEVICE_CATEGORIES = ("car_device", "home_device")
 

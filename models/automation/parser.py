@@ -1,6 +1,6 @@
 """The automation parser: a CRF span tagger over characters, an intent classifier, and the rules.
 
-    parser = AutomationParser().fit(queries, annotations)   # annotations: rows of models.automation_data
+    parser = AutomationParser().fit(queries, annotations)   # annotations: rows of fastslow.models.automation.data
     parser.parse("上车时打开空调")
     # [{"condition": "上车时", "querys": [{"subquery": "打开空调", "intent": "设备控制"}]}]
 
@@ -25,14 +25,14 @@ import pycrfsuite
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from features.automation_lexicons import AutomationLexicons, load_automation_lexicons
-from features.text import domain_cut
-from models.automation_rules import (
+from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
+from fastslow.features.text import domain_cut
+from fastslow.models.automation.rules import (
     Span, automation_text, bind_scopes, group_dict, lowered, memo_edit_group, missing_super_task_clauses, plain_groups,
     plan_groups,
     keep_negation, rewrite_group, spans_to_tags, tags_to_spans,
 )
-from models.intents import IntentClassifier
+from fastslow.models.automation.intents import IntentClassifier
 
 _NUM = re.compile(r"\d+(?:\.\d+)?|[零一二两三四五六七八九十百千万半几]+")
 _CLOCK = re.compile(r"(?:\d{1,2}|[零一二两三四五六七八九十]+)(?:点钟|点半|点|:\d\d)(?:\d{1,2}分|[一二三四五六七八九十]+分)?")
@@ -261,7 +261,7 @@ class AutomationTagger(BaseEstimator):
 class AutomationParser(BaseEstimator):
     """Query → the spec's automation groups: tagger, then the rules, then one intent per subquery.
 
-    ``fit(queries, rows)`` takes annotated rows (``models.automation_data``): their gold spans train
+    ``fit(queries, rows)`` takes annotated rows (``fastslow.models.automation.data``): their gold spans train
     the tagger and their gold (subquery, intent) pairs the intent classifier."""
 
     def __init__(self, c1=0.05, c2=0.01, max_iterations=150, use_tokens=False, intent_C=8.0, lexicon_dir=None):

@@ -27,7 +27,7 @@ import re
 import unicodedata
 from typing import Any, Sequence
 
-from models.capture import CaptureSignals, TaskOwner, run_capture_policy
+from fastslow.models.capture.policy import CaptureSignals, TaskOwner, run_capture_policy
 
 DEFAULT_CONDITION = "default"
 #: words that ask to change (or drop) a named habit / rule / task: such a group refines that task

@@ -20,11 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
-from models.automation_data import check_row
-from models.automation_metrics import groups_match, rules_output
-from models.automation_rules import Span, to_markup
-from models.dataset import DataError, check_labelled, query_key
-from serve.io import InputFileError, Row, detect_format, read_parquet, read_rows
+from fastslow.models.automation.data import check_row
+from fastslow.models.automation.metrics import groups_match, rules_output
+from fastslow.models.automation.rules import Span, to_markup
+from fastslow.models.lifecycle.dataset import DataError, check_labelled, query_key
+from fastslow.data.io import InputFileError, Row, detect_format, read_parquet, read_rows
 
 ROUTING_COLUMNS = ("label", "primary_reason_code")
 AUTOMATION_COLUMNS = ("automation", "markup")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from serve.io import InputFileError, detect_format
+from fastslow.data.io import InputFileError, detect_format
 
 
 def dumps(record: dict) -> str:

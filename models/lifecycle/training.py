@@ -1,0 +1,301 @@
+"""Train the fastslow router, evaluate it on the frozen fixture and the dev set, log it to MLflow.
+
+    python train.py                 # the same as `fastslow train`
+    python train.py --seed 7 --C 4  # other settings; every run is logged to MLflow
+    python train.py --data reviewed.csv          # the bundled corpus plus your labelled rows
+    python train.py --config my.toml --cv 5      # settings from a file; 5-fold cross-validation
+
+Defaults: bundled data under data/, a local SQLite MLflow store (sqlite:///mlflow.db, or
+$MLFLOW_TRACKING_URI), the model written to models/artifacts/fastslow.joblib with its manifest and
+model card, and registered as a new version of `fastslow`; the alias `champion` moves to it only when
+its frozen-fixture metrics are not below the champion's and capture conformance is 100%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
+import warnings
+from datetime import datetime, timezone
+from pathlib import Path
+
+from fastslow.data.io import InputFileError
+from fastslow.features.automation_lexicons import load_automation_lexicons
+from fastslow.features.lexicon import lexicons_digest
+from fastslow.models.automation import training as automation_training
+from fastslow.models.automation.data import load_automation, load_automation_training
+from fastslow.models.automation.intents import IntentTaxonomy
+from fastslow.models.capture.contract import CAPTURE_FIXTURE_FILE, evaluate_contract
+from fastslow.models.lifecycle import registry
+from fastslow.models.lifecycle.bundle import FastslowModel, save_bundle
+from fastslow.models.lifecycle.config import ConfigError, parse_args
+from fastslow.models.lifecycle.cross_validation import cross_validate, cv_summary
+from fastslow.models.lifecycle.dataset import (DEV_FILE, FIXTURE_FILE, TRAIN_DIR, DataError, digest, leaked, load_labelled,
+                                               load_training, query_key, training_files)
+from fastslow.models.lifecycle.extra_data import ExtraDataError, Reference, load_extra
+from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH
+from fastslow.models.lifecycle.model_card import CardFacts, DatasetSummary, model_card
+from fastslow.models.lifecycle.pyfunc import log_pyfunc_model
+from fastslow.models.lifecycle.registry import DEFAULT_REGISTERED_MODEL, DEFAULT_TRACKING_URI, RegistryError
+from fastslow.models.routing.metrics import evaluate, plot_confusion, summary_table
+from fastslow.models.routing.router import Router
+from fastslow.models.routing.splitter import SplitLexicon
+
+DEFAULT_EXPERIMENT = "fastslow"
+
+
+def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    parser = parser or argparse.ArgumentParser(prog="train.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--config", type=Path, default=None,
+                        help="TOML file of settings (see fastslow.toml); options given here win over it")
+    parser.add_argument("--seed", type=int, default=13, help="random seed (cross-validation folds)")
+    parser.add_argument("--C", type=float, default=8.0, help="inverse regularisation of the router")
+    parser.add_argument("--class-weight", choices=("balanced", "none"), default="none",
+                        help="weight reason codes inversely to their frequency (balanced), or not")
+    parser.add_argument("--hmm", action="store_true",
+                        help="let jieba's HMM guess unknown words (off: dictionaries only, ~25%% faster, "
+                             "same dev accuracy; char n-grams cover unknown words)")
+    parser.add_argument("--review-threshold", type=float, default=0.5,
+                        help="records whose label confidence is below this need review")
+    parser.add_argument("--train-dir", type=Path, default=TRAIN_DIR, help="folder of labelled *.jsonl")
+    parser.add_argument("--data", type=Path, nargs="+", default=[], metavar="PATH",
+                        help="extra labelled files (.jsonl, .csv, .parquet): routing labels and/or automation "
+                             "parses, merged with the bundled corpus; checked before anything is fitted")
+    parser.add_argument("--only", action="store_true",
+                        help="train on the --data files alone instead of adding them to the bundled corpus")
+    parser.add_argument("--cv", type=int, default=0, metavar="K",
+                        help="also run K-fold cross-validation of the router on the training data (0: off)")
+    parser.add_argument("--dev", type=Path, default=DEV_FILE, help="hand-written dev set")
+    parser.add_argument("--fixture", type=Path, default=FIXTURE_FILE, help="frozen spec fixture")
+    parser.add_argument("--capture-fixture", type=Path, default=CAPTURE_FIXTURE_FILE,
+                        help="frozen capture contract (INV-TASK-2)")
+    parser.add_argument("--output", type=Path, default=DEFAULT_MODEL_PATH, help="where to write the model")
+    parser.add_argument("--tracking-uri", default=None,
+                        help=f"MLflow tracking URI (default: $MLFLOW_TRACKING_URI or {DEFAULT_TRACKING_URI})")
+    parser.add_argument("--experiment", default=DEFAULT_EXPERIMENT, help="MLflow experiment name")
+    parser.add_argument("--run-name", default=None, help="MLflow run name")
+    parser.add_argument("--registered-model", default=DEFAULT_REGISTERED_MODEL,
+                        help="registered model name each run adds a version to")
+
+    return automation_training.add_arguments(parser)
+
+
+def model_version(params: dict, data_digest: str) -> str:
+    """Same data, lexicons and settings → same version (training is deterministic)."""
+
+    blob = json.dumps(params, sort_keys=True) + data_digest + lexicons_digest()
+    return "fastslow-" + hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def log_evaluation(mlflow, ev, folder: Path) -> None:
+
+    mlflow.log_metrics(ev.metrics)
+    ev.per_label.to_csv(folder / f"{ev.name}_per_label.csv")
+    ev.per_code.to_csv(folder / f"{ev.name}_per_reason_code.csv")
+    ev.errors.to_json(folder / f"{ev.name}_misclassified.jsonl", orient="records", lines=True, force_ascii=False)
+    ev.label_confusion.to_csv(folder / f"{ev.name}_confusion_label.csv")  # the numbers behind the plots
+    ev.code_confusion.to_csv(folder / f"{ev.name}_confusion_code.csv")
+    plot_confusion(ev.label_confusion, f"{ev.name}: label", folder / f"{ev.name}_confusion_label.png")
+    plot_confusion(ev.code_confusion, f"{ev.name}: reason code", folder / f"{ev.name}_confusion_code.png")
+
+
+def ensure_experiment(mlflow, name: str) -> None:
+    """Select the experiment, creating it if needed. With a local SQLite store, new experiments keep
+    their artifacts beside the database (``mlartifacts/`` next to ``mlflow.db``) instead of in
+    whatever directory training happened to start from."""
+    uri = mlflow.get_tracking_uri()
+    if mlflow.get_experiment_by_name(name) is None and uri.startswith("sqlite:///"):
+        store = Path(uri[len("sqlite:///"):]).resolve().parent / "mlartifacts"
+        mlflow.create_experiment(name, artifact_location=store.as_uri())
+    mlflow.set_experiment(name)
+
+
+def load_extra_data(args: argparse.Namespace, train_rows: list[dict], automation_train: list[dict]):
+    """Check the ``--data`` files against the corpus they join and the sets never trained on; raise
+    ``ExtraDataError`` listing every problem (file and row) before anything is fitted."""
+
+    held_out = {f"frozen fixture {args.fixture.name}": load_labelled(args.fixture),
+                f"dev set {args.dev.name}": load_labelled(args.dev),
+                f"frozen fixture {args.automation_fixture.name}": load_automation(args.automation_fixture),
+                f"dev set {args.automation_dev.name}": load_automation(args.automation_dev)}
+    ref = Reference(routing_train=train_rows, automation_train=automation_train,
+                    held_out={name: {query_key(r) for r in rows} for name, rows in held_out.items()},
+                    intents=set(IntentTaxonomy.load().intents), lexicons=load_automation_lexicons())
+    extra = load_extra(args.data, ref)
+    if extra.problems:
+        raise ExtraDataError(extra.problems)
+    return extra
+
+
+def dataset_frame(rows: list[dict]):
+    """Rows as a flat table for MLflow's dataset tracking (nested fields as JSON text)."""
+    import pandas as pd
+
+    columns = ("query", "label", "primary_reason_code", "endpoint", "context", "markup", "expected", "source")
+    return pd.DataFrame([{c: (json.dumps(r[c], ensure_ascii=False) if isinstance(r.get(c), (list, dict)) else r.get(c))
+                          for c in columns if c in r} for r in rows])
+
+
+def log_datasets(mlflow, datasets: list[tuple[str, str, list[dict], Path]]) -> list:
+    """``mlflow.log_input`` for each (name, context, rows, source); returns their summaries."""
+
+    summaries = []
+    for name, context, rows, source in datasets:
+        with warnings.catch_warnings():  # MLflow registers two local-file source types for file:// URIs and says so
+            warnings.filterwarnings("ignore", message="The specified dataset source can be interpreted in multiple ways")
+            ds = mlflow.data.from_pandas(dataset_frame(rows), source=Path(source).resolve().as_uri(), name=name)
+        mlflow.log_input(ds, context=context)
+        summaries.append(DatasetSummary(name, context, len(rows), ds.digest, str(source)))
+    return summaries
+
+
+def run(args: argparse.Namespace) -> dict:
+
+    started = time.perf_counter()
+    if args.only and not args.data:
+        raise DataError("--only trains on the --data files alone: give at least one")
+    bundled = [] if args.only else load_training(args.train_dir)
+    bundled_automation = ([] if args.only or not args.automation else
+                          load_automation_training(args.automation_train_dir, set(IntentTaxonomy.load().intents)))
+    extra = load_extra_data(args, bundled, bundled_automation) if args.data else None
+    train_rows = bundled + (extra.routing if extra else [])
+    if not train_rows:
+        raise DataError("no routing rows to train on: the --data files hold automation parses only")
+    automation_rows = bundled_automation + (extra.automation if extra else [])
+    if args.automation and not automation_rows:
+        raise DataError("no automation rows to train the parser on: the --data files hold routing labels only; "
+                        "add automation rows or pass --no-automation")
+    fixture_rows = load_labelled(args.fixture)
+    dev_rows = load_labelled(args.dev)
+    for name, held_out in (("frozen fixture", fixture_rows), ("dev set", dev_rows)):
+        overlap = leaked(train_rows, held_out)
+        if overlap:
+            raise DataError(f"{len(overlap)} {name} queries are in the training data, e.g. {overlap[:3]}")
+
+    router = Router(C=args.C, class_weight=None if args.class_weight == "none" else args.class_weight,
+                    hmm=args.hmm, random_state=args.seed)
+    params = {**{k: v for k, v in router.get_params().items()}, "seed": args.seed,
+              "review_threshold": args.review_threshold}
+    data_digest = digest(train_rows)
+    splitter = SplitLexicon.from_lexicons()
+    cv = cross_validate(router, splitter, train_rows, args.cv, args.seed, args.review_threshold) if args.cv else {}
+    router.fit(train_rows, [r["primary_reason_code"] for r in train_rows])
+    trained_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    model = FastslowModel(router=router, splitter=splitter,
+                          version=model_version(params, data_digest), review_threshold=args.review_threshold,
+                          info={"trained_at": trained_at, "train_digest": data_digest, "train_rows": len(train_rows)})
+    evaluations = [evaluate(model, fixture_rows, "fixture"), evaluate(model, dev_rows, "dev"),
+                   evaluate(model, train_rows, "train")]
+    metrics = {k: v for ev in evaluations for k, v in ev.metrics.items()}
+    metrics.update(cv)
+    automation_run = None
+    if args.automation:  # the condition/action parser rides in the same bundle and run
+        automation_run = automation_training.train(args, automation_rows)
+        model.automation = automation_run.parser
+        model.version = model_version({**params, **automation_run.params},
+                                      data_digest + automation_run.digests["automation_train_digest"])
+        metrics.update(automation_run.metrics)
+
+    capture = evaluate_contract(args.capture_fixture)  # INV-TASK-2 contract: below 1.0 is never promotable
+    metrics["capture_conformance"] = capture.conformance
+    fit_seconds = round(time.perf_counter() - started, 1)
+
+    import mlflow
+
+    uri = registry.tracking_uri(args.tracking_uri)
+    mlflow.set_tracking_uri(uri)
+    ensure_experiment(mlflow, args.experiment)
+    with mlflow.start_run(run_name=args.run_name) as active, tempfile.TemporaryDirectory() as tmp:
+        run_id = active.info.run_id
+        mlflow.log_params({k: str(v) for k, v in params.items()})
+        mlflow.log_params({"train_digest": data_digest, "train_rows": len(train_rows), "only": args.only,
+                           "train_files": ",".join([] if args.only else [p.name for p in training_files(args.train_dir)]),
+                           "extra_files": ",".join(str(p) for p in args.data),
+                           "dev_digest": digest(dev_rows), "fixture_digest": digest(fixture_rows)})
+        if args.config:
+            mlflow.log_artifact(str(args.config), artifact_path="config")
+        datasets = [("routing_train", "training", train_rows, args.data[0] if args.only else args.train_dir),
+                    ("routing_dev", "dev", dev_rows, args.dev), ("routing_fixture", "fixture", fixture_rows, args.fixture)]
+        if extra:
+            datasets += [(f"extra:{Path(name).name}", "training", rows, Path(name)) for name, rows in extra.by_file().items()]
+        if automation_run is not None:
+            datasets += automation_run.datasets
+        dataset_summaries = log_datasets(mlflow, datasets)
+        mlflow.set_tags({"model_version": model.version, "temperature": f"{router.temperature_:.3f}"})
+        folder = Path(tmp)
+        for ev in evaluations:
+            log_evaluation(mlflow, ev, folder)
+        if cv:
+            mlflow.log_metrics(cv)
+            mlflow.log_param("cv_folds", args.cv)
+        mlflow.log_metric("fit_seconds", fit_seconds)
+        mlflow.log_metric("capture_conformance", capture.conformance)
+        mlflow.set_tag("capture_promotable", str(capture.conformance == 1.0).lower())
+        (folder / "capture_contract_failures.json").write_text(
+            json.dumps(capture.failures, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        if automation_run is not None:
+            automation_training.log(mlflow, automation_run, folder)
+        mlflow.log_artifacts(tmp, artifact_path="evaluation")
+        manifest = save_bundle(model, args.output, extra={"mlflow_run_id": run_id, "metrics": metrics,
+                                                          "capture_conformance": capture.conformance,
+                                                          "params": {k: str(v) for k, v in params.items()}})
+        card_path = args.output.with_suffix(".model_card.md")
+        card_path.write_text(model_card(CardFacts(
+            model.version, run_id, trained_at, {**params, **(automation_run.params if automation_run else {})},
+            dataset_summaries, evaluations,
+            automation_run.evaluations if automation_run else [], capture.conformance, capture.failures, cv)),
+            encoding="utf-8")
+        for path in (args.output, args.output.with_suffix(".manifest.json"), card_path):
+            mlflow.log_artifact(str(path), artifact_path=registry.MODEL_ARTIFACT_DIR)
+
+        pyfunc_uri = log_pyfunc_model(args.output)  # the same bundle for mlflow.pyfunc / Spark's spark_udf
+    # the registered version is the pyfunc model, so models:/fastslow@champion also works in spark_udf
+    version, refused = registry.register_run(registry.client(uri), run_id, args.registered_model, source=pyfunc_uri)
+
+    print(summary_table(evaluations))
+    if cv:
+        print("\n" + cv_summary(cv, args.cv))
+    if automation_run is not None:
+        print("\n" + automation_training.summary(automation_run))
+    print(f"\ncapture contract {args.capture_fixture.name}: conformance {capture.conformance:.3f} "
+          f"({capture.passed}/{capture.total})" + ("" if capture.conformance == 1.0 else " — NOT promotable"))
+    if extra:
+        print("\nextra data: " + ", ".join(f"{name}: {c['routing']} routing, {c['automation']} automation rows"
+                                            for name, c in extra.counts.items())
+              + (" (alone: --only)" if args.only else " (added to the bundled corpus)"))
+    print(f"\nmodel {model.version} → {args.output} (sha256 {manifest['sha256'][:12]}…), card {card_path.name}")
+    print(f"MLflow run {run_id} in {uri} (experiment {args.experiment!r}); "
+          f"fit+eval {fit_seconds}s; `mlflow ui --backend-store-uri {uri}` to browse")
+    print(f"pyfunc model for Spark: {pyfunc_uri}")
+    print(f"registered {args.registered_model} version {version}: " +
+          (f"now models:/{args.registered_model}@{registry.CHAMPION}" if not refused else
+           "NOT champion — " + "; ".join(refused)))
+    return {"run_id": run_id, "metrics": metrics, "manifest": manifest, "model": model,
+            "registered_version": version, "refused": refused, "extra": extra, "pyfunc_uri": pyfunc_uri}
+
+
+def main(argv: list[str] | None = None) -> int:
+
+    parser = build_parser()
+    try:
+        args = parse_args(parser, argv)
+    except ConfigError as exc:
+        print(f"train: {exc}", file=sys.stderr)
+        return 2
+    if args.cv == 1 or args.cv < 0:
+        parser.error(f"--cv needs at least 2 folds (0: off), got {args.cv}")
+    try:
+        run(args)
+    except (DataError, InputFileError, FileNotFoundError, RegistryError) as exc:
+        print(f"train: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
