@@ -15,6 +15,7 @@ row is accounted for: rows read == scored + errors == records written.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import multiprocessing
@@ -104,6 +105,10 @@ def _init_worker(model_path: str, output_fmt: str, review_fmt: str | None, revie
     from fastslow.models.lifecycle.bundle import load_bundle
 
     _worker = ChunkScorer(load_bundle(model_path).warm_up(), output_fmt, review_fmt, review_below)
+    # The model is hundreds of thousands of long-lived objects (vocabularies, lexicons). Left in the
+    # collector's generations, every full collection walks them all: a third of batch scoring time.
+    gc.collect()
+    gc.freeze()
 
 
 def _score_in_worker(rows: list) -> ChunkResult:
