@@ -11,3 +11,7 @@ from pathlib import Path
 DATA_DIR = Path(str(files(__name__)))
 TAXONOMY_DIR = DATA_DIR / "taxonomy"
 FIXTURES_DIR = DATA_DIR / "fixtures"
+
+
+class DataError(ValueError):
+    """Labelled data that cannot be used; the message lists every problem with file and row."""

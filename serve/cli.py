@@ -56,7 +56,8 @@ def cmd_score(args) -> int:
 
 
 def cmd_eval(args) -> int:
-    from fastslow.models.lifecycle.dataset import DataError, load_labelled
+    from fastslow.data import DataError
+    from fastslow.models.lifecycle.dataset import load_labelled
     from fastslow.models.routing.metrics import evaluate
     from fastslow.data.io import InputFileError
     from fastslow.models.routing.metrics import summary_table

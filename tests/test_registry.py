@@ -10,6 +10,7 @@ from conftest import sample_rows, small_train, write_jsonl
 
 from fastslow.models.lifecycle import registry
 from fastslow.models.capture.contract import CAPTURE_FIXTURE_FILE
+from fastslow.models.lifecycle.dataset import DEV_FILE, FIXTURE_FILE, load_labelled
 from fastslow.serve import cli
 
 EXTRA = [
@@ -76,7 +77,8 @@ def test_extra_rows_are_counted_in_the_runs_training_dataset(store):
     rows = {name: json.loads(d.dataset.profile)["num_rows"] for name, d in inputs.items()}
     assert rows["routing_train"] == 120 + len(EXTRA)
     assert rows["extra:reviewed.jsonl"] == len(EXTRA)
-    assert rows["routing_fixture"] == 40 and rows["routing_dev"] == 396
+    assert rows["routing_fixture"] == len(load_labelled(FIXTURE_FILE))
+    assert rows["routing_dev"] == len(load_labelled(DEV_FILE))
     assert {d.dataset.name: d.tags[0].value for d in run.inputs.dataset_inputs}["routing_fixture"] == "fixture"
     assert json.loads(inputs["extra:reviewed.jsonl"].dataset.source)["uri"].endswith("reviewed.jsonl")
     assert run.data.params["train_rows"] == str(123)

@@ -19,7 +19,7 @@ import json
 from pathlib import Path
 
 from fastslow.models.automation.rules import SPAN_KINDS, automation_text, parse_markup
-from fastslow.models.lifecycle.dataset import DATA_DIR, DataError
+from fastslow.data import DATA_DIR, DataError
 
 AUTOMATION_DIR = DATA_DIR / "automation"
 AUTOMATION_TRAIN_DIR = AUTOMATION_DIR / "train"

@@ -17,7 +17,7 @@ from fastslow.models.automation.data import (
     automation_training_files, load_automation, load_automation_training,
 )
 from fastslow.models.automation.metrics import AutomationEvaluation, evaluate_automation, summary_lines
-from fastslow.models.lifecycle.dataset import DataError
+from fastslow.data import DataError
 from fastslow.models.automation.intents import IntentTaxonomy
 
 

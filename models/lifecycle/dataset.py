@@ -7,17 +7,13 @@ import json
 from pathlib import Path
 
 from fastslow.models.record import InputError, validate_input
-from fastslow.data import DATA_DIR, FIXTURES_DIR
+from fastslow.data import DATA_DIR, FIXTURES_DIR, DataError
 from fastslow.models.taxonomy import CODE_LABEL, LABELS
 from fastslow.data.io import read_rows
 
 TRAIN_DIR = DATA_DIR / "train"
 DEV_FILE = DATA_DIR / "dev" / "routing_dev.jsonl"
 FIXTURE_FILE = FIXTURES_DIR / "routing_v1.jsonl"
-
-
-class DataError(ValueError):
-    """Labelled data that cannot be used; the message lists every problem with file and row."""
 
 
 def check_labelled(obj, where: str) -> dict:

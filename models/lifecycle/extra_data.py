@@ -23,7 +23,8 @@ from typing import Iterator
 from fastslow.models.automation.data import check_row
 from fastslow.models.automation.metrics import groups_match, rules_output
 from fastslow.models.automation.rules import Span, to_markup
-from fastslow.models.lifecycle.dataset import DataError, check_labelled, query_key
+from fastslow.data import DataError
+from fastslow.models.lifecycle.dataset import check_labelled, query_key
 from fastslow.data.io import InputFileError, Row, detect_format, read_parquet, read_rows
 
 ROUTING_COLUMNS = ("label", "primary_reason_code")

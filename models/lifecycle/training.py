@@ -24,6 +24,7 @@ import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
+from fastslow.data import DataError
 from fastslow.data.io import InputFileError
 from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.features.lexicon import lexicons_digest
@@ -35,7 +36,7 @@ from fastslow.models.lifecycle import registry
 from fastslow.models.lifecycle.bundle import FastslowModel, save_bundle
 from fastslow.models.lifecycle.config import ConfigError, parse_args
 from fastslow.models.lifecycle.cross_validation import cross_validate, cv_summary
-from fastslow.models.lifecycle.dataset import (DEV_FILE, FIXTURE_FILE, TRAIN_DIR, DataError, digest, leaked, load_labelled,
+from fastslow.models.lifecycle.dataset import (DEV_FILE, FIXTURE_FILE, TRAIN_DIR, digest, leaked, load_labelled,
                                                load_training, query_key, training_files)
 from fastslow.models.lifecycle.extra_data import ExtraDataError, Reference, load_extra
 from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH
