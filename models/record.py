@@ -64,7 +64,7 @@ class Turn(BaseModel):
     """One earlier turn of the conversation, oldest first: who spoke, which system answered an
     assistant turn (or null), and the text. Other fields of a turn are ignored."""
 
-    model_config = ConfigDict(extra="allow", regex_engine="python-re")
+    model_config = ConfigDict(extra="allow", strict=True, regex_engine="python-re")
     role: Role
     system: Optional[System] = None
     text: str
@@ -73,7 +73,7 @@ class Turn(BaseModel):
 class TaskQuery(BaseModel):
     """One action of an existing task."""
 
-    model_config = ConfigDict(extra="forbid", regex_engine="python-re")
+    model_config = ConfigDict(extra="forbid", strict=True, regex_engine="python-re")
     subquery: str
     intent: Optional[str] = None
 
@@ -82,7 +82,7 @@ class ExistingTask(BaseModel):
     """One of the user's current automations or memos: capture proposes enrichments and updates of it
     instead of duplicates."""
 
-    model_config = ConfigDict(extra="forbid", regex_engine="python-re")
+    model_config = ConfigDict(extra="forbid", strict=True, regex_engine="python-re")
     id: Union[NonBlank, StrictInt]
     name: Optional[str] = None
     condition: Optional[str] = None
@@ -92,7 +92,7 @@ class ExistingTask(BaseModel):
 class RouteInput(BaseModel):
     """One query to score. Unknown fields are ignored (logs carry columns of their own)."""
 
-    model_config = ConfigDict(extra="allow", regex_engine="python-re", json_schema_extra={
+    model_config = ConfigDict(extra="allow", strict=True, regex_engine="python-re", json_schema_extra={
         "example": {"id": "r1", "query": "把空调调到24度，然后打开座椅加热", "endpoint": "car",
                     "context": [{"role": "user", "system": None, "text": "导航去公司"},
                                 {"role": "assistant", "system": "fast", "text": "好的，已为你规划路线"}]}})
