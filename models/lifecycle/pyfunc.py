@@ -70,7 +70,7 @@ class FastslowPyfunc(mlflow.pyfunc.PythonModel):
 def pip_requirements() -> list[str]:
     from importlib import metadata
 
-    return [f"{name}=={metadata.version(name)}" for name in (*TRACKED_LIBRARIES, "mlflow", "pyarrow")]
+    return [f"{name}=={metadata.version(name)}" for name in (*TRACKED_LIBRARIES, "mlflow", "pyarrow", "pydantic")]
 
 
 def _stage_code(folder: Path) -> list[str]:
