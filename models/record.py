@@ -136,6 +136,7 @@ class AutomationGroup(BaseModel):
 
     condition: Optional[str]
     querys: list[AutomationQuery]
+    builtin: Optional[bool] = Field(None, description="true for a built-in vehicle behaviour (absent otherwise)")
 
 
 class Candidate(BaseModel):

@@ -3,8 +3,9 @@
     fastslow serve [--model PATH] [--host 127.0.0.1] [--port 8000] [--workers N]
 
 Endpoints: ``POST /v1/route`` (one input → one record), ``POST /v1/route/batch`` (``{"items": [...]}`` →
-``{"records": [...]}``), ``GET /healthz``, ``GET /readyz``, ``GET /v1/model``; the OpenAPI schema at
-``/openapi.json`` (``/docs`` to browse it).
+``{"records": [...]}``), ``GET /healthz``, ``GET /readyz``, ``GET /v1/model``, ``GET /metrics`` (Prometheus,
+``serve/metrics.py``); the OpenAPI schema at ``/openapi.json`` (``/docs`` to browse it), from the record
+schema's models (``models.record``) and the envelopes below.
 
 Input rules are the record's own (``models.record.validate_input``); this module only turns HTTP bodies
 into input rows and records or errors into responses. It imports nothing used only for training
