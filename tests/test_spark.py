@@ -3,6 +3,7 @@
 
 import io
 import json
+import sys
 
 import pandas as pd
 import pytest
@@ -56,6 +57,7 @@ def spark():
     from pyspark.sql import SparkSession
 
     session = (SparkSession.builder.master("local[2]").appName("fastslow-tests")
+               .config("spark.pyspark.python", sys.executable)  # the workers run this Python (a venv's)
                .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate())
     yield session
     session.stop()
