@@ -3,6 +3,7 @@
 
 import io
 import json
+import os
 import sys
 
 import pandas as pd
@@ -56,8 +57,8 @@ def without_line(line: str) -> dict:
 def spark():
     from pyspark.sql import SparkSession
 
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)  # the workers run this Python (a venv's)
     session = (SparkSession.builder.master("local[2]").appName("fastslow-tests")
-               .config("spark.pyspark.python", sys.executable)  # the workers run this Python (a venv's)
                .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2").getOrCreate())
     yield session
     session.stop()
