@@ -7,6 +7,10 @@ a boolean, ``line`` an integer, and the nested fields (``reason_codes``, ``subre
 ``automation``, ``candidates``, ``context``, ...) as JSON strings in their cells. In CSV an empty cell
 is null and numbers and booleans are written as JSON (``0.93``, ``true``).
 
+The columns of ``RECORD`` are the record schema's (``fastslow.models.record``: the record's fields,
+then the error record's ``error`` and ``line``); this layer sits below the models and cannot import
+them, so ``RECORD`` is written out here and a test holds it equal to ``record_layout()``.
+
 ``encode`` is a pure function of a chunk of records, so worker processes do it; the sink in the main
 process only appends the encoded chunks.
 """
@@ -24,8 +28,9 @@ from fastslow.data.io import InputFileError, detect_format
 
 
 def dumps(record: dict) -> str:
-    """A record as its one JSON line (the CLI's and the Spark UDF's)."""
-    return json.dumps(record, ensure_ascii=False)
+    """A record as its one JSON line (the CLI's and the Spark UDF's); ``NaN`` and ``Infinity`` are not
+    JSON and are never written (``ValueError``: the record module keeps them out of records)."""
+    return json.dumps(record, ensure_ascii=False, allow_nan=False)
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,211 @@
-"""The one record type: input validation and the output record, shared by the CLI, the server and
-batch scoring so that they cannot drift (DESIGN.md "One record per query")."""
+"""The one record type: its schema (pydantic models), input validation and the output record, shared by
+the CLI, the server, batch scoring and the pyfunc model so that they cannot drift (DESIGN.md "One record
+per query").
+
+The pydantic models below are the schema: field names, order, types and limits of an input row
+(``RouteInput``), a scored record (``Record``) and an error record (``ErrorRecord``). They give the
+server's OpenAPI description, the pyfunc signature's input columns, and the flat layout of the CSV and
+Parquet writers (``record_layout``; ``data/sinks.py`` sits below the models and keeps its copy, which a
+test holds equal). Rows are validated by ``validate_input``, hand-written because it is ~10x cheaper per
+row than building a model and its error messages name the field as the record needs
+(``context[0].role: ...``); a property test holds it to the models: it accepts exactly the inputs the
+models accept.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
 
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints
+
+from fastslow.models.capture.policy import CandidateAction, Interruption, Outcome
 from fastslow.models.routing.rules import Route, default_route, fast_system_pending
-from fastslow.models.taxonomy import ENDPOINTS
+from fastslow.models.taxonomy import DEFAULT_ROUTE, ENDPOINTS, LABELS, REASON_CODES
 
-ROLES = ("user", "assistant")
-SYSTEMS = ("fast", "slow", None)
 DEFAULT_MAX_QUERY_CHARS = 1000
+
+#: what ``str.strip`` removes (Python's whitespace, which JSON Schema's ``\s`` does not match exactly:
+#: U+001C..U+001F and U+0085 are whitespace to Python only, U+FEFF to ECMAScript only); none is above U+3000
+WHITESPACE = "".join(chr(c) for c in range(0x3001) if chr(c).isspace())
+
+
+def _char_class(chars: str, negate: bool = False) -> str:
+    """A regex character class of ``chars`` as ``\\uXXXX`` ranges, the same in Python and ECMAScript."""
+    codes, parts, i = sorted(map(ord, chars)), [], 0
+    while i < len(codes):
+        j = i
+        while j + 1 < len(codes) and codes[j + 1] == codes[j] + 1:
+            j += 1
+        parts.append(f"\\u{codes[i]:04x}" + (f"-\\u{codes[j]:04x}" if j > i else ""))
+        i = j + 1
+    return "[" + ("^" if negate else "") + "".join(parts) + "]"
+
+
+#: a text that is not empty or whitespace only (``text.strip()`` is not empty): one character outside
+#: ``WHITESPACE`` somewhere (JSON Schema patterns are searched, not anchored)
+NOT_BLANK = _char_class(WHITESPACE, negate=True)
+
+Label = Literal[LABELS]
+ReasonCode = Literal[REASON_CODES]
+Endpoint = Literal[ENDPOINTS]
+Role = Literal["user", "assistant"]
+System = Literal["fast", "slow"]
+NonBlank = Annotated[str, StringConstraints(min_length=1, pattern=NOT_BLANK)]
+ROLES: tuple[str, ...] = get_args(Role)
+SYSTEMS: tuple[str | None, ...] = (*get_args(System), None)
+
+
+# --------------------------------------------------------------------------------------------------
+# the schema: input
+
+
+class Turn(BaseModel):
+    """One earlier turn of the conversation, oldest first: who spoke, which system answered an
+    assistant turn (or null), and the text. Other fields of a turn are ignored."""
+
+    model_config = ConfigDict(extra="allow", strict=True, regex_engine="python-re")
+    role: Role
+    system: Optional[System] = None
+    text: str
+
+
+class TaskQuery(BaseModel):
+    """One action of an existing task."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, regex_engine="python-re")
+    subquery: str
+    intent: Optional[str] = None
+
+
+class ExistingTask(BaseModel):
+    """One of the user's current automations or memos: capture proposes enrichments and updates of it
+    instead of duplicates."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, regex_engine="python-re")
+    id: Union[NonBlank, StrictInt]
+    name: Optional[str] = None
+    condition: Optional[str] = None
+    querys: Optional[list[TaskQuery]] = None
+
+
+class RouteInput(BaseModel):
+    """One query to score. Unknown fields are ignored (logs carry columns of their own)."""
+
+    model_config = ConfigDict(extra="allow", strict=True, regex_engine="python-re", json_schema_extra={
+        "example": {"id": "r1", "query": "把空调调到24度，然后打开座椅加热", "endpoint": "car",
+                    "context": [{"role": "user", "system": None, "text": "导航去公司"},
+                                {"role": "assistant", "system": "fast", "text": "好的，已为你规划路线"}]}})
+    query: Annotated[NonBlank, StringConstraints(max_length=DEFAULT_MAX_QUERY_CHARS)] = Field(
+        description="the utterance; not empty or whitespace only, at most the model's max_query_chars "
+                    "characters, valid UTF-8")
+    id: Union[str, StrictInt, None] = Field(None, description="passed through to the record")
+    context: Optional[list[Turn]] = Field(None, description="earlier turns, oldest first")
+    endpoint: Optional[Endpoint] = Field(None, description="the device the query was spoken to")
+    existing_tasks: Optional[list[ExistingTask]] = Field(
+        None, description="the user's current automations and memos (capture proposes enrichments and "
+                          "updates of them instead of duplicates)")
+
+
+#: the input fields, in the schema's order (the pyfunc's and the table readers' columns)
+INPUT_FIELDS: tuple[str, ...] = tuple(RouteInput.model_fields)
+TASK_FIELDS: tuple[str, ...] = tuple(ExistingTask.model_fields)
+TASK_QUERY_FIELDS: tuple[str, ...] = tuple(TaskQuery.model_fields)
+
+
+# --------------------------------------------------------------------------------------------------
+# the schema: output
+
+
+class Subrequest(BaseModel):
+    """One part of a query split at its connectors, routed on its own."""
+
+    text: str
+    label: Label
+    primary_reason_code: ReasonCode
+
+
+class AutomationQuery(BaseModel):
+    subquery: str
+    intent: Optional[str] = None
+
+
+class AutomationGroup(BaseModel):
+    """One condition and its actions (spec automation-tasks.md); ``condition`` is null for a plain
+    action and ``default`` for an unconditional managed task."""
+
+    condition: Optional[str]
+    querys: list[AutomationQuery]
+    builtin: Optional[bool] = Field(None, description="true for a built-in vehicle behaviour (absent otherwise)")
+
+
+class Candidate(BaseModel):
+    """The capture policy's decision for one group (INV-TASK-2): a proposal at most, never a written task."""
+
+    outcome: Literal[tuple(o.value for o in Outcome)]
+    interruption: Literal[tuple(i.value for i in Interruption)]
+    candidate_action: Optional[Literal[tuple(a.value for a in CandidateAction)]]
+    condition: Optional[str]
+    querys: list[AutomationQuery]
+    capture_confidence: Optional[Annotated[float, Field(ge=0, le=1)]]
+    idempotency_key: str
+    target_task_id: Optional[str] = Field(None, description="the existing task an enrichment or update "
+                                                            "targets (absent otherwise)")
+
+
+class Record(BaseModel):
+    """The ``fastslow score`` record of one query (field order as in DESIGN.md)."""
+
+    id: Union[str, StrictInt, None]
+    query: str
+    label: Label
+    default_route: Literal[tuple(dict.fromkeys(DEFAULT_ROUTE.values()))]
+    primary_reason_code: ReasonCode
+    reason_codes: list[ReasonCode]
+    confidence: Annotated[float, Field(ge=0, le=1)]
+    review_required: bool
+    fast_system_pending: None = Field(description="null until a capability list says otherwise")
+    subrequests: list[Subrequest]
+    automation: list[AutomationGroup]
+    candidates: list[Candidate]
+    model_version: str
+
+
+class ErrorRecord(BaseModel):
+    """The record of a row that could not be scored: its id (as given, unless it is not a finite JSON
+    value), its query (when it is text) and an error naming the field; ``line`` in files only."""
+
+    id: Any
+    query: Optional[str]
+    error: str
+    line: Optional[int] = Field(None, description="the input line or row (files only)")
+
+
+_KINDS = {str: "text", float: "float", bool: "bool", int: "int"}
+
+
+def _kind(annotation: Any) -> str:
+    """The flat-table kind of a field: ``text`` for text (or text or an integer: an id), a number, a
+    boolean, an integer, else ``json`` (lists, objects, null)."""
+    args = [a for a in (get_args(annotation) if get_origin(annotation) is Union else (annotation,))
+            if a is not type(None)]
+    args = [get_args(a)[0] if get_origin(a) is Annotated else a for a in args]
+    if args and args[0] is str:
+        return "text"
+    if len(args) == 1 and args[0] in _KINDS:
+        return _KINDS[args[0]]
+    if len(args) == 1 and get_origin(args[0]) is Literal:
+        return "text"
+    return "json"
+
+
+def record_layout() -> tuple[tuple[str, str], ...]:
+    """The columns of a record table: the record's fields, then the error record's own, each with its
+    kind (``data.sinks.Layout``)."""
+    columns = {name: _kind(f.annotation) for name, f in Record.model_fields.items()}
+    for name, f in ErrorRecord.model_fields.items():
+        columns.setdefault(name, _kind(f.annotation))
+    return tuple(columns.items())
 
 
 class InputError(ValueError):
@@ -82,10 +277,6 @@ def validate_input(raw: Any, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> 
             "endpoint": endpoint, "existing_tasks": _check_existing_tasks(raw.get("existing_tasks"))}
 
 
-TASK_FIELDS = ("id", "name", "condition", "querys")
-TASK_QUERY_FIELDS = ("subquery", "intent")
-
-
 def _check_existing_tasks(existing: Any) -> list[dict]:
     """The caller's existing tasks, strictly: ``[{"id", "name"?, "condition"?, "querys"?}]``; unknown
     fields and wrong types are errors naming the field (``existing_tasks[0].querys``)."""
@@ -138,9 +329,23 @@ def build_record(item: dict, route: Route, subrequests: list[Route], review: boo
     }
 
 
+def finite_json(value: Any) -> bool:
+    """Whether ``value`` can be written as JSON as it is: no ``NaN`` or ``Infinity`` anywhere in it (a
+    number such as ``1e400`` parses to an infinite float)."""
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(finite_json(v) for v in value.values())
+    if isinstance(value, list):
+        return all(finite_json(v) for v in value)
+    return True
+
+
 def error_record(qid: Any, query: Any, error: str, line: int | None = None) -> dict:
-    """The record of a row that could not be scored: its id (or line number) and a clear error."""
-    record = {"id": qid, "query": query if isinstance(query, str) else None, "error": error}
+    """The record of a row that could not be scored: its id (or line number) and a clear error. An id
+    that JSON cannot hold (``NaN``, ``1e400``) is not echoed: it becomes null."""
+    record = {"id": qid if finite_json(qid) else None, "query": query if isinstance(query, str) else None,
+              "error": error}
     if line is not None:
         record["line"] = line
     return record

@@ -3,8 +3,9 @@
     fastslow serve [--model PATH] [--host 127.0.0.1] [--port 8000] [--workers N]
 
 Endpoints: ``POST /v1/route`` (one input → one record), ``POST /v1/route/batch`` (``{"items": [...]}`` →
-``{"records": [...]}``), ``GET /healthz``, ``GET /readyz``, ``GET /v1/model``; the OpenAPI schema at
-``/openapi.json`` (``/docs`` to browse it).
+``{"records": [...]}``), ``GET /healthz``, ``GET /readyz``, ``GET /v1/model``, ``GET /metrics`` (Prometheus,
+``serve/metrics.py``); the OpenAPI schema at ``/openapi.json`` (``/docs`` to browse it), from the record
+schema's models (``models.record``) and the envelopes below.
 
 Input rules are the record's own (``models.record.validate_input``); this module only turns HTTP bodies
 into input rows and records or errors into responses. It imports nothing used only for training
@@ -14,6 +15,7 @@ into input rows and records or errors into responses. It imports nothing used on
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import gc
 import json
@@ -22,29 +24,35 @@ import logging.config
 import os
 import re
 import sys
+import tempfile
 import time
 import traceback
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional, Union
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import models_json_schema
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from fastslow.models.lifecycle.bundle import DEFAULT_MODEL_PATH, FastslowModel, ModelLoadError, load_bundle
-from fastslow.models.capture.policy import CandidateAction, Interruption, Outcome
-from fastslow.models.record import ROLES, SYSTEMS, InputError, error_record, validate_input
-from fastslow.models.taxonomy import ENDPOINTS, LABELS, REASON_CODES
+from fastslow.models.record import ErrorRecord, InputError, Record, RouteInput, error_record, validate_input
+from fastslow.serve.metrics import MULTIPROC_ENV, Metrics
 
 MODEL_ENV = "FASTSLOW_MODEL"
 MAX_ITEMS_ENV = "FASTSLOW_MAX_BATCH_ITEMS"
 MAX_BODY_ENV = "FASTSLOW_MAX_BODY_BYTES"
+BODY_TIMEOUT_ENV = "FASTSLOW_BODY_TIMEOUT"
 DEFAULT_MAX_ITEMS = 256
 DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
+#: seconds a request's whole body may take to arrive after its headers; a client that sends part of a
+#: body and stops gets a 408 and its connection closed instead of holding it open
+DEFAULT_BODY_TIMEOUT = 15.0
 #: a body over the limit is still read (and dropped) up to this many times the limit, so the client
 #: reads a 413 rather than a connection reset; beyond it the connection is closed
 DRAIN_FACTOR = 8
@@ -59,9 +67,11 @@ access_log = logging.getLogger("fastslow.access")
 class BadRequest(Exception):
     """A request the server refuses; ``field`` names what is wrong (``body``, ``query``, ``items``, ...)."""
 
-    def __init__(self, status: int, field: str | None, message: str, extra: dict | None = None):
+    def __init__(self, status: int, field: str | None, message: str, extra: dict | None = None,
+                 headers: dict | None = None):
         super().__init__(f"{field}: {message}" if field else message)
         self.status, self.field, self.message, self.extra = status, field, message, extra or {}
+        self.headers = headers
 
 
 # --------------------------------------------------------------------------------------------------
@@ -104,10 +114,11 @@ def _note(request: Request, **fields) -> None:
 
 class AccessLogMiddleware:
     """Gives each request an id (kept from a well-formed ``X-Request-ID`` header, else a new one), echoes
-    it in the response and writes one JSON access-log line per request: latency, status, label."""
+    it in the response, writes one JSON access-log line per request (latency, status, label) and counts
+    it in the metrics by endpoint (a path of ``paths``, else ``other``)."""
 
-    def __init__(self, app):
-        self.app = app
+    def __init__(self, app, metrics: Metrics, paths: frozenset[str]):
+        self.app, self.metrics, self.paths = app, metrics, paths
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -133,11 +144,14 @@ class AccessLogMiddleware:
             state["access"]["error"] = "internal error (traceback in the server log)"
             raise
         finally:
+            seconds = time.perf_counter() - started
+            endpoint = scope["path"] if scope["path"] in self.paths else "other"
+            self.metrics.observe_request(endpoint, scope["method"], status, seconds)
             if access_log.isEnabledFor(logging.INFO):
                 line = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
                         "request_id": request_id, "pid": os.getpid(), "method": scope["method"],
                         "path": scope["path"],
-                        "status": status, "latency_ms": round((time.perf_counter() - started) * 1000, 3),
+                        "status": status, "latency_ms": round(seconds * 1000, 3),
                         **state["access"]}
                 access_log.info(json.dumps(line, ensure_ascii=False))
 
@@ -146,8 +160,9 @@ class AccessLogMiddleware:
 # reading bodies
 
 
-async def read_json_body(request: Request, max_bytes: int) -> Any:
-    """The parsed JSON body, or ``BadRequest``: over the size limit (413), broken JSON or empty (400).
+async def read_json_body(request: Request, max_bytes: int, timeout: float = DEFAULT_BODY_TIMEOUT) -> Any:
+    """The parsed JSON body, or ``BadRequest``: over the size limit (413), broken JSON or empty (400), not
+    all there within ``timeout`` seconds (408, and the connection is closed).
 
     A body over the limit is read to its end and dropped (up to ``DRAIN_FACTOR`` times the limit) so
     that the client gets the 413 instead of a reset connection. Bytes that are not UTF-8 are kept as
@@ -163,12 +178,17 @@ async def read_json_body(request: Request, max_bytes: int) -> Any:
         if declared_n > max_bytes * DRAIN_FACTOR:
             raise BadRequest(413, "body", f"too large: {declared_n} bytes (limit {max_bytes})")
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size <= max_bytes:
-            chunks.append(chunk)
-        elif size > max_bytes * DRAIN_FACTOR:
-            break
+    try:
+        async with asyncio.timeout(timeout):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size <= max_bytes:
+                    chunks.append(chunk)
+                elif size > max_bytes * DRAIN_FACTOR:
+                    break
+    except TimeoutError:
+        raise BadRequest(408, "body", f"not received in {timeout:g} s ({size} bytes arrived)",
+                         headers={"connection": "close"}) from None
     if size > max_bytes:
         raise BadRequest(413, "body", f"too large: {'over ' if size > max_bytes * DRAIN_FACTOR else ''}"
                                       f"{size} bytes (limit {max_bytes})")
@@ -281,98 +301,66 @@ class MicroBatcher:
 
 
 # --------------------------------------------------------------------------------------------------
-# the OpenAPI description (documentation only: the rules themselves are validate_input's)
+# the OpenAPI description: the record schema's models (``models.record``) and the HTTP envelopes below.
+# The handlers read and check bodies themselves (413/400/422 naming the field, error records per batch
+# item), so the models document them; tests/test_server.py runs schemathesis to hold the two together.
 
 
-def _schemas(max_query_chars: int, max_items: int) -> dict:
-    ref = lambda name: {"$ref": f"#/components/schemas/{name}"}  # noqa: E731
-    nullable_str = {"type": ["string", "null"]}
-    route_fields = {"label": {"type": "string", "enum": list(LABELS)},
-                    "primary_reason_code": {"type": "string", "enum": list(REASON_CODES)}}
-    return {
-        "Turn": {"type": "object", "required": ["role", "text"], "properties": {
-            "role": {"type": "string", "enum": list(ROLES)},
-            "system": {"type": ["string", "null"], "enum": [s for s in SYSTEMS]},
-            "text": {"type": "string"}}},
-        "RouteInput": {
-            "type": "object", "required": ["query"],
-            "description": "One query. Unknown fields are ignored.",
-            "properties": {
-                "query": {"type": "string", "minLength": 1, "maxLength": max_query_chars, "pattern": r"\S",
-                          "description": f"the utterance; not blank, at most {max_query_chars} characters"},
-                "id": {"type": ["string", "integer", "null"], "description": "passed through to the record"},
-                "context": {"type": ["array", "null"], "items": ref("Turn"),
-                            "description": "earlier turns, oldest first"},
-                "endpoint": {"type": ["string", "null"], "enum": [*ENDPOINTS, None]},
-                "existing_tasks": {"type": ["array", "null"], "items": ref("ExistingTask"),
-                                   "description": "the user's current automations and memos (capture proposes "
-                                                  "enrichments and updates of them instead of duplicates)"},
-            },
-            "example": {"id": "r1", "query": "把空调调到24度，然后打开座椅加热", "endpoint": "car"},
-        },
-        "TaskQuery": {"type": "object", "required": ["subquery"], "additionalProperties": False,
-                      "properties": {"subquery": {"type": "string"}, "intent": nullable_str}},
-        "ExistingTask": {
-            "type": "object", "required": ["id"], "additionalProperties": False,
-            "properties": {"id": {"type": ["string", "integer"], "minLength": 1, "pattern": r"\S"},
-                           "name": nullable_str, "condition": nullable_str,
-                           "querys": {"type": ["array", "null"], "items": ref("TaskQuery")}}},
-        "Candidate": {
-            "type": "object", "description": "The capture policy's decision for one group (INV-TASK-2): a proposal "
-                                             "at most, never a written task.",
-            "required": ["outcome", "interruption", "candidate_action", "condition", "querys",
-                         "capture_confidence", "idempotency_key"],
-            "properties": {
-                "outcome": {"type": "string", "enum": [o.value for o in Outcome]},
-                "interruption": {"type": "string", "enum": [i.value for i in Interruption]},
-                "candidate_action": {"type": ["string", "null"], "enum": [*(a.value for a in CandidateAction), None]},
-                "condition": {"type": "string"}, "querys": {"type": "array", "items": {}},
-                "capture_confidence": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
-                "idempotency_key": {"type": "string"}, "target_task_id": {"type": "string"}}},
-        "Subrequest": {"type": "object", "properties": {"text": {"type": "string"}, **route_fields}},
-        "Record": {
-            "type": "object", "description": "The `fastslow score` record of one query.",
-            "required": ["id", "query", "label", "default_route", "primary_reason_code", "reason_codes",
-                         "confidence", "review_required", "fast_system_pending", "subrequests",
-                         "automation", "candidates", "model_version"],
-            "properties": {
-                "id": {"type": ["string", "integer", "null"]}, "query": {"type": "string"},
-                **route_fields,
-                "default_route": {"type": "string", "enum": ["快系统", "慢系统"]},
-                "reason_codes": {"type": "array", "items": {"type": "string", "enum": list(REASON_CODES)}},
-                "confidence": {"type": "number", "minimum": 0, "maximum": 1},
-                "review_required": {"type": "boolean"}, "fast_system_pending": {"type": "null"},
-                "subrequests": {"type": "array", "items": ref("Subrequest")},
-                "automation": {"type": "array", "items": {}}, "candidates": {"type": "array", "items": ref("Candidate")},
-                "model_version": {"type": "string"},
-            },
-        },
-        "ErrorRecord": {
-            "type": "object", "required": ["id", "query", "error"],
-            "description": "The record of an item that could not be scored: its id and an error naming the field.",
-            "properties": {"id": {}, "query": nullable_str, "error": {"type": "string"}}},
-        "Error": {
-            "type": "object", "required": ["error", "field", "request_id"],
-            "description": "A refused request; `field` names what is wrong (`query`, `items`, `body`, ...).",
-            "properties": {"error": {"type": "string"}, "field": nullable_str, "request_id": {"type": "string"},
-                           "id": {}, "query": nullable_str}},
-        "BatchInput": {
-            "type": "object", "required": ["items"],
-            "properties": {"items": {"type": "array", "maxItems": max_items, "items": {},
-                                     "description": "input objects as for /v1/route; an invalid item gets "
-                                                    "an error record, the others are scored"}},
-            "example": {"items": [{"id": 1, "query": "打开空调"}, {"id": 2, "query": "帮我规划一下周末去杭州的行程"}]},
-        },
-        "BatchOutput": {"type": "object", "required": ["records"], "properties": {
-            "records": {"type": "array", "items": {"anyOf": [ref("Record"), ref("ErrorRecord")]}}}},
-        "ModelInfo": {"type": "object", "properties": {
-            "model_version": {"type": "string"}, "mlflow_run_id": {"type": ["string", "null"]},
-            "sha256": {"type": "string"}, "trained_at": {"type": ["string", "null"]},
-            "fixture_metrics": {"type": "object"}, "libraries": {"type": "object"},
-            "review_threshold": {"type": "number"}, "max_query_chars": {"type": "integer"},
-            "max_batch_items": {"type": "integer"}, "max_body_bytes": {"type": "integer"},
-            "loaded_at": {"type": "string"}, "path": {"type": "string"}}},
-    }
+class BatchInput(BaseModel):
+    """A batch of queries; each item is an input as for ``/v1/route``. An invalid item gets an error
+    record in its place, the others are scored."""
+
+    model_config = ConfigDict(extra="allow", json_schema_extra={"example": {"items": [
+        {"id": 1, "query": "打开空调"}, {"id": 2, "query": "帮我规划一下周末去杭州的行程"}]}})
+    items: list[Any] = Field(max_length=DEFAULT_MAX_ITEMS, description="input objects as for /v1/route")
+
+
+class BatchOutput(BaseModel):
+    """One record per item, in order."""
+
+    records: list[Union[Record, ErrorRecord]]
+
+
+class Error(BaseModel):
+    """A refused request; ``field`` names what is wrong (``query``, ``items``, ``body``, ...). A refused
+    ``/v1/route`` input also echoes its ``id`` and ``query`` as its error record would."""
+
+    error: str
+    field: Optional[str]
+    request_id: str
+    id: Any = None
+    query: Optional[str] = None
+
+
+class ModelInfo(BaseModel):
+    """The loaded model and the server's limits."""
+
+    model_version: str
+    mlflow_run_id: Optional[str]
+    sha256: Optional[str]
+    trained_at: Optional[str]
+    fixture_metrics: dict[str, Any]
+    libraries: dict[str, Any]
+    train_rows: Optional[int] = None
+    review_threshold: float
+    max_query_chars: int
+    max_batch_items: int
+    max_body_bytes: int
+    loaded_at: str
+    path: str
+
+
+SCHEMA_MODELS = (RouteInput, BatchInput, Record, ErrorRecord, BatchOutput, Error, ModelInfo)
+
+
+def openapi_components(max_query_chars: int, max_items: int) -> dict:
+    """The component schemas of the OpenAPI description, from the models, with this server's limits."""
+    _, top = models_json_schema([(m, "validation") for m in SCHEMA_MODELS],
+                                ref_template="#/components/schemas/{model}")
+    schemas = top["$defs"]
+    schemas["RouteInput"]["properties"]["query"]["maxLength"] = max_query_chars
+    schemas["BatchInput"]["properties"]["items"]["maxItems"] = max_items
+    return schemas
 
 
 def _json_body(name: str) -> dict:
@@ -380,8 +368,8 @@ def _json_body(name: str) -> dict:
 
 
 def _errors(*codes: int) -> dict:
-    what = {400: "broken JSON, not UTF-8, or an empty body", 413: "body over the size limit",
-            422: "a bad field (named in `field`), or too many batch items"}
+    what = {400: "broken JSON, not UTF-8, or an empty body", 408: "the body did not arrive in time",
+            413: "body over the size limit", 422: "a bad field (named in `field`), or too many batch items"}
     return {code: {"description": what[code], **_json_body("Error")} for code in codes}
 
 
@@ -390,7 +378,8 @@ def _errors(*codes: int) -> dict:
 
 
 def create_app(model_path: str | Path | None = None, *, model: FastslowModel | None = None,
-               max_items: int | None = None, max_body_bytes: int | None = None) -> FastAPI:
+               max_items: int | None = None, max_body_bytes: int | None = None,
+               body_timeout: float | None = None) -> FastAPI:
     """Load the bundle (SHA-256 and library versions checked first), initialise jieba, build the app.
 
     Raises ``ModelLoadError`` when the bundle cannot be trusted or used.
@@ -398,6 +387,7 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
     path = resolve_model_path(model_path)
     max_items = int(max_items or os.environ.get(MAX_ITEMS_ENV) or DEFAULT_MAX_ITEMS)
     max_body_bytes = int(max_body_bytes or os.environ.get(MAX_BODY_ENV) or DEFAULT_MAX_BODY_BYTES)
+    body_timeout = float(body_timeout or os.environ.get(BODY_TIMEOUT_ENV) or DEFAULT_BODY_TIMEOUT)
     started = time.perf_counter()
     model = load_model(path, model)
     gc.collect()
@@ -426,11 +416,12 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
                               "one record per query, the same as `fastslow score`.")
     app.state.model, app.state.info, app.state.ready = model, info, True
     batcher = MicroBatcher(model)
-    app.add_middleware(AccessLogMiddleware)
+    metrics = Metrics()
+    metrics.set_model(model.version, info["sha256"])
 
     @app.exception_handler(BadRequest)
     async def _bad_request(request: Request, exc: BadRequest):
-        return error_response(request, exc.status, exc.field, exc.message, exc.extra)
+        return error_response(request, exc.status, exc.field, exc.message, exc.extra, exc.headers)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException):
@@ -467,9 +458,9 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
 
     @app.post("/v1/route", summary="Route one query", tags=["route"],
               openapi_extra={"requestBody": {"required": True, **_json_body("RouteInput")}},
-              responses={200: {"description": "the record", **_json_body("Record")}, **_errors(400, 413, 422)})
+              responses={200: {"description": "the record", **_json_body("Record")}, **_errors(400, 408, 413, 422)})
     async def route(request: Request):
-        raw = await read_json_body(request, max_body_bytes)
+        raw = await read_json_body(request, max_body_bytes, body_timeout)
         if not isinstance(raw, dict):
             raise BadRequest(422, "body", f"must be a JSON object with a 'query', got {_json_type(raw)}")
         invalid = invalid_value(raw)
@@ -486,14 +477,15 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
             field, _, message = record["error"].partition(": ")
             raise BadRequest(422, field, message)
         _note(request, label=record["label"], code=record["primary_reason_code"])
+        metrics.observe_records([record])
         return json_response(record)
 
     @app.post("/v1/route/batch", summary="Route a batch of queries, one record each, in order", tags=["route"],
               openapi_extra={"requestBody": {"required": True, **_json_body("BatchInput")}},
               responses={200: {"description": "one record per item", **_json_body("BatchOutput")},
-                         **_errors(400, 413, 422)})
+                         **_errors(400, 408, 413, 422)})
     async def route_batch(request: Request):
-        raw = await read_json_body(request, max_body_bytes)
+        raw = await read_json_body(request, max_body_bytes, body_timeout)
         if not isinstance(raw, dict):
             raise BadRequest(422, "body", f"must be a JSON object with 'items', got {_json_type(raw)}")
         if "items" not in raw:
@@ -525,17 +517,24 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
             key = record.get("label", "error")
             labels[key] = labels.get(key, 0) + 1
         _note(request, items=len(records), labels=labels)
+        metrics.observe_records(records)
         return json_response({"records": records})
+
+    @app.get("/metrics", include_in_schema=False)
+    async def prometheus_metrics():
+        body, content_type = metrics.exposition()
+        return Response(body, media_type=content_type)
 
     def openapi():
         if app.openapi_schema is None:
             schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
             schema.setdefault("components", {}).setdefault("schemas", {}).update(
-                _schemas(model.max_query_chars, max_items))
+                openapi_components(model.max_query_chars, max_items))
             app.openapi_schema = schema
         return app.openapi_schema
 
     app.openapi = openapi
+    app.add_middleware(AccessLogMiddleware, metrics=metrics, paths=frozenset(r.path for r in app.routes))
     return app
 
 
@@ -617,6 +616,22 @@ def log_config(level: str = "info") -> dict:
     return config
 
 
+@contextlib.contextmanager
+def metrics_folder():
+    """The folder the workers share their metrics in (prometheus_client's multiprocess mode): the
+    operator's ``$PROMETHEUS_MULTIPROC_DIR``, else a fresh one removed when the server stops. Set before
+    the workers start, so each imports prometheus_client with it."""
+    if os.environ.get(MULTIPROC_ENV):
+        yield os.environ[MULTIPROC_ENV]
+        return
+    with tempfile.TemporaryDirectory(prefix="fastslow-metrics-") as folder:
+        os.environ[MULTIPROC_ENV] = folder
+        try:
+            yield folder
+        finally:
+            del os.environ[MULTIPROC_ENV]
+
+
 def run(model_path: str | Path | None = None, host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
         max_items: int | None = None, max_body_bytes: int | None = None, log_level: str = "info") -> int:
     """Serve until interrupted. A model that fails its checks is refused before any port is opened
@@ -642,7 +657,8 @@ def run(model_path: str | Path | None = None, host: str = "127.0.0.1", port: int
             uvicorn.run(app, **common)
         else:
             load_model(path)  # refuse a bad file here, once, with a clear message, before any worker starts
-            uvicorn.run("fastslow.serve.server:app_from_env", factory=True, workers=workers, **common)
+            with metrics_folder():
+                uvicorn.run("fastslow.serve.server:app_from_env", factory=True, workers=workers, **common)
     except ModelLoadError as exc:
         print(f"fastslow serve: {exc}", file=sys.stderr)
         return 2

@@ -23,6 +23,7 @@ import requests
 
 MAX_ITEMS = 16
 MAX_BODY = 64 * 1024
+BODY_TIMEOUT = 2  # seconds (FASTSLOW_BODY_TIMEOUT) for a request body to arrive
 START_TIMEOUT = 120
 
 
@@ -94,7 +95,8 @@ class Server:
 @pytest.fixture(scope="module")
 def server(trained, tmp_path_factory):
     srv = Server(tmp_path_factory.mktemp("serve"), "--model", str(trained["path"]),
-                 "--max-batch-items", str(MAX_ITEMS), "--max-body-bytes", str(MAX_BODY))
+                 "--max-batch-items", str(MAX_ITEMS), "--max-body-bytes", str(MAX_BODY),
+                 env={"FASTSLOW_BODY_TIMEOUT": str(BODY_TIMEOUT)})
     try:
         yield srv.wait_ready()
     finally:
@@ -157,6 +159,74 @@ def test_single_and_batch_give_exactly_the_fastslow_score_records(server, traine
     assert [r.json() for r in single] == expected
     batch = server.post("/v1/route/batch", {"items": ROWS})
     assert batch.status_code == 200 and batch.json() == {"records": expected}
+
+
+#: every input field, existing_tasks included: the tasks give an enrichment and an update proposal
+ALL_FIELDS = [
+    {"id": "e1", "query": "上车时打开空调", "endpoint": "car",
+     "context": [{"role": "user", "system": None, "text": "导航去公司"},
+                 {"role": "assistant", "system": "fast", "text": "好的，已为你规划路线"}],
+     "existing_tasks": [{"id": "t-ac", "name": "上车开空调", "condition": "上车时",
+                         "querys": [{"subquery": "打开空调", "intent": "设备控制"}]}]},
+    {"id": "e2", "query": "修改上车习惯，上车时打开座椅加热", "endpoint": "car", "context": [],
+     "existing_tasks": [{"id": 42, "name": "上车习惯", "condition": "上车时", "querys": [{"subquery": "打开空调"}]}]},
+    {"id": "e3", "query": "就按刚才那个来", "endpoint": "speaker",
+     "context": [{"role": "assistant", "system": "slow", "text": "周末去杭州的行程已规划好"}], "existing_tasks": None},
+    {"id": "e4", "query": "每天早上八点提醒我喝水", "endpoint": "home", "context": None,
+     "existing_tasks": [{"id": "m1", "name": None, "condition": None, "querys": None}]},
+    {"id": "e5", "query": "打开空调", "existing_tasks": [{"id": " "}]},  # an error record, the same everywhere
+]
+
+
+def test_every_input_field_gives_the_same_record_through_cli_http_and_pyfunc(server, trained, tmp_path):
+    import mlflow.pyfunc
+    import pandas as pd
+
+    from fastslow.models.lifecycle.pyfunc import INPUT_COLUMNS, save_pyfunc_model
+
+    expected = cli_records(ALL_FIELDS, trained["path"], tmp_path)
+    actions = [(c["outcome"], c.get("target_task_id")) for r in expected[:2] for c in r["candidates"]]
+    assert ("propose_enrichment", "t-ac") in actions and ("propose_update", "42") in actions
+    assert expected[-1]["error"].startswith("line 5: existing_tasks[0].id: ")
+    http_expected = expected[:-1] + [{**expected[-1], "error": expected[-1]["error"].removeprefix("line 5: ")}]
+    del http_expected[-1]["line"]
+    assert [server.post("/v1/route", row).json() for row in ALL_FIELDS[:-1]] == http_expected[:-1]
+    assert server.post("/v1/route/batch", {"items": ALL_FIELDS}).json() == {"records": http_expected}
+
+    pyfunc = mlflow.pyfunc.load_model(str(save_pyfunc_model(trained["path"], tmp_path / "pyfunc")))
+    frame = pd.DataFrame([{k: json.dumps(v, ensure_ascii=False) if k in ("context", "existing_tasks") and v is not None
+                           else v for k, v in row.items()} for row in ALL_FIELDS], columns=list(INPUT_COLUMNS))
+    lines = pyfunc.predict(frame)["record"].tolist()
+    assert [json.loads(line) for line in lines] == http_expected
+    assert lines[:-1] == [json.dumps(r, ensure_ascii=False) for r in expected[:-1]]  # byte for byte the CLI's
+
+
+@pytest.mark.parametrize("body", ['{"query": "打开空调", "id": 1e400}', '{"query": "打开空调", "id": -1e400}',
+                                  '{"query": "", "id": 1e400}', '{"query": "打开空调", "id": [1, 1e400]}',
+                                  '{"query": 1e400}', '{"query": "打开空调", "context": [{"role": "user", "text": 1e999}]}'])
+def test_a_number_json_cannot_hold_is_refused_with_a_422_never_a_500(server, body):
+    response = server.post("/v1/route", data=body.encode())
+    assert response.status_code == 422, response.text
+    payload = json.loads(response.text, parse_constant=pytest.fail)
+    assert payload["id"] is None and payload["field"] in ("id", "query", "context[0].text")
+    batch = server.post("/v1/route/batch", data=('{"items": [%s, {"id": 2, "query": "打开空调"}]}' % body).encode())
+    assert batch.status_code == 200, batch.text
+    bad, good = json.loads(batch.text, parse_constant=pytest.fail)["records"]
+    assert bad["id"] is None and bad["error"].startswith(payload["field"] + ": ")
+    assert good["id"] == 2 and good["label"]
+
+
+def test_the_schema_says_what_the_server_does_about_blank_text(server):
+    """``\u001f`` is whitespace to Python (refused as blank) but not to JSON Schema's ``\S``; the schema
+    spells out Python's whitespace, so both refuse it, and both accept ``\u0000``."""
+    import jsonschema
+
+    schema = server.get("/openapi.json").json()
+    route_input = {**schema["components"]["schemas"]["RouteInput"], "components": schema["components"]}
+    validator = jsonschema.Draft202012Validator(route_input)
+    for query, status in [("\u001f", 422), ("\u0085", 422), ("\u3000 ", 422), ("\u0000", 200), ("\ufeff", 200)]:
+        assert server.post("/v1/route", {"query": query}).status_code == status, repr(query)
+        assert validator.is_valid({"query": query}) == (status == 200), repr(query)
 
 
 def test_batch_keeps_order_and_gives_bad_items_their_own_error_record(server, model):
@@ -330,6 +400,62 @@ def test_request_id_and_one_access_log_line_per_request(server):
     assert all(len(v) == 1 for v in by_id.values())
 
 
+def test_a_partial_body_does_not_hold_the_connection_open(server):
+    """Half a body, then nothing: a 408 and the connection closed once the body timeout has passed."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=BODY_TIMEOUT + 20) as s:
+        s.sendall(b"POST /v1/route HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 100\r\n\r\n{\"query\": \"\xe6\x89\x93")
+        started, reply = time.monotonic(), b""
+        while chunk := s.recv(65536):  # b"" once the server has closed the connection
+            reply += chunk
+        waited = time.monotonic() - started
+    assert BODY_TIMEOUT - 0.5 <= waited <= BODY_TIMEOUT + 5, waited
+    assert reply.startswith(b"HTTP/1.1 408 ") and b'"field":"body"' in reply
+
+
+# ---------------------------------------------------------------------------------------------- metrics
+
+
+def scrape(srv) -> dict[str, float]:
+    """``/metrics`` as ``{'name{labels}': value}`` (the text format, one sample a line)."""
+    response = srv.get("/metrics")
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain")
+    samples = {}
+    for line in response.text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            samples[name] = float(value)
+    return samples
+
+
+def test_metrics_count_requests_records_reviews_and_confidence(server, model):
+    rows = [{"query": "打开空调"}, {"query": "帮我规划一下周末去杭州的行程"}, {"query": "就按刚才那个来"}]
+    before = scrape(server)
+    for row in rows:
+        assert server.post("/v1/route", row).status_code == 200
+    assert server.post("/v1/route", {"query": ""}).status_code == 422
+    assert server.post("/v1/route/batch", {"items": [*rows, {"query": "x", "context": "?"}]}).status_code == 200
+    after = scrape(server)
+    delta = lambda key: after.get(key, 0) - before.get(key, 0)  # noqa: E731
+    assert delta('fastslow_http_requests_total{endpoint="/v1/route",method="POST",status="200"}') == 3
+    assert delta('fastslow_http_requests_total{endpoint="/v1/route",method="POST",status="422"}') == 1
+    assert delta('fastslow_http_requests_total{endpoint="/v1/route/batch",method="POST",status="200"}') == 1
+    assert delta('fastslow_http_request_duration_seconds_count{endpoint="/v1/route"}') == 4
+    records = model.score(rows)
+    for label in {r["label"] for r in records}:
+        mine = [r for r in records if r["label"] == label]
+        for code in {r["primary_reason_code"] for r in mine}:
+            n = sum(r["primary_reason_code"] == code for r in mine)
+            assert delta(f'fastslow_records_total{{label="{label}",reason_code="{code}"}}') == 2 * n
+        assert delta(f'fastslow_confidence_count{{label="{label}"}}') == 2 * len(mine)
+        assert delta(f'fastslow_review_required_total{{label="{label}"}}') == 2 * sum(r["review_required"] for r in mine)
+    assert delta('fastslow_records_total{label="error",reason_code="context"}') == 1
+    info = server.get("/v1/model").json()
+    assert after[f'fastslow_model_info{{model_version="{info["model_version"]}",sha256="{info["sha256"]}"}}'] == 1
+    server.get("/no/such/path")
+    assert 'fastslow_http_requests_total{endpoint="other",method="GET",status="404"}' in scrape(server)
+
+
 # ---------------------------------------------------------------------------------------------- fuzzing
 
 
@@ -420,6 +546,17 @@ def test_several_workers_each_load_the_model_named_by_the_environment(trained, t
             time.sleep(0.2)  # the other worker may still be loading
         loaded = [line for line in srv.stderr().splitlines() if "jieba initialised" in line]
         assert len({re.search(r"worker (\d+)", line).group(1) for line in loaded}) == 2, srv.stderr()
+
+        # the metrics are the whole server's, whichever worker answers the scrape (multiprocess mode)
+        with ThreadPoolExecutor(8) as pool:
+            codes = list(pool.map(lambda i: srv.post("/v1/route", {"id": i, "query": "打开空调"}).status_code, range(40)))
+        assert codes == [200] * 40
+        deadline = time.monotonic() + 30
+        while len({line["pid"] for line in srv.access_lines() if line["path"] == "/v1/route"}) < 2:
+            assert time.monotonic() < deadline, "one worker served every request"
+            time.sleep(0.1)
+        key = 'fastslow_http_requests_total{endpoint="/v1/route",method="POST",status="200"}'
+        assert [scrape(srv)[key] for _ in range(6)] == [41] * 6
     finally:
         srv.stop()
     assert srv.proc.returncode is not None

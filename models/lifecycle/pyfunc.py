@@ -1,10 +1,13 @@
 """The bundle as an MLflow ``python_function`` model, so Spark scores logs beyond one machine:
 
     udf = mlflow.pyfunc.spark_udf(spark, model_uri, result_type="string")
-    records = queries.withColumn("record", udf(struct("query", "id", "context", "endpoint")))
+    records = queries.withColumn("record", udf(struct("query", "id", "context", "endpoint", "existing_tasks")))
 
 Each row's result is the record as one JSON string: the line ``fastslow score`` writes for it (a row
-that cannot be scored gets its error record, without the ``line`` that only a file has).
+that cannot be scored gets its error record, without the ``line`` that only a file has). The input columns
+are the record schema's input fields (``models.record.RouteInput``), all strings: ``query``, ``id``,
+``endpoint`` as text, the nested ``context`` and ``existing_tasks`` as JSON text (or lists in pandas);
+only ``query`` is required.
 
 The logged model holds the joblib bundle and its manifest as artifacts (``load_context`` checks the
 SHA-256 as ``load_bundle`` does), fastslow's own code (the ``fastslow`` package with its
@@ -27,11 +30,12 @@ from mlflow.types.schema import ColSpec, Schema
 
 from fastslow.models.lifecycle.bundle import load_bundle
 from fastslow.models.lifecycle.manifest import TRACKED_LIBRARIES, manifest_path
+from fastslow.models.record import INPUT_FIELDS, RouteInput
 
-INPUT_COLUMNS = ("query", "id", "context", "endpoint")
+INPUT_COLUMNS = INPUT_FIELDS
 SIGNATURE = ModelSignature(
-    inputs=Schema([ColSpec("string", "query"), ColSpec("string", "id", required=False),
-                   ColSpec("string", "context", required=False), ColSpec("string", "endpoint", required=False)]),
+    inputs=Schema([ColSpec("string", name, required=field.is_required())
+                   for name, field in RouteInput.model_fields.items()]),
     outputs=Schema([ColSpec("string", "record")]),
 )
 CODE_PACKAGES = ("features", "models", "serve")
@@ -44,8 +48,8 @@ def _missing(value) -> bool:
 
 
 class FastslowPyfunc(mlflow.pyfunc.PythonModel):
-    """Queries in (a DataFrame with ``query`` and optional ``id``, ``context`` as a JSON string or a
-    list, ``endpoint``), one JSON record per row out, in order."""
+    """Queries in (a DataFrame with ``query`` and optional ``id``, ``context`` and ``existing_tasks`` as
+    JSON strings or lists, ``endpoint``), one JSON record per row out, in order."""
 
     def load_context(self, context) -> None:
         self.model = load_bundle(context.artifacts["bundle"]).warm_up()
@@ -66,7 +70,7 @@ class FastslowPyfunc(mlflow.pyfunc.PythonModel):
 def pip_requirements() -> list[str]:
     from importlib import metadata
 
-    return [f"{name}=={metadata.version(name)}" for name in (*TRACKED_LIBRARIES, "mlflow", "pyarrow")]
+    return [f"{name}=={metadata.version(name)}" for name in (*TRACKED_LIBRARIES, "mlflow", "pyarrow", "pydantic")]
 
 
 def _stage_code(folder: Path) -> list[str]:

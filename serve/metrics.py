@@ -1,0 +1,90 @@
+"""The server's Prometheus metrics (``GET /metrics``, text format, by ``prometheus_client``).
+
+- ``fastslow_http_requests_total{endpoint,method,status}`` and
+  ``fastslow_http_request_duration_seconds{endpoint}``: every request, by route (unknown paths count
+  as ``other``, so a scanner cannot grow the series without bound);
+- ``fastslow_records_total{label,reason_code}``: records served (both routes), an error record as
+  ``label="error"`` with the field it names as ``reason_code``;
+- ``fastslow_review_required_total{label}``: records with ``review_required``; the review share is
+  ``sum(rate(fastslow_review_required_total[1h])) / sum(rate(fastslow_records_total{label!="error"}[1h]))``;
+- ``fastslow_confidence{label}``: histogram of the records' confidence;
+- ``fastslow_model_info{model_version,sha256}``: 1 for the loaded model.
+
+Several workers (``fastslow serve --workers N``): ``run`` points ``PROMETHEUS_MULTIPROC_DIR`` at a fresh
+folder before the workers start, every worker writes its values there, and whichever worker answers
+``/metrics`` reports the sum over all of them (prometheus_client's multiprocess mode), so one scrape
+target sees the whole server.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import disable_created_metrics, multiprocess
+
+from fastslow.models.record import INPUT_FIELDS
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+disable_created_metrics()  # no ``*_created`` series: Prometheus does not use them, they double the scrape
+
+CONFIDENCE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99, 1.0)
+
+
+def error_field(error: str) -> str:
+    """The top-level input field an error names (``context`` for ``context[0].role: ...``), ``row`` for a
+    row that is not an object, else ``other``: a bounded set, whatever fields a client sends."""
+    field = re.split(r"[\[.:]", error, maxsplit=1)[0]
+    return field if field in (*INPUT_FIELDS, "row") else "other"
+
+
+class Metrics:
+    """The metric families of one app; in multiprocess mode their values live in files shared by the
+    workers, otherwise in this registry."""
+
+    def __init__(self):
+        self.multiprocess = bool(os.environ.get(MULTIPROC_ENV))
+        self.registry = None if self.multiprocess else CollectorRegistry()
+        reg = {"registry": self.registry}  # None in multiprocess mode: the files are the registry
+        self.requests = Counter("fastslow_http_requests", "HTTP requests by endpoint, method and status",
+                                ("endpoint", "method", "status"), **reg)
+        self.latency = Histogram("fastslow_http_request_duration_seconds", "HTTP request latency by endpoint",
+                                 ("endpoint",), buckets=LATENCY_BUCKETS, **reg)
+        self.records = Counter("fastslow_records", "records served by label and primary reason code "
+                                                   "(error records: label 'error', reason_code the field)",
+                               ("label", "reason_code"), **reg)
+        self.review = Counter("fastslow_review_required", "records that need a person's review, by label",
+                              ("label",), **reg)
+        self.confidence = Histogram("fastslow_confidence", "confidence of the records served, by label",
+                                    ("label",), buckets=CONFIDENCE_BUCKETS, **reg)
+        self.model = Gauge("fastslow_model_info", "the loaded model (value 1)", ("model_version", "sha256"),
+                           multiprocess_mode="max", **reg)
+
+    def set_model(self, version: str, sha256: str | None) -> None:
+        self.model.labels(version, sha256 or "").set(1)
+
+    def observe_request(self, endpoint: str, method: str, status: int, seconds: float) -> None:
+        self.requests.labels(endpoint, method, str(status)).inc()
+        self.latency.labels(endpoint).observe(seconds)
+
+    def observe_records(self, records: list[dict]) -> None:
+        for record in records:
+            if "error" in record:
+                self.records.labels("error", error_field(record["error"])).inc()
+                continue
+            label = record["label"]
+            self.records.labels(label, record["primary_reason_code"]).inc()
+            self.confidence.labels(label).observe(record["confidence"])
+            if record["review_required"]:
+                self.review.labels(label).inc()
+
+    def exposition(self) -> tuple[bytes, str]:
+        """The text format of every metric: this process's, or the sum over all workers."""
+        if self.multiprocess:
+            registry = CollectorRegistry()
+            multiprocess.MultiProcessCollector(registry)
+        else:
+            registry = self.registry
+        return generate_latest(registry), CONTENT_TYPE_LATEST
