@@ -11,6 +11,7 @@ from fastslow.models.taxonomy import ENDPOINTS
 ROLES = ("user", "assistant")
 SYSTEMS = ("fast", "slow", None)
 DEFAULT_MAX_QUERY_CHARS = 1000
+ECHO_CHARS = 200  # of a query over the limit, repeated in its error record
 
 
 class InputError(ValueError):
@@ -138,9 +139,18 @@ def build_record(item: dict, route: Route, subrequests: list[Route], review: boo
     }
 
 
+def echo(query: Any) -> str | None:
+    """The query as an error record repeats it: text over ``DEFAULT_MAX_QUERY_CHARS`` is cut to its first
+    ``ECHO_CHARS`` and its length (a 50 MB query must not make a 50 MB record); anything else as None."""
+    if not isinstance(query, str):
+        return None
+    return query if len(query) <= DEFAULT_MAX_QUERY_CHARS else f"{query[:ECHO_CHARS]}… ({len(query)} characters)"
+
+
 def error_record(qid: Any, query: Any, error: str, line: int | None = None) -> dict:
-    """The record of a row that could not be scored: its id (or line number) and a clear error."""
-    record = {"id": qid, "query": query if isinstance(query, str) else None, "error": error}
+    """The record of a row that could not be scored: its id (or line number), its query (``echo``) and a
+    clear error."""
+    record = {"id": qid, "query": echo(query), "error": error}
     if line is not None:
         record["line"] = line
     return record
