@@ -10,6 +10,7 @@ import json
 import os
 import re
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Iterator
 
@@ -83,9 +84,9 @@ def surrogate_error(text: str, value, where: str | None = None) -> str | None:
     return f"{found[0]}: a lone surrogate ({found[1]}) is not Unicode text" if found else None
 
 
-def read_jsonl(stream, text_col: str = "query", id_col: str = "id") -> Iterator[Row]:
-    """(line number, parsed object or None, error or None) for every line: a blank line is a row too
-    (its error says so), so that every line of the file yields one record."""
+def read_jsonl(stream, text_col: str = "query", id_col: str = "id", blank_rows: bool = False) -> Iterator[Row]:
+    """(line number, parsed object or None, error or None) for every non-blank line; with ``blank_rows``
+    (scoring: every line yields one record) a blank line is a row too, its error ``empty line``."""
     for line_no, raw in enumerate(stream, 1):
         try:
             text = raw.decode("utf-8")
@@ -95,7 +96,8 @@ def read_jsonl(stream, text_col: str = "query", id_col: str = "id") -> Iterator[
         if line_no == 1:
             text = text.removeprefix("\ufeff")  # a byte order mark is not part of the first row
         if not text.strip():
-            yield line_no, None, f"line {line_no}: empty line"
+            if blank_rows:
+                yield line_no, None, f"line {line_no}: empty line"
             continue
         try:
             obj = json.loads(text)
@@ -247,10 +249,12 @@ def read_parquet(path: str | Path, text_col: str = "query", id_col: str = "id",
 
 class RowSource:
     """The rows of one input (a path, or ``-`` for standard input), with how far reading has got
-    (``done()``, a fraction, or None when the size is unknown) for a progress bar."""
+    (``done()``, a fraction, or None when the size is unknown) for a progress bar. Blank JSONL lines are
+    rows (with an error) unless ``blank_rows`` is off: every line of a scored log yields a record."""
 
-    def __init__(self, path: str | Path, fmt: str | None = None, text_col: str = "query", id_col: str = "id"):
-        self.path, self.text_col, self.id_col = str(path), text_col, id_col
+    def __init__(self, path: str | Path, fmt: str | None = None, text_col: str = "query", id_col: str = "id",
+                 blank_rows: bool = True):
+        self.path, self.text_col, self.id_col, self.blank_rows = str(path), text_col, id_col, blank_rows
         self.format = detect_format(path, fmt)
         self.stdin = self.path == "-"
         if self.stdin and self.format == "parquet":
@@ -274,7 +278,10 @@ class RowSource:
                 self._rows_read += 1
                 yield row
             return
-        reader = read_jsonl if self.format == "jsonl" else read_csv
+        if self.format == "jsonl":
+            reader = partial(read_jsonl, blank_rows=self.blank_rows)
+        else:
+            reader = read_csv
         if self.stdin:
             yield from reader(sys.stdin.buffer, self.text_col, self.id_col)
             return
@@ -290,5 +297,6 @@ class RowSource:
 
 
 def read_rows(path: str | Path, fmt: str | None = None, text_col: str = "query", id_col: str = "id") -> Iterator[Row]:
-    """Every row of a JSONL, CSV or Parquet file (``-`` is standard input), parsed or with its error."""
-    yield from RowSource(path, fmt, text_col, id_col)
+    """Every row of a JSONL, CSV or Parquet file (``-`` is standard input), parsed or with its error;
+    blank JSONL lines are skipped (labelled data for training)."""
+    yield from RowSource(path, fmt, text_col, id_col, blank_rows=False)
