@@ -62,8 +62,9 @@ def lone_surrogate(value, where: str | None = None) -> tuple[str, str] | None:
         return None
     if isinstance(value, dict):
         for key, item in value.items():
-            if lone_surrogate(key) is not None:
-                return "a field name", lone_surrogate(key)[1]
+            bad_name = lone_surrogate(key)
+            if bad_name:
+                return "a field name", bad_name[1]
             found = lone_surrogate(item, key if where is None else f"{where}.{key}")
             if found:
                 return found

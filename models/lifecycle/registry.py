@@ -83,8 +83,9 @@ def check_tracking_server(uri: str) -> None:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         socket.create_connection((parts.hostname, port), timeout=PROBE_SECONDS).close()
     except (OSError, ValueError) as exc:
-        raise RegistryError(f"cannot reach the MLflow tracking server {uri} ({getattr(exc, 'strerror', None) or exc}); "
-                            "start it, or set MLFLOW_TRACKING_URI (or --tracking-uri) to one that runs") from None
+        why = getattr(exc, "strerror", None) or exc
+        raise RegistryError(f"cannot reach the MLflow tracking server {uri} ({why}); start it, or set "
+                            "MLFLOW_TRACKING_URI (or --tracking-uri) to one that runs") from None
 
 
 def precheck_training(argv: list[str]) -> int:
