@@ -6,7 +6,12 @@
 
 import sys
 
-from fastslow.models.lifecycle.training import main
+from fastslow.models.lifecycle.registry import precheck_training
 
 if __name__ == "__main__":
+    # a tracking server that is down is reported in a second, before training's imports take theirs
+    if precheck_training(sys.argv[1:]):
+        sys.exit(2)
+    from fastslow.models.lifecycle.training import main
+
     sys.exit(main())

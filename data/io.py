@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import os
+import re
 import sys
+from functools import partial
 from pathlib import Path
 from typing import Iterator
 
@@ -16,6 +19,8 @@ JSON_COLUMNS = ("context", "existing_tasks")  # nested input fields: a JSON stri
 INPUT_COLUMNS = ("query", "id", "context", "endpoint", "existing_tasks")
 CSV_FIELD_LIMIT = 64 << 20  # a cell longer than this makes the file unreadable (Python's default: 128 KiB)
 csv.field_size_limit(CSV_FIELD_LIMIT)  # for every CSV read here and in fastslow.data.sinks (a 1 MB query is a row)
+
+CSV_MAX_LINES_PER_ROW = 50  # a quoted cell may hold line breaks; one running past this many lines is a stray quote
 
 Row = tuple[int | None, object | None, str | None]  # (line or row number, None off a file; parsed or None; error or None)
 
@@ -42,20 +47,67 @@ def detect_format(path: str | Path, fmt: str | None = None) -> str:
                          "use .jsonl, .csv or .parquet (or --format)")
 
 
-def read_jsonl(stream, text_col: str = "query", id_col: str = "id") -> Iterator[Row]:
-    """(line number, parsed object or None, error or None) for every non-blank line."""
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # JSON's \ud800 ... \udfff: a surrogate, maybe lone
+
+
+def lone_surrogate(value, where: str | None = None) -> tuple[str, str] | None:
+    """``(field, code)`` of the first string in a parsed JSON value that holds a lone UTF-16 surrogate
+    (``"\\ud800"`` decodes to one; no UTF-8 writer or hash can encode it), or None. ``field`` is the path
+    (``context[0].text``); a field *name* holding one is named as "a field name"."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return where or "row", f"\\u{ord(value[exc.start]):04x}"
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            bad_name = lone_surrogate(key)
+            if bad_name:
+                return "a field name", bad_name[1]
+            found = lone_surrogate(item, key if where is None else f"{where}.{key}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found = lone_surrogate(item, f"{where or 'row'}[{i}]")
+            if found:
+                return found
+    return None
+
+
+def surrogate_error(text: str, value, where: str | None = None) -> str | None:
+    """The error for a parsed value whose JSON ``text`` escapes a lone surrogate, else None (cheap: the
+    value is walked only when the text holds such an escape)."""
+    if "\\u" not in text or not _SURROGATE_ESCAPE.search(text):
+        return None
+    found = lone_surrogate(value, where)
+    return f"{found[0]}: a lone surrogate ({found[1]}) is not Unicode text" if found else None
+
+
+def read_jsonl(stream, text_col: str = "query", id_col: str = "id", blank_rows: bool = False) -> Iterator[Row]:
+    """(line number, parsed object or None, error or None) for every non-blank line; with ``blank_rows``
+    (scoring: every line yields one record) a blank line is a row too, its error ``empty line``."""
     for line_no, raw in enumerate(stream, 1):
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             yield line_no, None, f"line {line_no}: not valid UTF-8 (byte {exc.start})"
             continue
+        if line_no == 1:
+            text = text.removeprefix("\ufeff")  # a byte order mark is not part of the first row
         if not text.strip():
+            if blank_rows:
+                yield line_no, None, f"line {line_no}: empty line"
             continue
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
             yield line_no, None, f"line {line_no}: broken JSON ({exc.msg} at column {exc.colno})"
+            continue
+        error = surrogate_error(text, obj)
+        if error:
+            yield line_no, None, f"line {line_no}: {error}"
             continue
         yield line_no, rename_columns(obj, text_col, id_col), None
 
@@ -80,10 +132,14 @@ def parse_json_cells(item: dict) -> str | None:
     CSV, Parquet and Spark tables carry them; the error of the first broken one, else None."""
     for column in JSON_COLUMNS:
         if isinstance(item.get(column), str) and item[column]:
+            text = item[column]
             try:
-                item[column] = json.loads(item[column])
+                item[column] = json.loads(text)
             except json.JSONDecodeError as exc:
                 return f"{column}: broken JSON ({exc.msg})"
+            error = surrogate_error(text, item[column], column)
+            if error:
+                return error
     return None
 
 
@@ -92,24 +148,71 @@ def _table_row(row_no: int, item: dict) -> Row:
     return (row_no, None, f"row {row_no}: {error}") if error else (row_no, item, None)
 
 
+class _StrayQuote(Exception):
+    """A quoted CSV field still open where its row must have ended; the message says where."""
+
+
+class _CsvLines:
+    """The physical lines of a CSV text stream as ``csv`` asks for them, watching the row being read: a
+    quoted field still open after ``CSV_MAX_LINES_PER_ROW`` lines, or at the end of the file, is a stray
+    quote swallowing the rows after it (``csv`` itself would return them all as one cell)."""
+
+    def __init__(self, text):
+        self.text, self.row_lines, self.at_end = text, [], False
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        if len(self.row_lines) >= CSV_MAX_LINES_PER_ROW:
+            raise _StrayQuote(f"not closed within {CSV_MAX_LINES_PER_ROW} lines")
+        line = next(self.text, None)
+        if line is None:
+            self.at_end = True
+            raise StopIteration
+        self.row_lines.append(line)
+        return line
+
+    def read_row(self, reader: csv.DictReader, row_no: int, header: bool = False):
+        """The next row of ``reader`` (its field names with ``header``); ``InputFileError`` naming row
+        ``row_no`` and its first line when a quote opened in it is not closed."""
+        first_line = reader.line_num + 1
+        self.row_lines = []
+        try:
+            row = reader.fieldnames if header else next(reader)
+            if self.at_end and self.row_lines:  # ended by the end of the file: inside a quote?
+                try:
+                    list(csv.reader(self.row_lines, strict=True))
+                except csv.Error as exc:
+                    if "unexpected end of data" in str(exc):
+                        raise _StrayQuote("not closed by the end of the file") from None
+            return row
+        except _StrayQuote as exc:
+            first_line += next((i for i, line in enumerate(self.row_lines) if line.strip("\r\n")), 0)
+            raise InputFileError(f"row {row_no} (line {first_line}): a quoted field opened here is {exc} "
+                                 "(a stray '\"'?); the rows after it cannot be told apart") from None
+        except csv.Error as exc:  # e.g. a NUL byte
+            raise InputFileError(f"CSV unreadable after line {reader.line_num}: {exc}") from None
+
+
 def read_csv(stream, text_col: str = "query", id_col: str = "id") -> Iterator[Row]:
     """(row number, dict or None, error or None) per CSV data row; the header must have ``text_col``.
 
-    Bytes that are not UTF-8 are kept as surrogates and reported on their own row only.
+    Bytes that are not UTF-8 are kept as surrogates and reported on their own row only; a byte order
+    mark before the header is dropped. A quoted field not closed within ``CSV_MAX_LINES_PER_ROW`` lines
+    or by the end of the file fails the file with ``InputFileError`` naming the row where it opened.
     """
-    text = io.TextIOWrapper(stream, encoding="utf-8", errors="surrogateescape", newline="")
-    reader = csv.DictReader(text)
-    header = reader.fieldnames or []
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
+    lines = _CsvLines(text)
+    reader = csv.DictReader(lines)
+    header = lines.read_row(reader, 1, header=True) or []
     if text_col not in header:
         raise _missing_column("CSV", text_col, header)
-    rows = enumerate(reader, 2)  # row 1 is the header
-    while True:
+    for row_no in itertools.count(2):  # row 1 is the header
         try:
-            row_no, row = next(rows)
+            row = lines.read_row(reader, row_no)
         except StopIteration:
             return
-        except csv.Error as exc:  # e.g. an unclosed quote swallowing the rest of the file
-            raise InputFileError(f"CSV unreadable after line {reader.line_num}: {exc}") from None
         if None in row:
             yield row_no, None, f"row {row_no}: more cells than columns"
             continue
@@ -147,10 +250,12 @@ def read_parquet(path: str | Path, text_col: str = "query", id_col: str = "id",
 
 class RowSource:
     """The rows of one input (a path, or ``-`` for standard input), with how far reading has got
-    (``done()``, a fraction, or None when the size is unknown) for a progress bar."""
+    (``done()``, a fraction, or None when the size is unknown) for a progress bar. Blank JSONL lines are
+    rows (with an error) unless ``blank_rows`` is off: every line of a scored log yields a record."""
 
-    def __init__(self, path: str | Path, fmt: str | None = None, text_col: str = "query", id_col: str = "id"):
-        self.path, self.text_col, self.id_col = str(path), text_col, id_col
+    def __init__(self, path: str | Path, fmt: str | None = None, text_col: str = "query", id_col: str = "id",
+                 blank_rows: bool = True):
+        self.path, self.text_col, self.id_col, self.blank_rows = str(path), text_col, id_col, blank_rows
         self.format = detect_format(path, fmt)
         self.stdin = self.path == "-"
         if self.stdin and self.format == "parquet":
@@ -174,7 +279,10 @@ class RowSource:
                 self._rows_read += 1
                 yield row
             return
-        reader = read_jsonl if self.format == "jsonl" else read_csv
+        if self.format == "jsonl":
+            reader = partial(read_jsonl, blank_rows=self.blank_rows)
+        else:
+            reader = read_csv
         if self.stdin:
             yield from reader(sys.stdin.buffer, self.text_col, self.id_col)
             return
@@ -190,5 +298,6 @@ class RowSource:
 
 
 def read_rows(path: str | Path, fmt: str | None = None, text_col: str = "query", id_col: str = "id") -> Iterator[Row]:
-    """Every row of a JSONL, CSV or Parquet file (``-`` is standard input), parsed or with its error."""
-    yield from RowSource(path, fmt, text_col, id_col)
+    """Every row of a JSONL, CSV or Parquet file (``-`` is standard input), parsed or with its error;
+    blank JSONL lines are skipped (labelled data for training)."""
+    yield from RowSource(path, fmt, text_col, id_col, blank_rows=False)

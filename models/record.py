@@ -24,6 +24,7 @@ from fastslow.models.routing.rules import Route, default_route, fast_system_pend
 from fastslow.models.taxonomy import DEFAULT_ROUTE, ENDPOINTS, LABELS, REASON_CODES
 
 DEFAULT_MAX_QUERY_CHARS = 1000
+ECHO_CHARS = 200  # of a query over the limit, repeated in its error record
 
 #: what ``str.strip`` removes (Python's whitespace, which JSON Schema's ``\s`` does not match exactly:
 #: U+001C..U+001F and U+0085 are whitespace to Python only, U+FEFF to ECMAScript only); none is above U+3000
@@ -341,11 +342,18 @@ def finite_json(value: Any) -> bool:
     return True
 
 
+def echo(query: Any) -> str | None:
+    """The query as an error record repeats it: text over ``DEFAULT_MAX_QUERY_CHARS`` is cut to its first
+    ``ECHO_CHARS`` and its length (a 50 MB query must not make a 50 MB record); anything else as None."""
+    if not isinstance(query, str):
+        return None
+    return query if len(query) <= DEFAULT_MAX_QUERY_CHARS else f"{query[:ECHO_CHARS]}… ({len(query)} characters)"
+
+
 def error_record(qid: Any, query: Any, error: str, line: int | None = None) -> dict:
-    """The record of a row that could not be scored: its id (or line number) and a clear error. An id
-    that JSON cannot hold (``NaN``, ``1e400``) is not echoed: it becomes null."""
-    record = {"id": qid if finite_json(qid) else None, "query": query if isinstance(query, str) else None,
-              "error": error}
+    """The record of a row that could not be scored: its id (or line number), its query (``echo``) and a
+    clear error. An id that JSON cannot hold (``NaN``, ``1e400``) is not echoed: it becomes null."""
+    record = {"id": qid if finite_json(qid) else None, "query": echo(query), "error": error}
     if line is not None:
         record["line"] = line
     return record

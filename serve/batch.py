@@ -5,6 +5,8 @@ The input is read a chunk at a time (``--chunk-size`` rows). With ``--jobs N`` >
 processes each load the bundle once and score chunks; at most ``2 N`` chunks are in flight, and
 results are written in input order, so memory stays flat whatever the file's size. Each worker also
 encodes its chunk for the output format, so the main process only reads, parses and appends.
+A worker ends with its parent, however the parent ends; Ctrl-C or SIGTERM to the parent stops the
+workers at once and keeps the partial output for ``--resume``.
 
 With ``-o OUT``, records go to ``OUT.partial`` and ``OUT.progress.json`` records, after every chunk
 written, how many chunks are done and the byte length of the partial output at that point (with the
@@ -19,8 +21,11 @@ import gc
 import hashlib
 import json
 import multiprocessing
+import multiprocessing.connection
 import os
+import signal
 import sys
+import threading
 import time
 from collections import deque
 from concurrent.futures import ProcessPoolExecutor
@@ -98,20 +103,64 @@ class ChunkScorer:
 
 
 _worker: ChunkScorer | None = None
+_load_error: Exception | None = None  # a worker whose model did not load raises it for every chunk
 
 
-def _init_worker(model_path: str, output_fmt: str, review_fmt: str | None, review_below: float | None) -> None:
+def _load_scorer(model_path: str, output_fmt: str, review_fmt: str | None, review_below: float | None) -> None:
+    """Load the bundle and warm it up for this process's chunks; any failure (a truncated or foreign
+    file whose manifest matches) is a ``ModelLoadError`` that says why."""
     global _worker
-    from fastslow.models.lifecycle.bundle import load_bundle
+    from fastslow.models.lifecycle.bundle import ModelLoadError, load_bundle
 
-    _worker = ChunkScorer(load_bundle(model_path).warm_up(), output_fmt, review_fmt, review_below)
+    try:
+        model = load_bundle(model_path).warm_up()
+    except ModelLoadError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - an unpickling error says little on its own
+        raise ModelLoadError(f"cannot load {model_path}: {type(exc).__name__}: {exc} (a damaged file, or one "
+                             "written by another version of fastslow? retrain it with this one)") from None
+    _worker = ChunkScorer(model, output_fmt, review_fmt, review_below)
     # The model is hundreds of thousands of long-lived objects (vocabularies, lexicons). Left in the
     # collector's generations, every full collection walks them all: a third of batch scoring time.
     gc.collect()
     gc.freeze()
 
 
+def _end_with_parent() -> None:
+    """End this worker process as soon as its parent ends, however it ends (a SIGKILL included): on Linux
+    the kernel's parent-death signal; everywhere, a thread waiting on the parent's sentinel (a pipe the
+    parent's end of which closes when it exits), which also covers a parent gone before this call."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass  # the thread below still watches
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        def watch() -> None:
+            multiprocessing.connection.wait([parent.sentinel])
+            os._exit(1)
+
+        threading.Thread(target=watch, name="fastslow-parent-watch", daemon=True).start()
+
+
+def _init_worker(*init_args) -> None:
+    """A worker process's start: it ends with its parent, leaves Ctrl-C (sent to the whole process
+    group) to the parent, which stops it, and keeps a model that failed to load to report it."""
+    global _load_error
+    _end_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        _load_scorer(*init_args)
+    except Exception as exc:  # noqa: BLE001 - raised for each chunk, so that the parent reports it
+        _load_error = exc
+
+
 def _score_in_worker(rows: list) -> ChunkResult:
+    if _load_error is not None:
+        raise _load_error
     return _worker(rows)
 
 
@@ -120,8 +169,8 @@ def score_chunks(chunks: Iterable[list], jobs: int, init_args: tuple) -> Iterato
     processes with at most ``2 jobs`` chunks in flight (``map`` would read the whole input ahead). A
     worker that dies (killed, out of memory) fails the run with ``BrokenProcessPool``, never a hang."""
     if jobs <= 1:
-        _init_worker(*init_args)
-        yield from map(_score_in_worker, chunks)
+        _load_scorer(*init_args)
+        yield from map(_worker, chunks)
         return
     context = multiprocessing.get_context("spawn")  # no state inherited: each worker loads the bundle itself
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=init_args) as pool:
@@ -133,6 +182,10 @@ def score_chunks(chunks: Iterable[list], jobs: int, init_args: tuple) -> Iterato
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()
+        except BaseException:  # stopped (Ctrl-C, SIGTERM) or failed: end the workers now, not after their chunks
+            for process in list((pool._processes or {}).values()):  # no public way before Python 3.14
+                process.terminate()
+            raise
         finally:
             for future in pending:
                 future.cancel()
@@ -168,6 +221,19 @@ class Progress:
         if self.shown:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def same_file(a: str | Path | None, b: str | Path | None) -> bool:
+    """Whether two paths name one file (the same path, or links to one file)."""
+    if a is None or b is None:
+        return False
+    a, b = Path(a), Path(b)
+    if a.resolve() == b.resolve():
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return False
 
 
 def sidecar(path: Path, suffix: str) -> Path:
@@ -222,8 +288,11 @@ class Target:
                 raise BatchError(f"cannot resume: {self.partial} is missing or shorter than recorded; "
                                  "rerun without --resume")
             os.truncate(self.partial, keep_bytes)
-        self.sink = open_sink(self.partial, self.fmt, self.layout, append=keep_bytes is not None,
-                              stdout=self.stdout)
+        try:
+            self.sink = open_sink(self.partial, self.fmt, self.layout, append=keep_bytes is not None,
+                                  stdout=self.stdout)
+        except OSError as exc:  # a read-only folder, a full disk, ...
+            raise BatchError(f"cannot write {self.partial}: {exc.strerror or exc}") from None
         return self.sink.flush() or 0
 
     def commit(self) -> None:
@@ -287,6 +356,13 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
     for path in (opts.output, opts.review_out):
         if path is not None and not Path(path).resolve().parent.is_dir():
             raise BatchError(f"no folder {Path(path).parent} for {path}")
+    if same_file(opts.output, opts.review_out):
+        raise BatchError(f"--review-out and -o name the same file ({opts.output}); give the rows for review "
+                         "a file of their own")
+    for option, path in (("-o", opts.output), ("--review-out", opts.review_out)):
+        if not source.stdin and same_file(path, source.path):
+            raise BatchError(f"{option} {path} is the input file; write to another file (the input is never "
+                             "replaced)")
     manifest = verify_bundle(model_path)
 
     output = Target(opts.output, out_fmt, RECORD, stdout=stdout)

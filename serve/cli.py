@@ -4,9 +4,48 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import signal
 import sys
 from pathlib import Path
+
+
+def positive_int(text: str) -> int:
+    """An argument that counts something (workers, rows): a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+    return value
+
+
+def probability(text: str) -> float:
+    """An argument that is a confidence: a number from 0 to 1 (not nan)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be a number from 0 to 1, got {text!r}")
+    return value
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGINT, raised in the main thread so that a run stops as on Ctrl-C: its workers ended,
+    its partial output kept for ``--resume``; ``signum`` gives the exit status (128 + signum)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum, frame) -> None:
+    for name in ("SIGTERM", "SIGINT"):  # a second signal must not break off the cleanup of the first
+        signal.signal(getattr(signal, name), signal.SIG_IGN)
+    raise Stopped(signum)
 
 
 def _load_model(path):
@@ -22,15 +61,25 @@ def _load_model(path):
 
 
 def cmd_score(args) -> int:
+    handlers = {signum: signal.signal(signum, _stop) for signum in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return _score(args)
+    finally:
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
+
+
+def _score(args) -> int:
     from concurrent.futures.process import BrokenProcessPool
 
-    from fastslow.models.lifecycle.manifest import ModelLoadError
+    from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH, MODEL_ENV, ModelLoadError
     from fastslow.models.lifecycle.registry import RegistryError, resolve_model
     from fastslow.serve.batch import BatchError, BatchOptions, run_batch
     from fastslow.data.io import InputFileError
 
     try:
-        model_path = resolve_model(args.model)  # a models:/ URI is downloaded once, before any worker starts
+        # a models:/ URI is downloaded once, before any worker starts
+        model_path = resolve_model(args.model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL_PATH)
     except RegistryError as exc:
         print(f"fastslow score: {exc}", file=sys.stderr)
         return 2
@@ -48,10 +97,14 @@ def cmd_score(args) -> int:
         print(f"fastslow score: a worker process died ({exc}); nothing was renamed"
               + (f": rerun with --resume to continue {args.output}" if args.output else ""), file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         print("\nfastslow score: interrupted" + (f"; rerun with --resume to continue {args.output}"
                                                  if args.output else ""), file=sys.stderr)
-        return 130
+        return 128 + (exc.signum if isinstance(exc, Stopped) else signal.SIGINT)
+    except OSError as exc:  # the disk filled up, standard output was closed, ...
+        print(f"fastslow score: {exc.strerror or exc}{': ' + str(exc.filename) if exc.filename else ''}; "
+              "the output was not completed", file=sys.stderr)
+        return 1
     return 2
 
 
@@ -91,7 +144,9 @@ def cmd_models(args) -> int:
     from fastslow.models.lifecycle import registry
 
     try:
-        versions = registry.list_versions(registry.client(args.tracking_uri), args.name)
+        mlflow_client = registry.client(args.tracking_uri)
+        with registry.store_errors(args.tracking_uri):
+            versions = registry.list_versions(mlflow_client, args.name)
     except registry.RegistryError as exc:
         print(f"fastslow models: {exc}", file=sys.stderr)
         return 2
@@ -105,7 +160,9 @@ def cmd_promote(args) -> int:
     from fastslow.models.lifecycle import registry
 
     try:
-        reasons = registry.promote(registry.client(args.tracking_uri), args.name, args.version, force=args.force)
+        mlflow_client = registry.client(args.tracking_uri)
+        with registry.store_errors(args.tracking_uri):
+            reasons = registry.promote(mlflow_client, args.name, args.version, force=args.force)
     except registry.RegistryError as exc:  # PromotionRefused included: it lists the gate's reasons
         print(f"fastslow promote: {exc}" + (" (--force to promote anyway)" if isinstance(
             exc, registry.PromotionRefused) else ""), file=sys.stderr)
@@ -132,22 +189,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("input", help="input file (.jsonl, .csv or .parquet), or - for standard input (JSONL or CSV)")
     p.add_argument("-o", "--output", type=Path,
                    help="output file, .jsonl, .csv or .parquet (default: JSONL on standard output)")
-    p.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH,
-                   help="model bundle (.joblib) or registered model URI (models:/fastslow@champion)")
+    p.add_argument("--model", type=Path, default=None,
+                   help=f"model bundle (.joblib) or registered model URI (models:/fastslow@champion); default "
+                        f"$FASTSLOW_MODEL, else {DEFAULT_MODEL_PATH}")
     p.add_argument("--format", choices=FORMATS, help="input format when the extension does not say")
     p.add_argument("--output-format", choices=FORMATS, help="output format when the extension does not say")
     p.add_argument("--text-col", default="query", help="input column holding the query (default: query)")
     p.add_argument("--id-col", default="id", help="input column holding the id (default: id)")
-    p.add_argument("--jobs", "-j", type=int, default=None,
+    p.add_argument("--jobs", "-j", type=positive_int, default=None,
                    help=f"worker processes, each loading the model once (default: all {os.cpu_count()} cores)")
-    p.add_argument("--chunk-size", "--batch-size", dest="chunk_size", type=int, default=DEFAULT_CHUNK,
+    p.add_argument("--chunk-size", "--batch-size", dest="chunk_size", type=positive_int, default=DEFAULT_CHUNK,
                    help=f"rows per chunk, scored together: the unit of parallel work and of --resume "
                         f"(default {DEFAULT_CHUNK})")
     p.add_argument("--resume", action="store_true",
                    help="continue an interrupted run with -o from its last completed chunk")
     p.add_argument("--review-out", type=Path,
                    help="also write the rows that need a person (review_required, low confidence, errors) here")
-    p.add_argument("--review-below", type=float, default=None,
+    p.add_argument("--review-below", type=probability, default=None,
                    help="with --review-out: confidence below which a row goes for review "
                         "(default: the model's review threshold)")
     p.set_defaults(func=cmd_score)
@@ -166,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
                         f"else {DEFAULT_MODEL_PATH}")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
-    p.add_argument("--workers", type=int, default=1, help="worker processes, each with its own copy of the model")
+    p.add_argument("--workers", type=positive_int, default=1, help="worker processes, each with its own copy of the model")
     p.add_argument("--max-batch-items", type=int, default=None, help="items per /v1/route/batch request (default 256)")
     p.add_argument("--max-body-bytes", type=int, default=None, help="request body limit (default 2 MiB)")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
@@ -194,6 +252,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "train":
+        from fastslow.models.lifecycle.registry import precheck_training
+
+        if precheck_training(argv[1:]):
+            return 2
         from fastslow.models.lifecycle import training as train
 
         return train.main(argv[1:])

@@ -44,7 +44,7 @@ def test_a_corrupted_log_reconciles_exactly_with_line_numbers(trained, tmp_path)
         b'{"id": "empty", "query": ""}',
         b'{"id": "blank", "query": "   "}',
         b'\xff\xfe{"id": "latin", "query": "caf\xe9"}',                                  # not UTF-8
-        b'',                                                                            # blank: not a row
+        b'',                                                                            # blank: a row too
         megabyte_line,                                                                  # a 1 MB line
         b'[1, 2, 3]',
         b'{"id": "ok2", "query": "\xe4\xb8\x8b\xe4\xb8\x80\xe9\xa6\x96"}',               # 下一首
@@ -56,16 +56,16 @@ def test_a_corrupted_log_reconciles_exactly_with_line_numbers(trained, tmp_path)
     result = fastslow("score", path, "-o", out, "--model", trained["path"], "--jobs", "2", "--chunk-size", "3")
     assert result.returncode == 0, result.stderr
     recs = records(out.read_bytes())
-    rows_in = [i for i, line in enumerate(lines, 1) if line.strip()]
-    assert len(recs) == len(rows_in) == 10
+    assert len(recs) == len(lines) == 11
     errors = [r for r in recs if "error" in r]
-    assert [r["line"] for r in errors] == [2, 3, 4, 5, 6, 8, 9, 11]
+    assert [r["line"] for r in errors] == [2, 3, 4, 5, 6, 7, 8, 9, 11]
     assert all(r["error"].startswith(f"line {r['line']}: ") for r in errors)
     assert [r["id"] for r in recs if "error" not in r] == ["ok1", "ok2"]
-    assert "too long: 1048576 characters" in errors[5]["error"] and errors[5]["id"] == "huge"
+    assert "too long: 1048576 characters" in errors[6]["error"] and errors[6]["id"] == "huge"
     assert "not valid UTF-8" in errors[4]["error"] and "broken JSON" in errors[0]["error"]
     assert "query: missing" in errors[1]["error"] and "query: empty" in errors[2]["error"]
-    assert b"10 rows read, 2 scored, 8 errors, 10 records written" in result.stderr
+    assert errors[5]["error"] == "line 7: empty line"
+    assert b"11 rows read, 2 scored, 9 errors, 11 records written" in result.stderr
     assert not (tmp_path / "out.jsonl.partial").exists() and not (tmp_path / "out.jsonl.progress.json").exists()
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 
 #: Where `python train.py` writes the model, relative to the folder it runs in (the repository root).
 DEFAULT_MODEL_PATH = Path("models") / "artifacts" / "fastslow.joblib"
+#: The environment variable naming the model when no --model is given (`fastslow score`, `fastslow serve`).
+MODEL_ENV = "FASTSLOW_MODEL"
 TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas", "python-crfsuite")
 
 
@@ -41,6 +43,24 @@ def manifest_path(model_path: Path) -> Path:
     return model_path.with_suffix(".manifest.json")
 
 
+def read_manifest(model_path: Path) -> dict:
+    """The manifest beside ``model_path`` as a dict; ``ModelLoadError`` when it is not UTF-8, not JSON or
+    not a JSON object."""
+    mpath = manifest_path(model_path)
+    refused = f"refusing to load {model_path}: manifest {mpath.name}"
+    try:
+        manifest = json.loads(mpath.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise ModelLoadError(f"{refused} cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise ModelLoadError(f"{refused} is not UTF-8 text (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise ModelLoadError(f"{refused} is not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    if not isinstance(manifest, dict):
+        raise ModelLoadError(f"{refused} must hold a JSON object, not {type(manifest).__name__}")
+    return manifest
+
+
 def verify_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True) -> dict:
     """The manifest of a bundle whose file matches its SHA-256 (and whose scikit-learn and jieba
     versions are the installed ones), without unpickling it; ``ModelLoadError`` saying why not."""
@@ -50,14 +70,17 @@ def verify_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = 
     mpath = manifest_path(path)
     if not mpath.is_file():
         raise ModelLoadError(f"refusing to load {path}: manifest {mpath.name} is missing")
-    manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    manifest = read_manifest(path)
     actual = sha256_of(path)
     if actual != manifest.get("sha256"):
         raise ModelLoadError(f"refusing to load {path}: SHA-256 {actual[:12]}… does not match the manifest "
                              f"({str(manifest.get('sha256'))[:12]}…); the file was changed after training")
     if check_versions:
         current = library_versions()
-        wrong = {name: (v, current.get(name)) for name, v in manifest.get("libraries", {}).items()
+        libraries = manifest.get("libraries", {})
+        if not isinstance(libraries, dict):
+            raise ModelLoadError(f"refusing to load {path}: the manifest's libraries must be an object")
+        wrong = {name: (v, current.get(name)) for name, v in libraries.items()
                  if name in ("scikit-learn", "jieba") and current.get(name) != v}
         if wrong:
             detail = ", ".join(f"{n} trained with {a}, installed {b}" for n, (a, b) in wrong.items())

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
+import sys
 import tempfile
+import urllib.parse
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,6 +44,13 @@ DEV_TOLERANCE = 0.02
 CAPTURE_METRIC = "capture_conformance"
 #: the decision train.py and `fastslow promote` record on each version
 GATE_TAG = "gate"
+#: seconds to wait for a tracking server to accept a connection before calling it unreachable
+PROBE_SECONDS = 5
+#: MLflow's HTTP client otherwise waits 120 s per request and retries 7 times with backoff: about four
+#: minutes before a server that is down is reported. The environment may still set its own.
+HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
+#: MLflow's error codes for a name, version or alias that is not there (anything else is a failure)
+NOT_FOUND = ("RESOURCE_DOES_NOT_EXIST", "INVALID_PARAMETER_VALUE")
 
 
 class RegistryError(RuntimeError):
@@ -59,11 +70,76 @@ def tracking_uri(uri: str | None = None) -> str:
     return uri or os.environ.get("MLFLOW_TRACKING_URI") or DEFAULT_TRACKING_URI
 
 
-def client(uri: str | None = None):
+def check_tracking_server(uri: str) -> None:
+    """Fail fast on a tracking server that is not there: ``RegistryError`` naming ``uri`` when an
+    HTTP(S) server does not accept a connection within ``PROBE_SECONDS``; MLflow's own HTTP retries and
+    timeout are shortened (``HTTP_DEFAULTS``) for a server that accepts but does not answer."""
+    for name, value in HTTP_DEFAULTS.items():
+        os.environ.setdefault(name, value)
+    parts = urllib.parse.urlsplit(uri)
+    if parts.scheme not in ("http", "https"):
+        return
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        socket.create_connection((parts.hostname, port), timeout=PROBE_SECONDS).close()
+    except (OSError, ValueError) as exc:
+        why = getattr(exc, "strerror", None) or exc
+        raise RegistryError(f"cannot reach the MLflow tracking server {uri} ({why}); start it, or set "
+                            "MLFLOW_TRACKING_URI (or --tracking-uri) to one that runs") from None
+
+
+def precheck_training(argv: list[str]) -> int:
+    """Exit status 2, with the message on standard error, when train.py's tracking server (``--tracking-uri``,
+    else ``$MLFLOW_TRACKING_URI``) is unreachable; else 0. Run before training's imports, which take
+    seconds of their own."""
+    import argparse
+
+    pre = argparse.ArgumentParser(add_help=False)
+    pre.add_argument("--tracking-uri")
+    known, _ = pre.parse_known_args(argv)
+    try:
+        check_tracking_server(tracking_uri(known.tracking_uri))
+    except RegistryError as exc:
+        print(f"train: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def local_store(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` tracking URI, else None."""
+    return Path(uri[len("sqlite:///"):]).resolve() if uri.startswith("sqlite:///") else None
+
+
+def client(uri: str | None = None, create: bool = False):
+    """An MLflow client on the tracking store (``tracking_uri``): ``RegistryError`` when a server does not
+    answer, or, unless ``create`` (training), when a local SQLite store does not exist: reading it must
+    not leave an empty ``mlflow.db`` in whatever folder the command ran from. Checked before mlflow is
+    imported (seconds on a busy machine)."""
+    uri = tracking_uri(uri)
+    check_tracking_server(uri)
+    store = local_store(uri)
+    if store is not None and not create and not store.is_file():
+        raise RegistryError(f"no tracking store at {store} (`python train.py` creates it; or set "
+                            "MLFLOW_TRACKING_URI, or --tracking-uri, to the store that holds your runs)")
     from mlflow import MlflowClient
 
-    uri = tracking_uri(uri)
     return MlflowClient(tracking_uri=uri, registry_uri=uri)
+
+
+def _failure(exc, what: str) -> RegistryError:
+    """``RegistryError`` for an MLflow error other than "not found": the store failed, say so and where."""
+    return RegistryError(f"{what}: the tracking store {tracking_uri()} failed: {exc.message}")
+
+
+@contextmanager
+def store_errors(uri: str | None = None):
+    """Any other MLflow error inside as a ``RegistryError`` naming the store (a server that fails mid-way)."""
+    from mlflow.exceptions import MlflowException
+
+    try:
+        yield
+    except MlflowException as exc:
+        raise RegistryError(f"the tracking store {tracking_uri(uri)} failed: {exc.message}") from None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -119,8 +195,10 @@ def champion_version(mlflow_client, name: str):
 
     try:
         return mlflow_client.get_model_version_by_alias(name, CHAMPION)
-    except MlflowException:
-        return None
+    except MlflowException as exc:
+        if exc.error_code in NOT_FOUND:
+            return None
+        raise _failure(exc, f"the {CHAMPION} of {name!r}") from None
 
 
 def promote(mlflow_client, name: str, version: str | int, force: bool = False) -> list[str]:
@@ -131,7 +209,9 @@ def promote(mlflow_client, name: str, version: str | int, force: bool = False) -
     version = str(version)
     try:
         candidate = mlflow_client.get_model_version(name, version)
-    except MlflowException:
+    except MlflowException as exc:
+        if exc.error_code not in NOT_FOUND:
+            raise _failure(exc, f"version {version} of {name!r}") from None
         raise RegistryError(f"no version {version} of registered model {name!r}") from None
     current = champion_version(mlflow_client, name)
     if current is not None and str(current.version) == version:
@@ -158,7 +238,9 @@ def register_run(mlflow_client, run_id: str, name: str = DEFAULT_REGISTERED_MODE
 
     try:
         mlflow_client.get_registered_model(name)
-    except MlflowException:
+    except MlflowException as exc:
+        if exc.error_code not in NOT_FOUND:
+            raise _failure(exc, f"registered model {name!r}") from None
         mlflow_client.create_registered_model(
             name, description="fastslow bundles (router + automation parser); `champion` passes the fixture gate")
     mv = mlflow_client.create_model_version(name, source=source or f"runs:/{run_id}/{MODEL_ARTIFACT_DIR}",
@@ -176,7 +258,9 @@ def list_versions(mlflow_client, name: str = DEFAULT_REGISTERED_MODEL) -> list[V
 
     try:
         aliases = mlflow_client.get_registered_model(name).aliases or {}
-    except MlflowException:
+    except MlflowException as exc:
+        if exc.error_code not in NOT_FOUND:
+            raise _failure(exc, f"registered model {name!r}") from None
         raise RegistryError(f"no registered model {name!r} in {tracking_uri()}; train one with `python train.py`") from None
     out = []
     for mv in mlflow_client.search_model_versions(f"name='{name}'"):
@@ -236,9 +320,9 @@ def resolve_model(uri_or_path: str | Path, cache_dir: str | Path | None = None) 
     any file. Raises ``RegistryError`` for a URI that does not resolve."""
     if not is_model_uri(uri_or_path):
         return Path(uri_or_path).expanduser().resolve()
+    mlflow_client = client()
     import mlflow
 
-    mlflow_client = client()
     run_id = _run_of(str(uri_or_path), mlflow_client)
     cache = Path(cache_dir or os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "fastslow") / "runs" / run_id
     bundle = cache / MODEL_ARTIFACT_DIR / BUNDLE_FILE

@@ -158,6 +158,7 @@ def log_datasets(mlflow, datasets: list[tuple[str, str, list[dict], Path]]) -> l
 def run(args: argparse.Namespace) -> dict:
 
     started = time.perf_counter()
+    registry.check_tracking_server(registry.tracking_uri(args.tracking_uri))  # in seconds, not after fitting
     if args.only and not args.data:
         raise DataError("--only trains on the --data files alone: give at least one")
     bundled = [] if args.only else load_training(args.train_dir)

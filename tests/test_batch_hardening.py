@@ -1,0 +1,319 @@
+"""`fastslow score` under attack (issue 13): a lone surrogate, a stray CSV quote, a killed parent, a broken
+model or manifest, clashing paths and absurd options each get a clear message or their own error record,
+never a traceback, a hang, an orphaned worker or a silently wrong file. Real files and real processes."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fastslow.data.sinks import read_records
+from fastslow.models.lifecycle.manifest import sha256_of
+
+from test_batch import log_lines, run
+from test_cli import fastslow, records
+
+# --------------------------------------------------------------------------------------------------
+# 1. a lone surrogate is its row's error, in every output format
+
+SURROGATE_LINES = [
+    r'{"id": "ok", "query": "打开空调"}',
+    r'{"id": "q", "query": "打开\ud800空调"}',
+    r'{"id": "\udfff", "query": "下一首"}',
+    r'{"id": "c", "query": "好的", "context": [{"role": "user", "system": null, "text": "\ud83d"}]}',
+    r'{"id": "pair", "query": "打开空调\ud83d\ude00"}',  # a valid pair (an emoji): scored
+    r'{"id": "k", "query": "开空调", "\ud800": 1}',
+    r'{"id": "t", "query": "上车时打开空调", "existing_tasks": [{"id": "x", "name": "a\udc00"}]}',
+    r'{"id": "escaped", "query": "打开空调 \\ud800"}',  # an escaped backslash: the text \ud800, scored
+]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "parquet"])
+def test_a_lone_surrogate_is_its_rows_error_record_in_every_output_format(trained, tmp_path, fmt):
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(SURROGATE_LINES) + "\n", encoding="utf-8")
+    out = tmp_path / f"out.{fmt}"
+    review = tmp_path / f"review.{fmt}"
+    status, err = run(tmp_path, path, out, model=trained["path"], review_out=review)
+    assert status == 0, err
+    recs = list(read_records(out))
+    assert [r.get("id") for r in recs] == ["ok", None, None, None, "pair", None, None, "escaped"]
+    assert [r.get("error") for r in recs] == [
+        None,
+        "line 2: query: a lone surrogate (\\ud800) is not Unicode text",
+        "line 3: id: a lone surrogate (\\udfff) is not Unicode text",
+        "line 4: context[0].text: a lone surrogate (\\ud83d) is not Unicode text",
+        None,
+        "line 6: a field name: a lone surrogate (\\ud800) is not Unicode text",
+        "line 7: existing_tasks[0].name: a lone surrogate (\\udc00) is not Unicode text",
+        None,
+    ]
+    assert recs[4]["query"] == "打开空调\U0001F600" and recs[7]["query"] == "打开空调 \\ud800"
+    assert "8 rows read, 3 scored, 5 errors, 8 records written" in err
+
+
+def test_a_lone_surrogate_in_a_json_cell_of_a_csv_is_its_rows_error(trained, tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_text('id,query,context\n1,打开空调,\n2,好的,"[{""role"": ""user"", ""text"": ""\\ud800""}]"\n'
+                    "3,下一首,\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    status, err = run(tmp_path, path, out, model=trained["path"], chunk_size=1)
+    assert status == 0, err
+    recs = list(read_records(out))
+    assert [r.get("error") for r in recs] == [
+        None, "row 3: context[0].text: a lone surrogate (\\ud800) is not Unicode text", None]
+
+
+# --------------------------------------------------------------------------------------------------
+# 2. workers never outlive their parent
+
+def _processes() -> dict[int, tuple[int, str]]:
+    """pid -> (parent pid, state) of every process, from /proc."""
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            table[int(entry.name)] = (int(fields[1]), fields[0])
+    return table
+
+
+def _descendants(pid: int) -> set[int]:
+    table, found, todo = _processes(), set(), [pid]
+    while todo:
+        parent = todo.pop()
+        children = {p for p, (ppid, _) in table.items() if ppid == parent}
+        todo.extend(children - found)
+        found |= children
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    table = _processes()
+    return {p for p in pids if p in table and table[p][1] != "Z"}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGKILL], ids=lambda s: s.name)
+def test_no_worker_outlives_a_stopped_or_killed_parent_and_sigterm_leaves_a_resumable_run(trained, tmp_path,
+                                                                                          signum):
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(log_lines(4000)) + "\n", encoding="utf-8")
+    out, progress = tmp_path / "out.jsonl", tmp_path / "out.jsonl.progress.json"
+    options = ["--model", trained["path"], "--chunk-size", "50"]
+    argv = [sys.executable, "-m", "fastslow.serve.cli", "score", str(path), "-o", str(out), "--jobs", "2",
+            *map(str, options)]
+    process = subprocess.Popen(argv, stderr=subprocess.PIPE, start_new_session=True)
+    workers: set[int] = set()
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and process.poll() is None:
+            workers = _descendants(process.pid) | workers
+            if progress.exists() and json.loads(progress.read_text() or "{}").get("chunks", 0) >= 5:
+                break
+            time.sleep(0.05)
+        assert process.poll() is None, "the run ended before it could be stopped"
+        workers |= _descendants(process.pid)
+        assert len(workers) >= 2  # two workers (and multiprocessing's resource tracker)
+        os.kill(process.pid, signum)  # the parent alone, as `kill PID` does
+        status = process.wait(timeout=60)
+        deadline = time.monotonic() + 5
+        while _alive(workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(workers), f"processes outlived their parent: {_alive(workers)}"
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+    stderr = process.stderr.read().decode()
+    assert not out.exists()
+    if signum == signal.SIGKILL:
+        return
+    assert status == 128 + signum, stderr
+    assert f"interrupted; rerun with --resume to continue {out}" in stderr and "Traceback" not in stderr
+    done = json.loads(progress.read_text())["chunks"]
+    assert 5 <= done < 80
+    resumed = fastslow("score", path, "-o", out, "--jobs", "2", "--resume", *options)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"resuming {out} after {done} chunks".encode() in resumed.stderr
+    clean = tmp_path / "clean.jsonl"
+    status, err = run(tmp_path, path, clean, model=trained["path"], chunk_size=50)
+    assert status == 0, err
+    assert out.read_bytes() == clean.read_bytes()
+
+
+# --------------------------------------------------------------------------------------------------
+# 5. a stray quote in a CSV fails the run, naming the row where it opened
+
+def test_a_stray_quote_in_a_long_csv_fails_the_run_naming_its_row(trained, tmp_path):
+    rows = [f"{i},{'打开空调' if i % 2 else '下一首'}" for i in range(3, 10_003)]
+    path = tmp_path / "in.csv"
+    path.write_text("id,query\n" + '2,"打开空调\n' + "\n".join(rows) + "\n", encoding="utf-8")
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 10_002
+    out = tmp_path / "out.jsonl"
+    result = fastslow("score", path, "-o", out, "--model", trained["path"], "--jobs", "1")
+    assert result.returncode == 2, result.stderr
+    assert (b"row 2 (line 2): a quoted field opened here is not closed within 50 lines (a stray '\"'?)"
+            in result.stderr), result.stderr
+    assert b"Traceback" not in result.stderr and not out.exists()
+
+
+def test_a_quote_left_open_to_the_end_of_a_short_csv_fails_the_run(trained, tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_text('id,query\n1,打开空调\n2,下一首\n3,"导航去加油站\n4,打开座椅加热\n5,暂停\n', encoding="utf-8")
+    result = fastslow("score", path, "--model", trained["path"])
+    assert result.returncode == 2
+    assert (b"row 4 (line 4): a quoted field opened here is not closed by the end of the file (a stray '\"'?)"
+            in result.stderr), result.stderr
+    assert b"Traceback" not in result.stderr
+
+
+def test_quoted_cells_over_several_lines_and_a_last_row_without_newline_still_read(trained, tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_text('id,query\n1,"打开\n空调"\n2,"说""你好"""\n3,"下一首"', encoding="utf-8")
+    status, err = run(tmp_path, path, tmp_path / "out.jsonl", model=trained["path"])
+    assert status == 0, err
+    recs = list(read_records(tmp_path / "out.jsonl"))
+    assert [r["query"] for r in recs] == ["打开\n空调", '说"你好"', "下一首"]
+
+
+# --------------------------------------------------------------------------------------------------
+# 7. messages instead of tracebacks
+
+def _copy_model(trained, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    model = folder / "fastslow.joblib"
+    shutil.copy(trained["path"], model)
+    shutil.copy(trained["path"].with_suffix(".manifest.json"), folder / "fastslow.manifest.json")
+    return model
+
+
+@pytest.mark.parametrize("manifest, says", [
+    (b"{not json", b"manifest fastslow.manifest.json is not valid JSON"),
+    (b"", b"manifest fastslow.manifest.json is not valid JSON"),
+    (b"\xff\xfe{}", b"manifest fastslow.manifest.json is not UTF-8 text"),
+    (b"[]", b"manifest fastslow.manifest.json must hold a JSON object"),
+], ids=["broken", "empty", "not-utf8", "list"])
+def test_score_reports_a_broken_manifest(trained, tmp_path, manifest, says):
+    model = _copy_model(trained, tmp_path / "m")
+    (tmp_path / "m" / "fastslow.manifest.json").write_bytes(manifest)
+    result = fastslow("score", "-", "--model", model, stdin='{"query": "暂停"}\n'.encode())
+    assert result.returncode == 2 and says in result.stderr, result.stderr
+    assert b"Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_score_reports_a_truncated_model_whose_manifest_matches(trained, tmp_path, jobs):
+    model = _copy_model(trained, tmp_path / "m")
+    model.write_bytes(model.read_bytes()[: model.stat().st_size // 2])
+    manifest_file = tmp_path / "m" / "fastslow.manifest.json"
+    manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
+    manifest_file.write_text(json.dumps({**manifest, "sha256": sha256_of(model)}), encoding="utf-8")
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(log_lines(6)) + "\n", encoding="utf-8")
+    result = fastslow("score", path, "-o", tmp_path / "out.jsonl", "--model", model, "--jobs", jobs,
+                      "--chunk-size", "2")
+    assert result.returncode == 2, result.stderr
+    assert f"fastslow score: cannot load {model}: ".encode() in result.stderr, result.stderr
+    assert b"Traceback" not in result.stderr and not (tmp_path / "out.jsonl").exists()
+
+
+def test_score_reports_an_output_folder_it_cannot_write(trained, tmp_path):
+    folder = tmp_path / "read-only"
+    folder.mkdir()
+    folder.chmod(0o555)
+    if os.access(folder, os.W_OK):  # root ignores the mode; sysfs refuses a new file even to root
+        folder = Path("/sys")
+    result = fastslow("score", "-", "-o", folder / "out.jsonl", "--model", trained["path"],
+                      stdin='{"query": "暂停"}\n'.encode())
+    assert result.returncode == 2, result.stderr
+    assert f"fastslow score: cannot write {folder / 'out.jsonl.partial'}: ".encode() in result.stderr
+    assert b"Traceback" not in result.stderr
+
+
+def test_score_refuses_an_output_that_is_the_review_file_or_the_input(trained, tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(log_lines(3)) + "\n", encoding="utf-8")
+    before = path.read_bytes()
+    out = tmp_path / "out.jsonl"
+    result = fastslow("score", path, "-o", out, "--review-out", tmp_path / "." / "out.jsonl", "--model",
+                      trained["path"])
+    assert result.returncode == 2 and b"--review-out and -o name the same file" in result.stderr, result.stderr
+    assert not out.exists() and not (tmp_path / "out.jsonl.partial").exists()
+    for option in ("-o", "--review-out"):
+        result = fastslow("score", path, option, path, "--model", trained["path"])
+        assert result.returncode == 2, result.stderr
+        assert f"{option} {path} is the input file".encode() in result.stderr
+        assert path.read_bytes() == before
+
+
+def test_a_csv_with_a_byte_order_mark_keeps_its_id_column(trained, tmp_path):
+    path = tmp_path / "in.csv"
+    path.write_bytes("\ufeffid,query\nr1,打开空调\n".encode("utf-8"))
+    jsonl = tmp_path / "in.jsonl"
+    jsonl.write_bytes('\ufeff{"id": "j1", "query": "下一首"}\n'.encode("utf-8"))
+    for source, expected in ((path, "r1"), (jsonl, "j1")):
+        result = fastslow("score", source, "--model", trained["path"])
+        assert result.returncode == 0, result.stderr
+        assert records(result.stdout)[0]["id"] == expected and "error" not in records(result.stdout)[0]
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["score", "-", "--jobs", "0"], "--jobs/-j: must be a whole number of at least 1, got '0'"),
+    (["score", "-", "--jobs", "-1"], "--jobs/-j: must be a whole number of at least 1, got '-1'"),
+    (["score", "-", "--chunk-size", "0"], "--chunk-size/--batch-size: must be a whole number of at least 1"),
+    (["score", "-", "--review-below", "nan"], "--review-below: must be a number from 0 to 1, got 'nan'"),
+    (["score", "-", "--review-below", "1.5"], "--review-below: must be a number from 0 to 1, got '1.5'"),
+    (["serve", "--workers", "0"], "--workers: must be a whole number of at least 1, got '0'"),
+])
+def test_the_argument_parser_refuses_absurd_numbers(argv, says, capsys):
+    from fastslow.serve.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_a_huge_querys_echo_in_its_error_record_is_capped(trained, tmp_path):
+    path = tmp_path / "in.jsonl"
+    size = 50 << 20
+    with open(path, "w", encoding="utf-8") as f:
+        f.write('{"id": "ok", "query": "打开空调"}\n{"id": "huge", "query": "' + "a" * size + '"}\n')
+    out = tmp_path / "out.jsonl"
+    status, err = run(tmp_path, path, out, model=trained["path"], review_out=tmp_path / "review.jsonl")
+    assert status == 0, err
+    assert out.stat().st_size < 2000 and (tmp_path / "review.jsonl").stat().st_size < 2000
+    huge = list(read_records(out))[1]
+    assert huge["query"] == "a" * 200 + f"… ({size} characters)"
+    assert huge["error"] == f"line 2: query: too long: {size} characters (limit 1000)"
+
+
+def test_blank_jsonl_lines_are_rows_with_an_error_record(trained, tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"id": "a", "query": "打开空调"}\n\n   \n{"id": "b", "query": "下一首"}\n', encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    status, err = run(tmp_path, path, out, model=trained["path"])
+    assert status == 0, err
+    recs = list(read_records(out))
+    assert [r.get("id") for r in recs] == ["a", None, None, "b"]
+    assert [r.get("error") for r in recs[1:3]] == ["line 2: empty line", "line 3: empty line"]
+    assert "4 rows read, 2 scored, 2 errors, 4 records written" in err
+
+
+def test_score_reads_the_model_from_fastslow_model_like_serve(trained, tmp_path):
+    env = {**os.environ, "FASTSLOW_MODEL": str(trained["path"])}
+    result = subprocess.run([sys.executable, "-m", "fastslow.serve.cli", "score", "-"], cwd=tmp_path, env=env,
+                            input='{"query": "暂停"}\n'.encode(), capture_output=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert records(result.stdout)[0]["label"] == "快"

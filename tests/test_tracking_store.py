@@ -1,0 +1,80 @@
+"""The tracking store as a user meets it (issue 13): an unreachable MLflow server fails within seconds
+with a message naming its URI (never "no registered model"), and the read-only commands create no
+`mlflow.db` where they run."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fastslow.models.lifecycle import registry
+
+UNREACHABLE = "http://127.0.0.1:9"  # the discard port: nothing listens
+TRAIN_PY = Path(registry.__file__).resolve().parents[2] / "train.py"
+
+
+def test_an_unreachable_tracking_server_fails_within_seconds_naming_its_uri(tmp_path):
+    env = {**os.environ, "MLFLOW_TRACKING_URI": UNREACHABLE}
+    commands = {
+        "models": [sys.executable, "-m", "fastslow.serve.cli", "models"],
+        "score": [sys.executable, "-m", "fastslow.serve.cli", "score", "-", "--model", "models:/fastslow@champion"],
+        "train": [sys.executable, str(TRAIN_PY), "--output", str(tmp_path / "model" / "fastslow.joblib")],
+    }
+    started = time.monotonic()
+    processes = {name: subprocess.Popen(argv, cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for name, argv in commands.items()}
+    try:
+        results = {name: (p.wait(timeout=15), p.stderr.read().decode()) for name, p in processes.items()}
+    finally:
+        for p in processes.values():
+            p.kill()
+            p.wait()
+    assert time.monotonic() - started < 15
+    for name, (status, stderr) in results.items():
+        assert status == 2, (name, stderr)
+        assert f"cannot reach the MLflow tracking server {UNREACHABLE}" in stderr, (name, stderr)
+        assert "no registered model" not in stderr and "Traceback" not in stderr, (name, stderr)
+    assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "model").exists()
+
+
+@pytest.mark.parametrize("argv", [["models"], ["promote", "1"], ["score", "-", "--model", "models:/fastslow@champion"]],
+                         ids=["models", "promote", "score"])
+def test_the_read_only_commands_create_no_tracking_store(tmp_path, argv):
+    env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
+    result = subprocess.run([sys.executable, "-m", "fastslow.serve.cli", *argv], cwd=tmp_path, env=env,
+                            stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    assert f"no tracking store at {tmp_path / 'mlflow.db'}".encode() in result.stderr, result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+class _FailingClient:
+    """An MLflow client whose server answers every call with ``error``."""
+
+    def __init__(self, error):
+        self.error = error
+
+    def __getattr__(self, name):
+        def fail(*args, **kwargs):
+            raise self.error
+        return fail
+
+
+def test_only_a_missing_model_is_called_missing():
+    from mlflow.exceptions import MlflowException
+    from mlflow.protos.databricks_pb2 import RESOURCE_DOES_NOT_EXIST
+
+    missing = _FailingClient(MlflowException("Registered Model with name=fastslow not found",
+                                             error_code=RESOURCE_DOES_NOT_EXIST))
+    with pytest.raises(registry.RegistryError, match="no registered model 'fastslow'"):
+        registry.list_versions(missing, "fastslow")
+    broken = _FailingClient(MlflowException("API request to endpoint failed with error code 503"))
+    with pytest.raises(registry.RegistryError, match="503") as refused:
+        registry.list_versions(broken, "fastslow")
+    assert "no registered model" not in str(refused.value)
+    with pytest.raises(registry.RegistryError, match="503"):
+        registry.champion_version(broken, "fastslow")
