@@ -39,6 +39,8 @@ KEY_ENV = "FASTSLOW_SIGNING_KEY"
 KEY_FILE_ENV = "FASTSLOW_SIGNING_KEY_FILE"
 EXPECT_ENV = "FASTSLOW_EXPECT_SHA256"
 TRUST_UNSIGNED_ENV = "FASTSLOW_TRUST_UNSIGNED"
+#: who set ``$FASTSLOW_EXPECT_SHA256`` when ``export`` did (the registry), for the refusal's message
+EXPECT_FROM_ENV = "FASTSLOW_EXPECT_SHA256_FROM"
 ALGORITHM = "hmac-sha256"
 #: the manifest's field that holds the signature (everything else in the manifest is signed)
 SIGNATURE_FIELD = "signature"
@@ -161,7 +163,7 @@ class Policy:
         pins = []
         if os.environ.get(EXPECT_ENV):
             pins.append((normalise_sha256(os.environ[EXPECT_ENV], f"${EXPECT_ENV}"),
-                         f"--expect-sha256 / ${EXPECT_ENV}"))
+                         os.environ.get(EXPECT_FROM_ENV) or f"--expect-sha256 / ${EXPECT_ENV}"))
         if expect_sha256:
             pins.append((normalise_sha256(expect_sha256, pinned_by), pinned_by))
         return cls(tuple(pins), configured_key(), os.environ.get(TRUST_UNSIGNED_ENV, "").strip() in ("1", "true", "yes"))
@@ -206,9 +208,11 @@ def export(*, key_file: str | Path | None = None, expect_sha256: str | None = No
         digest = normalise_sha256(expect_sha256, pinned_by)
         current = os.environ.get(EXPECT_ENV)
         if current and normalise_sha256(current, f"${EXPECT_ENV}") != digest:
-            raise SigningKeyError(f"{pinned_by} pins {digest[:12]}… but --expect-sha256 / ${EXPECT_ENV} pins "
+            raise SigningKeyError(f"{pinned_by} pins {digest[:12]}… but "
+                                  f"{os.environ.get(EXPECT_FROM_ENV) or '--expect-sha256 / $' + EXPECT_ENV} pins "
                                   f"{current[:12]}…: no file matches both")
-        os.environ[EXPECT_ENV] = digest
+        if not current:
+            os.environ[EXPECT_ENV], os.environ[EXPECT_FROM_ENV] = digest, pinned_by
     if trust_unsigned:
         os.environ[TRUST_UNSIGNED_ENV] = "1"
 
@@ -217,7 +221,7 @@ def export(*, key_file: str | Path | None = None, expect_sha256: str | None = No
 def scoped_env():
     """Restore the signing settings of the environment on exit: ``export`` is for one command's workers,
     not for whatever the same process runs next (a test, a notebook calling ``cli.main``)."""
-    names = (KEY_ENV, KEY_FILE_ENV, EXPECT_ENV, TRUST_UNSIGNED_ENV)
+    names = (KEY_ENV, KEY_FILE_ENV, EXPECT_ENV, EXPECT_FROM_ENV, TRUST_UNSIGNED_ENV)
     saved = {name: os.environ.get(name) for name in names}
     try:
         yield
