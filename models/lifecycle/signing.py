@@ -124,7 +124,7 @@ def ensure_key(key_file: str | Path | None = None) -> tuple[SigningKey, Path | N
 def signed_payload(manifest: dict) -> bytes:
     """The bytes a signature covers: the manifest without its signature, as canonical JSON."""
     content = {k: v for k, v in manifest.items() if k != SIGNATURE_FIELD}
-    return json.dumps(content, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return json.dumps(content, sort_keys=True, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 def sign(manifest: dict, key: SigningKey) -> dict:
