@@ -246,6 +246,10 @@ def test_the_registry_pins_each_version_and_refuses_a_forged_download(store, tmp
                                                              f"tag bundle_sha256)")
     assert resolved.load().version == store["run"]["model"].version  # no key here: the pin vouches
     assert cli.main(["score", str(queries), "-o", str(tmp_path / "out.jsonl"), "--jobs", "1", "--model", uri]) == 0
+    result = fastslow("score", queries, "--model", uri, "--expect-sha256", "ab" * 32)
+    assert result.returncode == 2
+    assert (f"the registry (fastslow version {version.version}, tag bundle_sha256) pins {digest[:12]}… but "
+            f"--expect-sha256 pins abababababab…: no file matches both") in result.stderr.decode()
 
     marker = tmp_path / "ran"
     forge(resolved.path, tmp_path / "forged", marker, keep_signature=False)
