@@ -98,6 +98,25 @@ def queries(tmp_path):
     return write_jsonl(tmp_path / "q.jsonl", [{"id": 1, "query": "打开空调"}])
 
 
+# --- the rule, as a pure function
+
+
+def test_a_pin_or_a_signature_vouches_and_trust_unsigned_admits_the_rest_but_no_wrong_pin():
+    key, other, digest = signing.SigningKey(b"k" * 32, "test"), signing.SigningKey(b"o" * 32, "other"), "a" * 64
+    unsigned = {"sha256": digest, "model_version": "fastslow-1"}
+    signed = {**unsigned, "signature": signing.sign(unsigned, key)}
+    Policy = signing.Policy
+    assert Policy(key=key).refusal(signed, digest) is None
+    assert "its manifest has no signature" in Policy(key=key).refusal(unsigned, digest)
+    assert "does not verify with the signing key from other" in Policy(key=other).refusal(signed, digest)
+    assert "no signing key is configured here" in Policy().refusal(signed, digest)
+    assert Policy(pins=((digest, "a test"),)).refusal(unsigned, digest) is None
+    assert Policy(trust_unsigned=True).refusal(unsigned, digest) is None
+    assert Policy(key=other, trust_unsigned=True).refusal(signed, digest) is None
+    assert Policy(pins=(("b" * 64, "a test"),), key=key, trust_unsigned=True).refusal(signed, digest) == (
+        "its SHA-256 aaaaaaaaaaaa… is not the bbbbbbbbbbbb… pinned by a test")
+
+
 # --- the forgery, and that it is live
 
 

@@ -166,7 +166,8 @@ class Policy:
                          os.environ.get(EXPECT_FROM_ENV) or f"--expect-sha256 / ${EXPECT_ENV}"))
         if expect_sha256:
             pins.append((normalise_sha256(expect_sha256, pinned_by), pinned_by))
-        return cls(tuple(pins), configured_key(), os.environ.get(TRUST_UNSIGNED_ENV, "").strip() in ("1", "true", "yes"))
+        trust_unsigned = os.environ.get(TRUST_UNSIGNED_ENV, "").strip().lower() in ("1", "true", "yes")
+        return cls(tuple(pins), None if pins else configured_key(), trust_unsigned)  # a pin needs no key
 
     def refusal(self, manifest: dict, actual: str) -> str | None:
         """None when ``actual`` (the file's SHA-256, equal to the manifest's) may be unpickled; else why not.
