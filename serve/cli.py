@@ -49,14 +49,37 @@ def _stop(signum, frame) -> None:
 
 
 def _load_model(path):
-    """A bundle file or a model URI (``models:/fastslow@champion``), SHA-256 checked."""
-    from fastslow.models.lifecycle.bundle import ModelLoadError, load_bundle
-    from fastslow.models.lifecycle.registry import RegistryError, resolve_model
+    """A bundle file or a model URI (``models:/fastslow@champion``), SHA-256 checked and vouched for."""
+    from fastslow.models.lifecycle.bundle import ModelLoadError
+    from fastslow.models.lifecycle.registry import RegistryError, resolve
 
     try:
-        return load_bundle(resolve_model(path))
+        return resolve(path).load()
     except (ModelLoadError, RegistryError) as exc:
         print(f"fastslow: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _add_trust_options(p: argparse.ArgumentParser) -> None:
+    """What vouches for a model file before it is unpickled (``fastslow.models.lifecycle.signing``)."""
+    p.add_argument("--signing-key-file", type=Path, default=None,
+                   help="check the model's signature with the key in this file (default: $FASTSLOW_SIGNING_KEY, "
+                        "else $FASTSLOW_SIGNING_KEY_FILE, else ~/.config/fastslow/signing.key)")
+    p.add_argument("--expect-sha256", metavar="HEX", default=None,
+                   help="load only a model file with this SHA-256 (a pin: no signature needed)")
+    p.add_argument("--trust-unsigned", action="store_true",
+                   help="load a model that no signature or pin vouches for (only if you trust where it came from)")
+
+
+def _apply_trust(args) -> None:
+    """The trust options, in this process's environment so that its workers apply them too."""
+    from fastslow.models.lifecycle import signing
+
+    try:
+        signing.export(key_file=args.signing_key_file, expect_sha256=args.expect_sha256,
+                       trust_unsigned=args.trust_unsigned)
+    except signing.SigningKeyError as exc:
+        print(f"fastslow {args.command}: {exc}", file=sys.stderr)
         raise SystemExit(2) from None
 
 
@@ -72,17 +95,21 @@ def cmd_score(args) -> int:
 def _score(args) -> int:
     from concurrent.futures.process import BrokenProcessPool
 
+    from fastslow.models.lifecycle import signing
     from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH, MODEL_ENV, ModelLoadError
-    from fastslow.models.lifecycle.registry import RegistryError, resolve_model
+    from fastslow.models.lifecycle.registry import RegistryError, resolve
     from fastslow.serve.batch import BatchError, BatchOptions, run_batch
     from fastslow.data.io import InputFileError
 
+    _apply_trust(args)
     try:
         # a models:/ URI is downloaded once, before any worker starts
-        model_path = resolve_model(args.model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL_PATH)
-    except RegistryError as exc:
+        resolved = resolve(args.model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL_PATH)
+        signing.export(expect_sha256=resolved.sha256, pinned_by=resolved.pinned_by)  # the registry's pin, for workers
+    except (RegistryError, signing.SigningKeyError) as exc:
         print(f"fastslow score: {exc}", file=sys.stderr)
         return 2
+    model_path = resolved.path
     options = BatchOptions(input=args.input, output=args.output, model=model_path, input_format=args.format,
                            output_format=args.output_format, text_col=args.text_col, id_col=args.id_col,
                            jobs=args.jobs, chunk_size=args.chunk_size, resume=args.resume,
@@ -115,6 +142,7 @@ def cmd_eval(args) -> int:
     from fastslow.data.io import InputFileError
     from fastslow.models.routing.metrics import summary_table
 
+    _apply_trust(args)
     model = _load_model(args.model)
     try:
         rows = load_labelled(args.data)
@@ -136,6 +164,7 @@ def cmd_eval(args) -> int:
 def cmd_serve(args) -> int:
     from fastslow.serve.server import run
 
+    _apply_trust(args)
     return run(args.model, host=args.host, port=args.port, workers=args.workers, max_items=args.max_batch_items,
                max_body_bytes=args.max_body_bytes, log_level=args.log_level)
 
@@ -208,6 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--review-below", type=probability, default=None,
                    help="with --review-out: confidence below which a row goes for review "
                         "(default: the model's review threshold)")
+    _add_trust_options(p)
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("eval", help="the training metrics for any labelled file")
@@ -216,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="model bundle (.joblib) or registered model URI (models:/fastslow@champion)")
     p.add_argument("--errors", type=Path, help="write the misclassified rows here (JSONL)")
     p.add_argument("--json", action="store_true", help="also print the metrics as one JSON line")
+    _add_trust_options(p)
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("serve", help="the HTTP server: /v1/route, /v1/route/batch, /v1/model, /healthz, /readyz")
@@ -228,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-batch-items", type=int, default=None, help="items per /v1/route/batch request (default 256)")
     p.add_argument("--max-body-bytes", type=int, default=None, help="request body limit (default 2 MiB)")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
+    _add_trust_options(p)
     p.set_defaults(func=cmd_serve)
 
     from fastslow.models.lifecycle.registry import DEFAULT_REGISTERED_MODEL
@@ -260,7 +292,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return train.main(argv[1:])
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    from fastslow.models.lifecycle.signing import scoped_env
+
+    with scoped_env():  # the trust options hold for this command (and its workers) only
+        return args.func(args)
 
 
 if __name__ == "__main__":

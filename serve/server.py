@@ -384,12 +384,13 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
 
     Raises ``ModelLoadError`` when the bundle cannot be trusted or used.
     """
-    path = resolve_model_path(model_path)
+    resolved = _resolve(model_path)
+    path = resolved.path
     max_items = int(max_items or os.environ.get(MAX_ITEMS_ENV) or DEFAULT_MAX_ITEMS)
     max_body_bytes = int(max_body_bytes or os.environ.get(MAX_BODY_ENV) or DEFAULT_MAX_BODY_BYTES)
     body_timeout = float(body_timeout or os.environ.get(BODY_TIMEOUT_ENV) or DEFAULT_BODY_TIMEOUT)
     started = time.perf_counter()
-    model = load_model(path, model)
+    model = load_model(path, model, expect_sha256=resolved.sha256, pinned_by=resolved.pinned_by)
     gc.collect()
     gc.freeze()  # the model and jieba's dictionary live as long as the worker: keep them out of every GC pass
     manifest = model.info.get("manifest", {})
@@ -538,12 +539,13 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
     return app
 
 
-def load_model(path: Path, model: FastslowModel | None = None) -> FastslowModel:
-    """``load_bundle`` (SHA-256, manifest, library versions) and a warm-up (jieba's dictionary, first-call
-    costs) now rather than on the first request. Any failure becomes a ``ModelLoadError`` that says why."""
+def load_model(path: Path, model: FastslowModel | None = None, *, expect_sha256: str | None = None,
+               pinned_by: str = "the caller") -> FastslowModel:
+    """``load_bundle`` (SHA-256, manifest, signature or pin, library versions) and a warm-up (jieba's dictionary,
+    first-call costs) now rather than on the first request. Any failure becomes a ``ModelLoadError`` that says why."""
     if model is None:
         try:
-            model = load_bundle(path)
+            model = load_bundle(path, expect_sha256=expect_sha256, pinned_by=pinned_by)
         except ModelLoadError:
             raise
         except Exception as exc:  # noqa: BLE001 - an unpickling error says little on its own
@@ -594,10 +596,15 @@ def _package_version() -> str:
 def resolve_model_path(model_path: str | Path | None = None) -> Path:
     """``--model``, else ``$FASTSLOW_MODEL``, else the artifact ``train.py`` writes; a model URI
     (``models:/fastslow@champion``) becomes its downloaded bundle (``ModelLoadError`` if it does not resolve)."""
-    from fastslow.models.lifecycle.registry import RegistryError, resolve_model
+    return _resolve(model_path).path
+
+
+def _resolve(model_path: str | Path | None = None):
+    """``resolve_model_path``'s bundle with the registry's pin of a ``models:/`` URI (``registry.ResolvedModel``)."""
+    from fastslow.models.lifecycle.registry import RegistryError, resolve
 
     try:
-        return resolve_model(model_path or os.environ.get(MODEL_ENV) or DEFAULT_MODEL_PATH)
+        return resolve(model_path or os.environ.get(MODEL_ENV) or DEFAULT_MODEL_PATH)
     except RegistryError as exc:
         raise ModelLoadError(str(exc)) from None
 
@@ -638,11 +645,15 @@ def run(model_path: str | Path | None = None, host: str = "127.0.0.1", port: int
     (exit status 2)."""
     import uvicorn
 
+    from fastslow.models.lifecycle.signing import SigningKeyError, export
+
     try:
-        path = resolve_model_path(model_path)
-    except ModelLoadError as exc:
+        resolved = _resolve(model_path)
+        export(expect_sha256=resolved.sha256, pinned_by=resolved.pinned_by)  # the registry's pin, for the workers
+    except (ModelLoadError, SigningKeyError) as exc:
         print(f"fastslow serve: {exc}", file=sys.stderr)
         return 2
+    path = resolved.path
     logging.config.dictConfig(log_config(log_level))
     os.environ[MODEL_ENV] = str(path)  # the workers (separate processes) read their settings from here
     if max_items:

@@ -6,6 +6,20 @@ from __future__ import annotations
 import pytest
 
 
+@pytest.fixture(scope="session", autouse=True)
+def signing_key(tmp_path_factory):
+    """A throw-away signing key for the session (never ~/.config/fastslow/signing.key): every model the tests
+    train is signed with it, and every loader, in this process or a subprocess, checks with it."""
+    from fastslow.models.lifecycle import signing
+
+    path = tmp_path_factory.mktemp("signing") / "signing.key"
+    with pytest.MonkeyPatch.context() as mp:
+        for name in (signing.KEY_ENV, signing.EXPECT_ENV, signing.TRUST_UNSIGNED_ENV):
+            mp.delenv(name, raising=False)
+        mp.setenv(signing.KEY_FILE_ENV, str(path))
+        yield signing.ensure_key()[0]
+
+
 @pytest.fixture(scope="session")
 def trained(tmp_path_factory):
     from fastslow.models.lifecycle import training as train

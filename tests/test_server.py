@@ -520,11 +520,14 @@ def test_a_missing_manifest_is_refused_at_start(trained, tmp_path):
     assert code == 2 and f"manifest {path.stem}.manifest.json is missing" in err
 
 
-def test_a_wrong_library_version_is_refused_at_start(trained, tmp_path):
+def test_a_wrong_library_version_is_refused_at_start(trained, tmp_path, signing_key):
+    from fastslow.models.lifecycle.signing import sign
+
     path = copy_model(trained, tmp_path)
     mpath = path.with_suffix(".manifest.json")
     manifest = json.loads(mpath.read_text(encoding="utf-8"))
     manifest["libraries"]["scikit-learn"] = "0.0.1"
+    manifest["signature"] = sign(manifest, signing_key)  # a genuine model, trained with another version
     mpath.write_text(json.dumps(manifest), encoding="utf-8")
     code, err = refused(tmp_path, "--model", str(path))
     assert code == 2 and "library version mismatch (scikit-learn trained with 0.0.1" in err

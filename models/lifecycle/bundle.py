@@ -1,16 +1,19 @@
 """The saved model: a ``FastslowModel`` written with joblib beside a manifest.
 
-A pickle runs code when it is loaded, so ``load_bundle`` checks the file's SHA-256 against the
-manifest written at training time before it unpickles anything.
+A pickle runs code when it is loaded, so ``load_bundle`` reads the file once, checks those bytes'
+SHA-256 against the manifest written at training time and that a signature or a pin vouches for it
+(``signing``), and only then unpickles them.
 """
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import joblib
 
+from fastslow.models.lifecycle import signing
 from fastslow.models.lifecycle.manifest import (DEFAULT_MODEL_PATH, ModelLoadError, library_versions, manifest_path,
                                                 sha256_of, verify_bundle)
 from fastslow.models.pipeline import FastslowModel
@@ -18,8 +21,10 @@ from fastslow.models.pipeline import FastslowModel
 __all__ = ["DEFAULT_MODEL_PATH", "FastslowModel", "ModelLoadError", "load_bundle", "save_bundle"]
 
 
-def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None) -> dict:
-    """Write the joblib file and its manifest (SHA-256, library versions, metrics, ...)."""
+def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None,
+                key: signing.SigningKey | None = None) -> dict:
+    """Write the joblib file and its manifest (SHA-256, library versions, metrics, ...), signed with ``key``,
+    else with the configured key if there is one (``signing.configured_key``), else unsigned."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     joblib.dump(model, path, compress=3)
@@ -31,16 +36,22 @@ def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None) -> 
         **model.info,
         **(extra or {}),
     }
+    key = key or signing.configured_key()
+    if key is not None:
+        manifest[signing.SIGNATURE_FIELD] = signing.sign(manifest, key)
     manifest_path(path).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
     return manifest
 
 
-def load_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True) -> FastslowModel:
-    """Load a bundle after checking its SHA-256 (and library versions) against its manifest."""
+def load_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True, *,
+                expect_sha256: str | None = None, pinned_by: str = "the caller") -> FastslowModel:
+    """Load a bundle after checking its SHA-256 against its manifest, that a signature or a pin vouches for
+    it (the environment's policy, plus ``expect_sha256`` pinned by ``pinned_by``), and library versions."""
     path = Path(path)
-    manifest = verify_bundle(path, check_versions)
+    data = path.read_bytes() if path.is_file() else None  # read once: the bytes checked are the bytes unpickled
+    manifest = verify_bundle(path, check_versions, expect_sha256=expect_sha256, pinned_by=pinned_by, data=data)
     actual = manifest["sha256"]
-    model = joblib.load(path)
+    model = joblib.load(io.BytesIO(data))
     if not isinstance(model, FastslowModel):
         raise ModelLoadError(f"{path} does not hold a fastslow model")
     model.info = {**model.info, "sha256": actual, "manifest": manifest}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 
 #: options that describe one run or one machine rather than the model: command line (or environment) only
-NOT_IN_CONFIG = ("help", "config", "run_name", "tracking_uri")
+NOT_IN_CONFIG = ("help", "config", "run_name", "tracking_uri", "signing_key_file")
 
 
 class ConfigError(ValueError):

@@ -1,4 +1,6 @@
-"""The model file's manifest (SHA-256, library versions, metrics), checked before anything is unpickled.
+"""The model file's manifest (SHA-256, library versions, metrics, signature), checked before anything is
+unpickled: the file must match the manifest's SHA-256, and a signature or a pin must vouch for it
+(``fastslow.models.lifecycle.signing``).
 
 Kept apart from ``fastslow.models.pipeline`` so that a process that only checks a bundle (the main process of
 ``fastslow score --jobs N``, which hands scoring to workers) imports no scikit-learn, jieba or pandas.
@@ -12,6 +14,7 @@ import platform
 from importlib import metadata
 from pathlib import Path
 
+from fastslow.models.lifecycle import signing
 
 #: Where `python train.py` writes the model, relative to the folder it runs in (the repository root).
 DEFAULT_MODEL_PATH = Path("models") / "artifacts" / "fastslow.joblib"
@@ -61,9 +64,12 @@ def read_manifest(model_path: Path) -> dict:
     return manifest
 
 
-def verify_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True) -> dict:
-    """The manifest of a bundle whose file matches its SHA-256 (and whose scikit-learn and jieba
-    versions are the installed ones), without unpickling it; ``ModelLoadError`` saying why not."""
+def verify_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True, *,
+                  expect_sha256: str | None = None, pinned_by: str = "the caller", data: bytes | None = None) -> dict:
+    """The manifest of a bundle whose file matches its SHA-256, which a signature or a pin vouches for
+    (``signing.Policy``: the environment's, plus ``expect_sha256`` pinned by ``pinned_by``), and whose
+    scikit-learn and jieba versions are the installed ones, without unpickling it; ``ModelLoadError``
+    saying why not. ``data``: the file's bytes, when the caller has read them (and unpickles exactly these)."""
     path = Path(path)
     if not path.is_file():
         raise ModelLoadError(f"model file not found: {path} (train one with `fastslow train`)")
@@ -71,10 +77,16 @@ def verify_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = 
     if not mpath.is_file():
         raise ModelLoadError(f"refusing to load {path}: manifest {mpath.name} is missing")
     manifest = read_manifest(path)
-    actual = sha256_of(path)
+    actual = sha256_of(path) if data is None else hashlib.sha256(data).hexdigest()
     if actual != manifest.get("sha256"):
         raise ModelLoadError(f"refusing to load {path}: SHA-256 {actual[:12]}… does not match the manifest "
                              f"({str(manifest.get('sha256'))[:12]}…); the file was changed after training")
+    try:
+        refusal = signing.Policy.from_env(expect_sha256, pinned_by).refusal(manifest, actual)
+    except signing.SigningKeyError as exc:
+        raise ModelLoadError(f"refusing to load {path}: {exc}") from None
+    if refusal:
+        raise ModelLoadError(f"refusing to load {path}: {refusal}")
     if check_versions:
         current = library_versions()
         libraries = manifest.get("libraries", {})

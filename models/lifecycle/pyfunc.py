@@ -9,8 +9,8 @@ are the record schema's input fields (``models.record.RouteInput``), all strings
 ``endpoint`` as text, the nested ``context`` and ``existing_tasks`` as JSON text (or lists in pandas);
 only ``query`` is required.
 
-The logged model holds the joblib bundle and its manifest as artifacts (``load_context`` checks the
-SHA-256 as ``load_bundle`` does), fastslow's own code (the ``fastslow`` package with its
+The logged model holds the joblib bundle and its manifest as artifacts (``load_context`` checks them as
+``load_bundle`` does, pinned to the SHA-256 logged with them), fastslow's own code (the ``fastslow`` package with its
 taxonomy and lexicons, as ``code_paths``) and pinned requirements, so executors need no fastslow install.
 """
 
@@ -29,7 +29,7 @@ from mlflow.models import ModelSignature
 from mlflow.types.schema import ColSpec, Schema
 
 from fastslow.models.lifecycle.bundle import load_bundle
-from fastslow.models.lifecycle.manifest import TRACKED_LIBRARIES, manifest_path
+from fastslow.models.lifecycle.manifest import TRACKED_LIBRARIES, manifest_path, sha256_of
 from fastslow.models.record import INPUT_FIELDS, RouteInput
 
 INPUT_COLUMNS = INPUT_FIELDS
@@ -39,6 +39,8 @@ SIGNATURE = ModelSignature(
     outputs=Schema([ColSpec("string", "record")]),
 )
 CODE_PACKAGES = ("features", "models", "serve")
+#: the bundle's SHA-256, recorded in the logged model's metadata and model_config: the pin load_context uses
+BUNDLE_PIN = "bundle_sha256"
 #: the part of ``fastslow.data`` that runs: its readers and writers, and the taxonomy read at import
 RUNTIME_DATA = ("__init__.py", "io.py", "sinks.py", "taxonomy")
 
@@ -52,7 +54,9 @@ class FastslowPyfunc(mlflow.pyfunc.PythonModel):
     JSON strings or lists, ``endpoint``), one JSON record per row out, in order."""
 
     def load_context(self, context) -> None:
-        self.model = load_bundle(context.artifacts["bundle"]).warm_up()
+        pin = (context.model_config or {}).get(BUNDLE_PIN)
+        self.model = load_bundle(context.artifacts["bundle"], expect_sha256=pin,
+                                 pinned_by=f"the pyfunc model ({BUNDLE_PIN}, recorded when it was logged)").warm_up()
 
     def predict(self, context, model_input: pd.DataFrame, params=None) -> pd.DataFrame:
         from fastslow.data.io import parse_json_cells
@@ -92,10 +96,13 @@ def _stage_code(folder: Path) -> list[str]:
 
 def _model_args(bundle_path: Path, folder: Path) -> dict:
     bundle_path = Path(bundle_path)
+    digest = sha256_of(bundle_path)
     return {"python_model": FastslowPyfunc(), "signature": SIGNATURE, "pip_requirements": pip_requirements(),
             "artifacts": {"bundle": str(bundle_path), "manifest": str(manifest_path(bundle_path))},
             "code_paths": _stage_code(folder),
-            "metadata": {"model_version": json.loads(manifest_path(bundle_path).read_text())["model_version"]}}
+            "metadata": {"model_version": json.loads(manifest_path(bundle_path).read_text())["model_version"],
+                         BUNDLE_PIN: digest},
+            "model_config": {BUNDLE_PIN: digest}}
 
 
 def save_pyfunc_model(bundle_path: Path, path: Path) -> Path:

@@ -4,7 +4,9 @@ Every training run registers its bundle (logged under the run's ``model/`` artif
 of the registered model (``fastslow`` by default). The alias ``champion`` moves to it only when
 ``gate`` finds nothing against it: capture conformance 100% and no frozen-fixture metric below the
 current champion's. ``resolve_model`` turns ``models:/fastslow@champion`` (or ``models:/fastslow/3``,
-or ``runs:/<run id>/model``) into a local bundle file that ``load_bundle`` checks as usual.
+or ``runs:/<run id>/model``) into a local bundle file that ``load_bundle`` checks as usual; a registered
+version also pins the bundle's SHA-256 (the tag ``bundle_sha256`` written at training), which whoever can
+rewrite the downloaded file cannot rewrite, so it vouches for the file without a signing key.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ PROBE_SECONDS = 5
 HTTP_DEFAULTS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
 #: MLflow's error codes for a name, version or alias that is not there (anything else is a failure)
 NOT_FOUND = ("RESOURCE_DOES_NOT_EXIST", "INVALID_PARAMETER_VALUE")
+#: the bundle's SHA-256, recorded on each version at training: the pin a models:/ URI loads with
+PIN_TAG = "bundle_sha256"
 
 
 class RegistryError(RuntimeError):
@@ -229,10 +233,11 @@ def promote(mlflow_client, name: str, version: str | int, force: bool = False) -
 
 
 def register_run(mlflow_client, run_id: str, name: str = DEFAULT_REGISTERED_MODEL,
-                 source: str | None = None) -> tuple[str, list[str]]:
+                 source: str | None = None, sha256: str | None = None) -> tuple[str, list[str]]:
     """Register the run's bundle as a new version and try to make it champion through the gate.
     ``source``: the run's pyfunc model URI (``train.py`` logs one), so that a version also loads with
     ``mlflow.pyfunc`` / ``spark_udf``; the bundle itself is always found through the version's run.
+    ``sha256``: the bundle's digest, recorded on the version (``PIN_TAG``) as the pin it loads with.
     Returns (version, the gate's reasons against it; empty when it became champion)."""
     from mlflow.exceptions import MlflowException
 
@@ -244,7 +249,7 @@ def register_run(mlflow_client, run_id: str, name: str = DEFAULT_REGISTERED_MODE
         mlflow_client.create_registered_model(
             name, description="fastslow bundles (router + automation parser); `champion` passes the fixture gate")
     mv = mlflow_client.create_model_version(name, source=source or f"runs:/{run_id}/{MODEL_ARTIFACT_DIR}",
-                                            run_id=run_id)
+                                            run_id=run_id, tags={PIN_TAG: sha256} if sha256 else None)
     version = str(mv.version)
     try:
         return version, promote(mlflow_client, name, version)
@@ -294,36 +299,56 @@ def is_model_uri(value: str | Path) -> bool:
     return str(value).startswith(("models:/", "runs:/"))
 
 
-def _run_of(uri: str, mlflow_client) -> str:
-    """The run id behind ``models:/NAME@ALIAS``, ``models:/NAME/VERSION`` or ``runs:/RUN_ID[/model]``."""
+@dataclass(frozen=True)
+class ResolvedModel:
+    """A local bundle file, and the SHA-256 the registry pins for it (None for a path, a ``runs:/`` URI
+    or a version registered without one)."""
+
+    path: Path
+    sha256: str | None = None
+    pinned_by: str = ""
+
+    def load(self):
+        """The bundle, ``load_bundle``-checked, with the registry's pin."""
+        from fastslow.models.lifecycle.bundle import load_bundle
+
+        return load_bundle(self.path, expect_sha256=self.sha256, pinned_by=self.pinned_by)
+
+
+def _version_of(uri: str, mlflow_client) -> tuple[str, str | None, str]:
+    """(run id, pinned SHA-256, who pins it) behind ``models:/NAME@ALIAS``, ``models:/NAME/VERSION`` or
+    ``runs:/RUN_ID[/model]``."""
     from mlflow.exceptions import MlflowException
 
     if uri.startswith("runs:/"):
-        return uri[len("runs:/"):].split("/")[0]
+        return uri[len("runs:/"):].split("/")[0], None, ""
     ref = uri[len("models:/"):].strip("/")
     try:
         if "@" in ref:
             name, alias = ref.split("@", 1)
-            return mlflow_client.get_model_version_by_alias(name, alias).run_id
-        name, _, version = ref.rpartition("/")
-        if not name or not version.isdigit():
-            raise RegistryError(f"{uri}: use models:/NAME@ALIAS or models:/NAME/VERSION")
-        return mlflow_client.get_model_version(name, version).run_id
+            mv = mlflow_client.get_model_version_by_alias(name, alias)
+        else:
+            name, _, version = ref.rpartition("/")
+            if not name or not version.isdigit():
+                raise RegistryError(f"{uri}: use models:/NAME@ALIAS or models:/NAME/VERSION")
+            mv = mlflow_client.get_model_version(name, version)
     except MlflowException as exc:
         raise RegistryError(f"{uri}: {exc.message} (tracking URI {tracking_uri()})") from None
+    return mv.run_id, (mv.tags or {}).get(PIN_TAG), f"the registry ({name} version {mv.version}, tag {PIN_TAG})"
 
 
-def resolve_model(uri_or_path: str | Path, cache_dir: str | Path | None = None) -> Path:
+def resolve(uri_or_path: str | Path, cache_dir: str | Path | None = None) -> ResolvedModel:
     """A local bundle file for a path or a model URI (``models:/fastslow@champion``, ``models:/fastslow/3``,
-    ``runs:/<run id>/model``). A URI's bundle and manifest are downloaded once per run into the cache
-    (``$FASTSLOW_CACHE``, else ``~/.cache/fastslow``); ``load_bundle`` then checks its SHA-256 as for
-    any file. Raises ``RegistryError`` for a URI that does not resolve."""
+    ``runs:/<run id>/model``), with the registry's pin for a ``models:/`` URI. A URI's bundle and manifest
+    are downloaded once per run into the cache (``$FASTSLOW_CACHE``, else ``~/.cache/fastslow``);
+    ``load_bundle(r.path, expect_sha256=r.sha256, pinned_by=r.pinned_by)`` then checks it as any file.
+    Raises ``RegistryError`` for a URI that does not resolve."""
     if not is_model_uri(uri_or_path):
-        return Path(uri_or_path).expanduser().resolve()
-    mlflow_client = client()
+        return ResolvedModel(Path(uri_or_path).expanduser().resolve())
+    mlflow_client = client()  # probes the tracking server before mlflow is imported
     import mlflow
 
-    run_id = _run_of(str(uri_or_path), mlflow_client)
+    run_id, pin, pinned_by = _version_of(str(uri_or_path), mlflow_client)
     cache = Path(cache_dir or os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "fastslow") / "runs" / run_id
     bundle = cache / MODEL_ARTIFACT_DIR / BUNDLE_FILE
     if not bundle.is_file():
@@ -342,4 +367,9 @@ def resolve_model(uri_or_path: str | Path, cache_dir: str | Path | None = None) 
             shutil.rmtree(staging, ignore_errors=True)  # another process got there first
     if not bundle.is_file():
         raise RegistryError(f"{uri_or_path}: run {run_id} has no {MODEL_ARTIFACT_DIR}/{BUNDLE_FILE}")
-    return bundle
+    return ResolvedModel(bundle, pin, pinned_by if pin else "")
+
+
+def resolve_model(uri_or_path: str | Path, cache_dir: str | Path | None = None) -> Path:
+    """The local bundle file of ``resolve`` (without the registry's pin: a signature must then vouch for it)."""
+    return resolve(uri_or_path, cache_dir).path

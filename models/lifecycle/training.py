@@ -32,7 +32,7 @@ from fastslow.models.automation import training as automation_training
 from fastslow.models.automation.data import load_automation, load_automation_training
 from fastslow.models.automation.intents import IntentTaxonomy
 from fastslow.models.capture.contract import CAPTURE_FIXTURE_FILE, evaluate_contract
-from fastslow.models.lifecycle import registry
+from fastslow.models.lifecycle import registry, signing
 from fastslow.models.lifecycle.bundle import FastslowModel, save_bundle
 from fastslow.models.lifecycle.config import ConfigError, parse_args
 from fastslow.models.lifecycle.cross_validation import cross_validate, cv_summary
@@ -82,6 +82,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--run-name", default=None, help="MLflow run name")
     parser.add_argument("--registered-model", default=DEFAULT_REGISTERED_MODEL,
                         help="registered model name each run adds a version to")
+    parser.add_argument("--signing-key-file", type=Path, default=None,
+                        help=f"sign the model with the key in this file, created if missing (default: "
+                             f"${signing.KEY_ENV}, else ${signing.KEY_FILE_ENV}, else {signing.default_key_file()})")
 
     return automation_training.add_arguments(parser)
 
@@ -161,6 +164,7 @@ def run(args: argparse.Namespace) -> dict:
     registry.check_tracking_server(registry.tracking_uri(args.tracking_uri))  # in seconds, not after fitting
     if args.only and not args.data:
         raise DataError("--only trains on the --data files alone: give at least one")
+    key, created_key = signing.ensure_key(args.signing_key_file)  # a key that cannot be used fails before fitting
     bundled = [] if args.only else load_training(args.train_dir)
     bundled_automation = ([] if args.only or not args.automation else
                           load_automation_training(args.automation_train_dir, set(IntentTaxonomy.load().intents)))
@@ -245,7 +249,8 @@ def run(args: argparse.Namespace) -> dict:
         mlflow.log_artifacts(tmp, artifact_path="evaluation")
         manifest = save_bundle(model, args.output, extra={"mlflow_run_id": run_id, "metrics": metrics,
                                                           "capture_conformance": capture.conformance,
-                                                          "params": {k: str(v) for k, v in params.items()}})
+                                                          "params": {k: str(v) for k, v in params.items()}},
+                               key=key)
         card_path = args.output.with_suffix(".model_card.md")
         card_path.write_text(model_card(CardFacts(
             model.version, run_id, trained_at, {**params, **(automation_run.params if automation_run else {})},
@@ -257,7 +262,8 @@ def run(args: argparse.Namespace) -> dict:
 
         pyfunc_uri = log_pyfunc_model(args.output)  # the same bundle for mlflow.pyfunc / Spark's spark_udf
     # the registered version is the pyfunc model, so models:/fastslow@champion also works in spark_udf
-    version, refused = registry.register_run(registry.client(uri), run_id, args.registered_model, source=pyfunc_uri)
+    version, refused = registry.register_run(registry.client(uri), run_id, args.registered_model, source=pyfunc_uri,
+                                             sha256=manifest["sha256"])
 
     print(summary_table(evaluations))
     if cv:
@@ -271,6 +277,9 @@ def run(args: argparse.Namespace) -> dict:
                                             for name, c in extra.counts.items())
               + (" (alone: --only)" if args.only else " (added to the bundled corpus)"))
     print(f"\nmodel {model.version} → {args.output} (sha256 {manifest['sha256'][:12]}…), card {card_path.name}")
+    print(f"signed with the key from {key.source} (key id {key.key_id})"
+          + (f", created now (mode 0600): loading needs this key, the registry's pin (models:/) or --expect-sha256"
+             if created_key else ""))
     print(f"MLflow run {run_id} in {uri} (experiment {args.experiment!r}); "
           f"fit+eval {fit_seconds}s; `mlflow ui --backend-store-uri {uri}` to browse")
     print(f"pyfunc model for Spark: {pyfunc_uri}")
@@ -293,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--cv needs at least 2 folds (0: off), got {args.cv}")
     try:
         run(args)
-    except (DataError, InputFileError, FileNotFoundError, RegistryError) as exc:
+    except (DataError, InputFileError, FileNotFoundError, RegistryError, signing.SigningKeyError) as exc:
         print(f"train: {exc}", file=sys.stderr)
         return 2
     return 0
