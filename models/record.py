@@ -78,8 +78,14 @@ def validate_input(raw: Any, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> 
     endpoint = raw.get("endpoint")
     if endpoint is not None and endpoint not in ENDPOINTS:
         raise InputError("endpoint", f"must be one of {list(ENDPOINTS)} or null, got {endpoint!r}")
-    return {"id": qid, "query": query, "context": _check_context(raw.get("context")),
+    item = {"id": qid, "query": query, "context": _check_context(raw.get("context")),
             "endpoint": endpoint, "existing_tasks": _check_existing_tasks(raw.get("existing_tasks"))}
+    explain = raw.get("explain")
+    if explain is not None and not isinstance(explain, bool):
+        raise InputError("explain", f"must be true or false, got {type(explain).__name__}")
+    if explain:  # the record gets an ``explanation`` (models.pipeline)
+        item["explain"] = True
+    return item
 
 
 TASK_FIELDS = ("id", "name", "condition", "querys")
