@@ -13,7 +13,7 @@ from fastslow.features.text import Utterance
 from fastslow.models.automation.parser import AutomationParser
 from fastslow.models.capture.candidates import capture_candidates
 from fastslow.models.record import DEFAULT_MAX_QUERY_CHARS, InputError, build_record, error_record, validate_input
-from fastslow.models.routing.explain import explain_utterances
+from fastslow.models.routing.explain import DEFAULT_TOP_K, explain_utterances
 from fastslow.models.routing.router import Router
 from fastslow.models.routing.rules import aggregate, review_required
 from fastslow.models.routing.splitter import SplitLexicon, split_subrequests
@@ -32,6 +32,7 @@ class FastslowModel:
     max_query_chars: int = DEFAULT_MAX_QUERY_CHARS
     info: dict = field(default_factory=dict)
     automation: AutomationParser | None = None  # the condition/action parser; None: `automation` stays []
+    explain_top_k: int = DEFAULT_TOP_K  # features per routed (sub)request in an explanation; 0: all of them
 
     def warm_up(self) -> "FastslowModel":
         self.router.segmenter.warm_up()
@@ -88,7 +89,7 @@ class FastslowModel:
         """Why the record is what it is: per routed (sub)request, each feature's share of the logit
         margin over the runner-up (``models.routing.explain``), and the automation parser's spans with
         their confidences (``None`` when the model has no parser)."""
-        return {"routing": explain_utterances(self.router, utterances),
+        return {"routing": explain_utterances(self.router, utterances, self.explain_top_k or None),
                 "automation": self.automation.explain_spans(item["query"]) if self.automation is not None else None}
 
 

@@ -307,6 +307,9 @@ def _schemas(max_query_chars: int, max_items: int) -> dict:
                 "existing_tasks": {"type": ["array", "null"], "items": ref("ExistingTask"),
                                    "description": "the user's current automations and memos (capture proposes "
                                                   "enrichments and updates of them instead of duplicates)"},
+                "explain": {"type": ["boolean", "null"],
+                            "description": "true: the record gets an `explanation` (the features that decided "
+                                           "its label, the automation spans; see `fastslow explain`)"},
             },
             "example": {"id": "r1", "query": "把空调调到24度，然后打开座椅加热", "endpoint": "car"},
         },
@@ -345,6 +348,9 @@ def _schemas(max_query_chars: int, max_items: int) -> dict:
                 "subrequests": {"type": "array", "items": ref("Subrequest")},
                 "automation": {"type": "array", "items": {}}, "candidates": {"type": "array", "items": ref("Candidate")},
                 "model_version": {"type": "string"},
+                "explanation": {"type": "object", "description": "only when the input asked `explain: true`: "
+                                "per routed (sub)request each feature's share of the logit margin over the "
+                                "runner-up label, and the automation spans with their confidence"},
             },
         },
         "ErrorRecord": {
