@@ -4,7 +4,7 @@ trained on; the router's temperature is fitted on the dev set; risk-coverage fig
 These tests never print a blind row: they count, and assert on counts."""
 
 import copy
-import json
+from pathlib import Path
 
 import mlflow
 import numpy as np
@@ -31,7 +31,7 @@ def count_shared(rows, held_out) -> int:
     return sum(query_key(r) in keys for r in rows)
 
 
-def test_every_run_logs_the_blind_figures_and_no_blind_rows(trained):
+def test_every_run_logs_the_blind_figures_and_no_blind_rows(trained, tmp_path):
     metrics = trained["metrics"]
     blind_n = len(load_blind(BLIND_FILE))
     assert metrics["blind_n"] == blind_n > 0
@@ -49,7 +49,8 @@ def test_every_run_logs_the_blind_figures_and_no_blind_rows(trained):
     names = [a.path for a in client.list_artifacts(trained["run_id"], "evaluation")]
     assert "evaluation/risk_coverage.csv" in names
     assert not [n for n in names if "blind" in n]  # no misclassified rows, per-code or per-rule tables of it
-    table = mlflow.artifacts.load_text(f"runs:/{trained['run_id']}/evaluation/risk_coverage.csv").splitlines()
+    local = client.download_artifacts(trained["run_id"], "evaluation/risk_coverage.csv", str(tmp_path))
+    table = Path(local).read_text(encoding="utf-8").splitlines()
     assert table[0] == "set,coverage,n,accuracy,mean_confidence,threshold"
     assert [line.split(",")[:3] for line in table[1:]] == [
         ["dev", "1.0", str(metrics["dev_n"])], ["dev", "0.9", str(int(np.ceil(0.9 * metrics["dev_n"])))],
