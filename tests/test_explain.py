@@ -8,7 +8,6 @@ import json
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from fastslow.models.record import InputError, validate_input
@@ -95,7 +94,8 @@ def test_text_table_shows_margin_features_and_spans(model):
     assert text.splitlines()[0] == "query       上车时打开空调"
     assert f"margin {part['margin']:+.3f} = intercept {part['intercept']:+.3f}" in text
     assert part["features"][0]["feature"] in text
-    assert "condition       1.000  上车时" in text or "condition " in text and "上车时" in text
+    span = next(sp for sp in record["explanation"]["automation"]["spans"] if sp["kind"] == "condition")
+    assert f"condition  {span['confidence']:>10.3f}  上车时" in text.splitlines()
     assert "group  condition '上车时': 打开空调 (设备控制)" in text
 
 
@@ -114,12 +114,15 @@ def test_cli_explain_prints_a_table_and_json(trained):
 
     context = json.dumps([{"role": "assistant", "system": "slow", "text": "找到三家川菜馆，要去哪一家？"}],
                          ensure_ascii=False)
-    result = fastslow("explain", "第二个", "--context", context, "--json", "--model", trained["path"])
+    result = fastslow("explain", "第二个", "--context", context, "--json", "--top", "0", "--model", trained["path"])
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
-    assert record["query"] == "第二个" and record["explanation"]["routing"][0]["label"] == record["label"]
-    assert any(f["feature"].startswith("ctx:") for f in record["explanation"]["routing"][0]["features"]) or \
-        record["explanation"]["routing"][0]["active_features"] > 0
+    part = record["explanation"]["routing"][0]
+    assert record["query"] == "第二个" and part["label"] == record["label"]
+    assert len(part["features"]) == part["active_features"] and part["rest"] == 0
+    context_features = [f["feature"] for f in part["features"] if f["feature"].startswith("ctx:")]
+    state, crossed = sorted(context_features, key=len)  # a short query: its state and the state & short
+    assert crossed == state + "&short"
 
 
 def test_cli_explain_refuses_bad_context_and_bad_input(trained):
