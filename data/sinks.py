@@ -76,6 +76,7 @@ RECORD = Layout((("id", "text"), ("query", "text"), ("label", "text"), ("default
                  ("review_required", "bool"), ("fast_system_pending", "json"), ("subrequests", "json"),
                  ("automation", "json"), ("candidates", "json"), ("model_version", "text"), ("error", "text"),
                  ("line", "int")))
+EXPLAINED = Layout(RECORD.columns + (("explanation", "json"),))  # ``fastslow score --explain``
 REVIEW = Layout((("id", "text"), ("line", "int"), ("query", "text"), ("context", "json"), ("endpoint", "text"),
                  ("review_reason", "text"), ("predicted_label", "text"), ("predicted_reason_code", "text"),
                  ("confidence", "float"), ("error", "text")))

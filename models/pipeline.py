@@ -13,6 +13,7 @@ from fastslow.features.text import Utterance
 from fastslow.models.automation.parser import AutomationParser
 from fastslow.models.capture.candidates import capture_candidates
 from fastslow.models.record import DEFAULT_MAX_QUERY_CHARS, InputError, build_record, error_record, validate_input
+from fastslow.models.routing.explain import DEFAULT_TOP_K, explain_utterances
 from fastslow.models.routing.router import Router
 from fastslow.models.routing.rules import aggregate, review_required
 from fastslow.models.routing.splitter import SplitLexicon, split_subrequests
@@ -31,14 +32,16 @@ class FastslowModel:
     max_query_chars: int = DEFAULT_MAX_QUERY_CHARS
     info: dict = field(default_factory=dict)
     automation: AutomationParser | None = None  # the condition/action parser; None: `automation` stays []
+    explain_top_k: int = DEFAULT_TOP_K  # features per routed (sub)request in an explanation; 0: all of them
 
     def warm_up(self) -> "FastslowModel":
         self.router.segmenter.warm_up()
         self.score([{"query": "打开空调"}, {"query": "上车时打开空调"}])
         return self
 
-    def score(self, rows: list) -> list[dict]:
-        """One record per input row, in order; invalid rows get an error record, never an exception."""
+    def score(self, rows: list, explain: bool = False) -> list[dict]:
+        """One record per input row, in order; invalid rows get an error record, never an exception.
+        ``explain`` (or a row's own ``"explain": true``) adds an ``explanation`` to the records."""
         records: list[dict | None] = [None] * len(rows)
         valid: list[tuple[int, dict]] = []
         for i, raw in enumerate(rows):
@@ -49,11 +52,11 @@ class FastslowModel:
                 query = raw.get("query") if isinstance(raw, dict) else None
                 records[i] = error_record(qid, query, str(exc))
         if valid:
-            for (i, item), record in zip(valid, self._score_valid([item for _, item in valid])):
+            for (i, item), record in zip(valid, self._score_valid([item for _, item in valid], explain)):
                 records[i] = record
         return records
 
-    def _score_valid(self, items: list[dict]) -> list[dict]:
+    def _score_valid(self, items: list[dict], explain: bool = False) -> list[dict]:
         wholes = self.router.utterances(items)
         spans = [split_subrequests(u.tokens, self.splitter) for u in wholes]
         segmenter = self.router.segmenter
@@ -61,23 +64,33 @@ class FastslowModel:
                   for u, item_spans in zip(wholes, spans) if len(item_spans) > 1
                   for k, (a, b) in enumerate(item_spans)]
         routes = self.router.route(wholes + pieces)
-        whole_routes, piece_routes = routes[: len(wholes)], iter(routes[len(wholes):])
+        whole_routes, piece_routes = routes[: len(wholes)], iter(zip(pieces, routes[len(wholes):]))
         if self.automation is None:
             groups, group_confidences = [None] * len(items), [None] * len(items)
         else:
             groups, group_confidences = self.automation.parse_many_with_confidence([item["query"] for item in items])
         records = []
-        for item, whole, item_spans, automation, confidences in zip(items, whole_routes, spans, groups,
-                                                                     group_confidences):
-            subs = [next(piece_routes) for _ in item_spans] if len(item_spans) > 1 else [whole]
-            if len(subs) > 1 and whole.primary_reason_code == MULTI_STEP_PLANNING:
-                subs = [whole]  # the model sees a dependent chain: not independently splittable
+        for item, utterance, whole, item_spans, automation, confidences in zip(
+                items, wholes, whole_routes, spans, groups, group_confidences):
+            parts = [next(piece_routes) for _ in item_spans] if len(item_spans) > 1 else [(utterance, whole)]
+            if len(parts) > 1 and whole.primary_reason_code == MULTI_STEP_PLANNING:
+                parts = [(utterance, whole)]  # the model sees a dependent chain: not independently splittable
+            subs = [route for _, route in parts]
             route = aggregate(subs, text=whole.text)
             review = review_required(route, bool(item["context"]), self.review_threshold)
             # HARD RULE: the capture policy, per group (INV-TASK-2: proposals only, never a written task)
             candidates = capture_candidates(item, automation or [], confidences, route.confidence)
             records.append(build_record(item, route, subs, review, self.version, automation, candidates))
+            if explain or item.get("explain"):
+                records[-1]["explanation"] = self.explanation(item, [u for u, _ in parts])
         return records
+
+    def explanation(self, item: dict, utterances: list[Utterance]) -> dict:
+        """Why the record is what it is: per routed (sub)request, each feature's share of the logit
+        margin over the runner-up (``models.routing.explain``), and the automation parser's spans with
+        their confidences (``None`` when the model has no parser)."""
+        return {"routing": explain_utterances(self.router, utterances, self.explain_top_k or None),
+                "automation": self.automation.explain_spans(item["query"]) if self.automation is not None else None}
 
 
 def piece(segmenter, whole: Utterance, start: int, end: int, first: bool) -> Utterance:

@@ -106,6 +106,9 @@ class RouteInput(BaseModel):
     existing_tasks: Optional[list[ExistingTask]] = Field(
         None, description="the user's current automations and memos (capture proposes enrichments and "
                           "updates of them instead of duplicates)")
+    explain: Optional[bool] = Field(
+        None, description="true: the record gets an `explanation` (the features that decided its label, the "
+                          "automation spans; see `fastslow explain`)")
 
 
 #: the input fields, in the schema's order (the pyfunc's and the table readers' columns)
@@ -170,6 +173,9 @@ class Record(BaseModel):
     automation: list[AutomationGroup]
     candidates: list[Candidate]
     model_version: str
+    explanation: Optional[dict] = Field(
+        None, description="only when asked (`explain`): per routed (sub)request each feature's share of the "
+                          "logit margin over the runner-up label, and the automation spans with their confidence")
 
 
 class ErrorRecord(BaseModel):
@@ -201,9 +207,9 @@ def _kind(annotation: Any) -> str:
 
 
 def record_layout() -> tuple[tuple[str, str], ...]:
-    """The columns of a record table: the record's fields, then the error record's own, each with its
-    kind (``data.sinks.Layout``)."""
-    columns = {name: _kind(f.annotation) for name, f in Record.model_fields.items()}
+    """The columns of a record table: the record's fields (not the ``explanation`` asked for with
+    ``--explain``), then the error record's own, each with its kind (``data.sinks.Layout``)."""
+    columns = {name: _kind(f.annotation) for name, f in Record.model_fields.items() if f.is_required()}
     for name, f in ErrorRecord.model_fields.items():
         columns.setdefault(name, _kind(f.annotation))
     return tuple(columns.items())
@@ -274,8 +280,14 @@ def validate_input(raw: Any, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> 
     endpoint = raw.get("endpoint")
     if endpoint is not None and endpoint not in ENDPOINTS:
         raise InputError("endpoint", f"must be one of {list(ENDPOINTS)} or null, got {endpoint!r}")
-    return {"id": qid, "query": query, "context": _check_context(raw.get("context")),
+    item = {"id": qid, "query": query, "context": _check_context(raw.get("context")),
             "endpoint": endpoint, "existing_tasks": _check_existing_tasks(raw.get("existing_tasks"))}
+    explain = raw.get("explain")
+    if explain is not None and not isinstance(explain, bool):
+        raise InputError("explain", f"must be true or false, got {type(explain).__name__}")
+    if explain:  # the record gets an ``explanation`` (models.pipeline)
+        item["explain"] = True
+    return item
 
 
 def _check_existing_tasks(existing: Any) -> list[dict]:

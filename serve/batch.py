@@ -36,7 +36,7 @@ from typing import Any, Iterable, Iterator
 
 from fastslow.data.io import RowSource
 from fastslow.models.scoring import chunked, review_entry, score_chunk
-from fastslow.data.sinks import RECORD, REVIEW, SINKS, open_sink, output_format
+from fastslow.data.sinks import EXPLAINED, RECORD, REVIEW, SINKS, open_sink, output_format
 
 DEFAULT_CHUNK = 2000
 PROGRESS_VERSION = 1
@@ -66,6 +66,7 @@ class BatchOptions:
     review_out: Path | None = None
     review_below: float | None = None  # None: the model's review threshold
     progress: bool | None = None  # None: when standard error is a terminal
+    explain: bool = False  # every record gets its ``explanation`` (an ``explanation`` column in CSV/Parquet)
 
 
 @dataclass
@@ -82,14 +83,16 @@ class ChunkScorer:
     """Scores one chunk of ``(line, parsed, error)`` rows and encodes it for the output (and review)
     formats: the same work in the main process (``--jobs 1``) and in each worker."""
 
-    def __init__(self, model, output_format: str, review_format: str | None, review_below: float | None):
-        self.model = model
+    def __init__(self, model, output_format: str, review_format: str | None, review_below: float | None,
+                 explain: bool = False):
+        self.model, self.explain = model, explain
+        self.layout = EXPLAINED if explain else RECORD
         self.encode, self.count = SINKS[output_format].encode, SINKS[output_format].count
         self.encode_review = SINKS[review_format].encode if review_format else None
         self.review_below = model.review_threshold if review_below is None else review_below
 
     def __call__(self, rows: list) -> ChunkResult:
-        records = score_chunk(self.model, rows)
+        records = score_chunk(self.model, rows, explain=self.explain)
         if len(records) != len(rows):
             raise RuntimeError(f"{len(rows)} rows gave {len(records)} records")
         errors = sum("error" in r for r in records)
@@ -97,7 +100,7 @@ class ChunkScorer:
         if self.encode_review is not None:
             entries = [e for e in (review_entry(r, row, self.review_below) for r, row in zip(records, rows)) if e]
             review, reviewed = self.encode_review(entries, REVIEW), len(entries)
-        payload = self.encode(records, RECORD)
+        payload = self.encode(records, self.layout)
         # records written are counted from the encoded bytes or table, not from the list encoded
         return ChunkResult(payload, self.count(payload), review, reviewed, len(records) - errors, errors)
 
@@ -106,7 +109,8 @@ _worker: ChunkScorer | None = None
 _load_error: Exception | None = None  # a worker whose model did not load raises it for every chunk
 
 
-def _load_scorer(model_path: str, output_fmt: str, review_fmt: str | None, review_below: float | None) -> None:
+def _load_scorer(model_path: str, output_fmt: str, review_fmt: str | None, review_below: float | None,
+                 explain: bool = False) -> None:
     """Load the bundle and warm it up for this process's chunks; any failure (a truncated or foreign
     file whose manifest matches) is a ``ModelLoadError`` that says why."""
     global _worker
@@ -119,7 +123,7 @@ def _load_scorer(model_path: str, output_fmt: str, review_fmt: str | None, revie
     except Exception as exc:  # noqa: BLE001 - an unpickling error says little on its own
         raise ModelLoadError(f"cannot load {model_path}: {type(exc).__name__}: {exc} (a damaged file, or one "
                              "written by another version of fastslow? retrain it with this one)") from None
-    _worker = ChunkScorer(model, output_fmt, review_fmt, review_below)
+    _worker = ChunkScorer(model, output_fmt, review_fmt, review_below, explain)
     # The model is hundreds of thousands of long-lived objects (vocabularies, lexicons). Left in the
     # collector's generations, every full collection walks them all: a third of batch scoring time.
     gc.collect()
@@ -322,7 +326,8 @@ def resume_point(opts: BatchOptions, source: RowSource, model_sha256: str, out_f
                 "options": {"input_format": source.format, "text_col": opts.text_col, "id_col": opts.id_col,
                             "chunk_size": opts.chunk_size, "output_format": out_fmt,
                             "review_out": str(opts.review_out) if opts.review_out else None,
-                            "review_format": review_fmt, "review_below": opts.review_below}}
+                            "review_format": review_fmt, "review_below": opts.review_below,
+                            **({"explain": True} if opts.explain else {})}}
     if not opts.resume:
         return Checkpoint(identity)
     checkpoint = Checkpoint.load(progress_path)
@@ -365,7 +370,7 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
                              "replaced)")
     manifest = verify_bundle(model_path)
 
-    output = Target(opts.output, out_fmt, RECORD, stdout=stdout)
+    output = Target(opts.output, out_fmt, EXPLAINED if opts.explain else RECORD, stdout=stdout)
     review = Target(opts.review_out, review_fmt, REVIEW) if opts.review_out else None
     progress_path = sidecar(opts.output, ".progress.json") if resumable else None
     checkpoint = (resume_point(opts, source, manifest["sha256"], out_fmt, review_fmt, progress_path, stderr)
@@ -408,7 +413,7 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
         if resumable:
             checkpoint.output_bytes, checkpoint.review_bytes = start_offsets
             checkpoint.save(progress_path)
-        init_args = (str(model_path), out_fmt, review_fmt, opts.review_below)
+        init_args = (str(model_path), out_fmt, review_fmt, opts.review_below, opts.explain)
         results = score_chunks(chunks, jobs, init_args)
         for result in results:
             output.sink.write(result.payload)

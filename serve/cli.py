@@ -1,4 +1,4 @@
-"""The ``fastslow`` command: train, score, eval, serve, models, promote."""
+"""The ``fastslow`` command: train, score, explain, eval, serve, models, promote."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def _score(args) -> int:
     options = BatchOptions(input=args.input, output=args.output, model=model_path, input_format=args.format,
                            output_format=args.output_format, text_col=args.text_col, id_col=args.id_col,
                            jobs=args.jobs, chunk_size=args.chunk_size, resume=args.resume,
-                           review_out=args.review_out, review_below=args.review_below)
+                           review_out=args.review_out, review_below=args.review_below, explain=args.explain)
     try:
         return run_batch(options, stdout=sys.stdout.buffer)
     except InputFileError as exc:
@@ -133,6 +133,31 @@ def _score(args) -> int:
               "the output was not completed", file=sys.stderr)
         return 1
     return 2
+
+
+def cmd_explain(args) -> int:
+    from fastslow.data.sinks import dumps
+    from fastslow.models.routing.explain import format_explanation
+
+    row = {"query": args.query, "endpoint": args.endpoint, "explain": True}
+    if args.context is not None:
+        try:
+            row["context"] = json.loads(args.context)
+        except json.JSONDecodeError as exc:
+            print(f"fastslow explain: --context is not JSON ({exc.msg}); give a list of turns, "
+                  f'e.g. \'[{{"role": "assistant", "system": "slow", "text": "..."}}]\'', file=sys.stderr)
+            return 2
+    if args.top < 0:
+        print(f"fastslow explain: --top must be 0 (all) or more, got {args.top}", file=sys.stderr)
+        return 2
+    model = _load_model(args.model)
+    model.explain_top_k = args.top
+    record = model.score([row])[0]
+    if "error" in record:
+        print(f"fastslow explain: {record['error']}", file=sys.stderr)
+        return 2
+    print(dumps(record) if args.json else format_explanation(record))
+    return 0
 
 
 def cmd_eval(args) -> int:
@@ -205,6 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
     from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH
     from fastslow.serve.batch import DEFAULT_CHUNK
     from fastslow.data.io import FORMATS
+    from fastslow.models.taxonomy import ENDPOINTS
 
     parser = argparse.ArgumentParser(prog="fastslow", description="Fast/slow routing of Chinese voice queries (XA4.1).")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -238,7 +264,24 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --review-out: confidence below which a row goes for review "
                         "(default: the model's review threshold)")
     _add_trust_options(p)
+    p.add_argument("--explain", action="store_true",
+                   help="add to every record its `explanation`: the features that decided its label (each one's "
+                        "share of the logit margin) and the automation spans with their confidence")
     p.set_defaults(func=cmd_score)
+
+    p = sub.add_parser("explain", help="why one query gets its label: the deciding features and the span tags",
+                       description="Score one query and show why: each active feature's exact contribution to the "
+                                   "logit of the chosen reason code and of the runner-up label's best code, largest "
+                                   "first, and the automation parser's spans with their CRF confidence.")
+    p.add_argument("query", help="the query, e.g. 把空调调到二十二度")
+    p.add_argument("--context", default=None,
+                   help='earlier turns as JSON: [{"role": "assistant", "system": "slow", "text": "..."}]')
+    p.add_argument("--endpoint", choices=ENDPOINTS, default=None, help="where the query was said (default: unknown)")
+    p.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH,
+                   help="model bundle (.joblib) or registered model URI (models:/fastslow@champion)")
+    p.add_argument("--top", type=int, default=10, help="features shown per (sub)request (default 10; 0: all)")
+    p.add_argument("--json", action="store_true", help="print the record with its explanation as one JSON line")
+    p.set_defaults(func=cmd_explain)
 
     p = sub.add_parser("eval", help="the training metrics for any labelled file")
     p.add_argument("data", type=Path, help="labelled .jsonl or .csv (query, label, primary_reason_code)")

@@ -45,14 +45,21 @@ def model(trained):
 # small, cheap runs of the real train.py (router only) for the registry, dataset and notebook tests
 
 def sample_rows(n: int, seed: int) -> list[dict]:
-    """``n`` rows of the hand-written core corpus, drawn with ``seed``."""
+    """``n`` rows of the hand-written core corpus, drawn with ``seed``; none with a query of the blind
+    set (a ``--data`` file holding one is refused)."""
     import json
     import random
 
-    from fastslow.models.lifecycle.dataset import TRAIN_DIR
+    from fastslow.models.lifecycle.dataset import BLIND_FILE, TRAIN_DIR, load_blind, without
 
     rows = [json.loads(line) for line in (TRAIN_DIR / "core.jsonl").read_text(encoding="utf-8").splitlines()]
-    return random.Random(seed).sample(rows, n)
+    rng = random.Random(seed)
+    picked = rng.sample(rows, n)
+    kept, dropped = without(picked, load_blind(BLIND_FILE))
+    if dropped:  # draw others for them: the rest of the sample stays what it was
+        rest, _ = without([r for r in rows if r not in picked], load_blind(BLIND_FILE))
+        kept += rng.sample(rest, dropped)
+    return kept
 
 
 def write_jsonl(path, rows):

@@ -582,3 +582,19 @@ def test_a_model_that_loads_but_cannot_score_is_refused_at_start(tmp_path):
     save_bundle(FastslowModel(router=None, splitter=None, version="fastslow-broken"), path)
     code, err = refused(tmp_path, "--model", str(path))
     assert code == 2 and "loaded but cannot score: AttributeError" in err
+
+
+def test_explain_true_adds_the_explanation_of_fastslow_score_to_that_record_only(server, trained, tmp_path):
+    rows = [{"id": "x", "query": "上车时打开空调", "endpoint": "car", "explain": True},
+            {"id": "y", "query": "帮我规划一下周末去杭州的行程"}]
+    expected = cli_records(rows, trained["path"], tmp_path)
+    assert "explanation" in expected[0] and "explanation" not in expected[1]
+    single = server.post("/v1/route", rows[0])
+    assert single.status_code == 200 and single.json() == expected[0]
+    parts = single.json()["explanation"]
+    assert parts["routing"][0]["label"] == single.json()["label"]
+    assert [s["kind"] for s in parts["automation"]["spans"]] == ["condition", "action"]
+    batch = server.post("/v1/route/batch", {"items": rows})
+    assert batch.status_code == 200 and batch.json() == {"records": expected}
+    refused = server.post("/v1/route", {"query": "打开空调", "explain": "yes"})
+    assert refused.status_code == 422 and refused.json()["field"] == "explain"

@@ -25,6 +25,7 @@ AUTOMATION_DIR = DATA_DIR / "automation"
 AUTOMATION_TRAIN_DIR = AUTOMATION_DIR / "train"
 AUTOMATION_DEV_FILE = AUTOMATION_DIR / "dev" / "automation_dev.jsonl"
 AUTOMATION_FIXTURE_FILE = DATA_DIR / "fixtures" / "automation_v1.jsonl"
+AUTOMATION_BLIND_FILE = DATA_DIR / "blind" / "automation_blind.jsonl"  # ``expected`` groups, no markup
 
 
 def _check_groups(groups, where: str, intents: set | None) -> list[dict]:

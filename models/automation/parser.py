@@ -34,6 +34,9 @@ from fastslow.models.automation.rules import (
 )
 from fastslow.models.automation.intents import IntentClassifier
 
+#: readable names of the span kinds of ``models.automation.rules`` (in explanations)
+SPAN_NAMES = {"C": "condition", "A": "action", "D": "duration", "N": "once", "E": "scope_end"}
+
 _NUM = re.compile(r"\d+(?:\.\d+)?|[零一二两三四五六七八九十百千万半几]+")
 _CLOCK = re.compile(r"(?:\d{1,2}|[零一二两三四五六七八九十]+)(?:点钟|点半|点|:\d\d)(?:\d{1,2}分|[一二三四五六七八九十]+分)?")
 _DURATION = re.compile(r"(?:\d+(?:\.\d+)?|[一二两三四五六七八九十百半几]+)(?:个)?(?:分钟|小时|钟头|秒钟|秒|刻钟|天)|半小时|半个小时")
@@ -349,6 +352,25 @@ class AutomationParser(BaseEstimator):
 
     def parse(self, query) -> list[dict]:
         return self.parse_many([query])[0]
+
+    def explain_spans(self, query: str) -> dict:
+        """What the groups of ``query`` were made from: the tagger's spans, each with its kind, text,
+        place in the parser's text and confidence (the lowest CRF marginal of the tag chosen over its
+        characters), or, when the tagger did not run, which rule made the groups instead (``decided_by``:
+        ``tagger``, ``memo`` for a memo edit, ``no_signal`` for a query without any signal word)."""
+        check_is_fitted(self, "tagger_")
+        text = automation_text(query)
+        if not text:
+            return {"text": text, "decided_by": "no_signal", "spans": []}
+        if memo_edit_group(text, self.lexicons_) is not None:
+            return {"text": text, "decided_by": "memo", "spans": []}
+        if not self.lexicons_.signal(lowered(text)):
+            return {"text": text, "decided_by": "no_signal", "spans": []}
+        (tags,), (marginals,) = self.tagger_.predict_marginals([text])
+        spans = keep_negation(text, tags_to_spans(text, tags))
+        return {"text": text, "decided_by": "tagger", "spans": [
+            {"kind": SPAN_NAMES.get(sp.kind, sp.kind), "text": sp.text, "start": sp.start, "end": sp.end,
+             "confidence": round(float(min(marginals[sp.start:sp.end], default=1.0)), 4)} for sp in spans]}
 
     def predict(self, X):
         return self.parse_many(X)

@@ -13,11 +13,12 @@ from pathlib import Path
 
 from fastslow.models.automation.parser import AutomationParser
 from fastslow.models.automation.data import (
-    AUTOMATION_DEV_FILE, AUTOMATION_FIXTURE_FILE, AUTOMATION_TRAIN_DIR, automation_digest, automation_leaked,
+    AUTOMATION_BLIND_FILE, AUTOMATION_DEV_FILE, AUTOMATION_FIXTURE_FILE, AUTOMATION_TRAIN_DIR, automation_digest, automation_leaked,
     automation_training_files, load_automation, load_automation_training,
 )
 from fastslow.models.automation.metrics import AutomationEvaluation, evaluate_automation, summary_lines
 from fastslow.data import DataError
+from fastslow.models.lifecycle.dataset import leak_error, load_blind, without
 from fastslow.models.automation.intents import IntentTaxonomy
 
 
@@ -28,6 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     group.add_argument("--automation-dev", type=Path, default=AUTOMATION_DEV_FILE, help="hand-written dev set")
     group.add_argument("--automation-fixture", type=Path, default=AUTOMATION_FIXTURE_FILE,
                        help="frozen spec fixture")
+    group.add_argument("--automation-blind", type=Path, default=AUTOMATION_BLIND_FILE,
+                       help="blind set (gold groups, no markup): scored every run, only its figures shown")
     group.add_argument("--crf-c1", type=float, default=0.05, help="L1 regularisation of the span tagger (CRF)")
     group.add_argument("--crf-c2", type=float, default=0.01, help="L2 regularisation of the span tagger (CRF)")
     group.add_argument("--crf-iterations", type=int, default=150, help="L-BFGS iterations of the span tagger")
@@ -46,6 +49,7 @@ class AutomationRun:
     train_rows: int
     fit_seconds: float
     datasets: list[tuple[str, str, list[dict], Path]]  # (name, context, rows, source) for MLflow's dataset tracking
+    dropped_blind: int = 0  # training rows left out because their query is in the blind set
 
     @property
     def metrics(self) -> dict:
@@ -53,7 +57,8 @@ class AutomationRun:
 
 
 def train(args: argparse.Namespace, train_rows: list[dict] | None = None) -> AutomationRun:
-    """Load and check the data (no fixture or dev query in training), fit, evaluate fixture and dev.
+    """Load and check the data (no fixture, dev or blind query in training), fit, evaluate fixture, dev
+    and the blind set (its figures only: its errors are dropped, never logged).
     ``train_rows``: the training rows when the caller already has them (``train.py --data``)."""
     started = time.perf_counter()
     intents = set(IntentTaxonomy.load().intents)
@@ -61,33 +66,41 @@ def train(args: argparse.Namespace, train_rows: list[dict] | None = None) -> Aut
         train_rows = load_automation_training(args.automation_train_dir, intents)
     fixture = load_automation(args.automation_fixture, intents)
     dev = load_automation(args.automation_dev, intents)
-    for name, held_out in (("automation fixture", fixture), ("automation dev set", dev)):
+    blind = load_blind(args.automation_blind, load_automation, intents=intents)
+    train_rows, dropped_blind = without(train_rows, blind, key=lambda r: r["text"])  # as the router's corpus
+    for name, held_out in (("automation fixture", fixture), ("automation dev set", dev), ("automation blind set", blind)):
         overlap = automation_leaked(train_rows, held_out)
         if overlap:
-            raise DataError(f"{len(overlap)} {name} queries are in the automation training data, e.g. {overlap[:3]}")
+            raise DataError(leak_error(overlap, name, blind=held_out is blind))
     parser = AutomationParser(c1=args.crf_c1, c2=args.crf_c2, max_iterations=args.crf_iterations,
                               intent_C=args.intent_C)
     parser.fit([r["query"] for r in train_rows], train_rows)
     fit_seconds = round(time.perf_counter() - started, 1)
-    evaluations = [evaluate_automation(parser, fixture, "fixture"), evaluate_automation(parser, dev, "dev")]
+    blind_ev = evaluate_automation(parser, blind, "blind")
+    blind_ev.errors = blind_ev.errors.iloc[0:0]  # the blind set's figures only: its errors stay unread
+    evaluations = [evaluate_automation(parser, fixture, "fixture"), evaluate_automation(parser, dev, "dev"), blind_ev]
     params = {f"automation_{k}": v for k, v in parser.get_params().items()}
     digests = {"automation_train_digest": automation_digest(train_rows), "automation_dev_digest": automation_digest(dev),
-               "automation_fixture_digest": automation_digest(fixture),
+               "automation_fixture_digest": automation_digest(fixture), "automation_blind_digest": automation_digest(blind),
                "automation_train_files": "" if args.only else
                ",".join(p.name for p in automation_training_files(args.automation_train_dir))}
     datasets = [("automation_train", "training", train_rows, args.automation_train_dir),
                 ("automation_dev", "dev", dev, args.automation_dev),
-                ("automation_fixture", "fixture", fixture, args.automation_fixture)]
-    return AutomationRun(parser, evaluations, params, digests, len(train_rows), fit_seconds, datasets)
+                ("automation_fixture", "fixture", fixture, args.automation_fixture),
+                ("automation_blind", "blind", blind, args.automation_blind)]
+    return AutomationRun(parser, evaluations, params, digests, len(train_rows), fit_seconds, datasets, dropped_blind)
 
 
 def log(mlflow, run: AutomationRun, folder: Path) -> None:
     """Metrics (``automation_*``), parameters, digests, the per-rule table and the error tables."""
     mlflow.log_params({k: str(v) for k, v in run.params.items()})
-    mlflow.log_params({**run.digests, "automation_train_rows": run.train_rows})
+    mlflow.log_params({**run.digests, "automation_train_rows": run.train_rows,
+                       "automation_train_rows_dropped_blind": run.dropped_blind})
     mlflow.log_metrics(run.metrics)
     mlflow.log_metric("automation_fit_seconds", run.fit_seconds)
     for ev in run.evaluations:
+        if ev.name == "blind":
+            continue  # figures (the metrics) only: no per-rule or error tables of the blind set
         ev.per_rule.to_csv(folder / f"automation_{ev.name}_per_rule.csv", index=False)
         with open(folder / f"automation_{ev.name}_errors.jsonl", "w", encoding="utf-8") as f:
             for record in ev.errors.to_dict(orient="records"):
@@ -102,5 +115,6 @@ def summary(run: AutomationRun) -> str:
     failed = fixture.per_rule[fixture.per_rule["group_exact"] < 1.0]
     if len(failed):
         lines.append("fixture rules below 100%: " + ", ".join(f"{r.rule} {r.group_exact:.2f}" for r in failed.itertuples()))
-    lines.append(f"automation parser: {run.train_rows} training queries, fit {run.fit_seconds}s")
+    lines.append(f"automation parser: {run.train_rows} training queries, fit {run.fit_seconds}s"
+                 + (f" ({run.dropped_blind} left out: their query is in the blind set)" if run.dropped_blind else ""))
     return "\n".join(lines)

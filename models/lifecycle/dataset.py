@@ -14,6 +14,8 @@ from fastslow.data.io import read_rows
 TRAIN_DIR = DATA_DIR / "train"
 DEV_FILE = DATA_DIR / "dev" / "routing_dev.jsonl"
 FIXTURE_FILE = FIXTURES_DIR / "routing_v1.jsonl"
+BLIND_DIR = DATA_DIR / "blind"
+BLIND_FILE = BLIND_DIR / "routing_blind.jsonl"
 
 
 def check_labelled(obj, where: str) -> dict:
@@ -55,6 +57,17 @@ def load_labelled(path: str | Path, max_errors: int = 20) -> list[dict]:
     return rows
 
 
+def load_blind(path: str | Path, loader=None, **kwargs) -> list[dict]:
+    """The rows of a blind set (``loader``: ``load_labelled`` unless given). When some cannot be read,
+    the ``DataError`` says how many and in which file, never what they hold: a blind set is only ever
+    scored, and only its aggregate figures are printed."""
+    try:
+        return (loader or load_labelled)(path, **kwargs)
+    except DataError as exc:
+        first = str(exc).splitlines()[0].rstrip(":")
+        raise DataError(f"{first} (not shown: the blind set's content stays unread)") from None
+
+
 def training_files(train_dir: Path = TRAIN_DIR) -> list[Path]:
     return sorted(train_dir.glob("*.jsonl"))
 
@@ -82,6 +95,22 @@ def digest(rows: list[dict]) -> str:
         h.update(json.dumps([r["query"], r.get("context") or [], r.get("endpoint"), r["label"],
                              r["primary_reason_code"]], ensure_ascii=False).encode("utf-8"))
     return h.hexdigest()
+
+
+def without(rows: list[dict], held_out: list[dict], key=None) -> tuple[list[dict], int]:
+    """``rows`` less those whose query (``key``: ``query_key``) is a query of ``held_out``, and how many
+    were dropped. For the blind set: nobody may read it to take its queries out of the corpus by hand,
+    so the training data that happens to hold one (a short command said the same way) loses it here."""
+    key = key or query_key
+    keys = {key(r) for r in held_out}
+    kept = [r for r in rows if key(r) not in keys]
+    return kept, len(rows) - len(kept)
+
+
+def leak_error(overlap: list[str], name: str, blind: bool = False) -> str:
+    """The message of a leak: a count and, except for a blind set, a few of the leaked queries."""
+    examples = "" if blind else f", e.g. {overlap[:3]}"
+    return f"{len(overlap)} {name} queries are in the training data{examples}; they are never trained on"
 
 
 def leaked(train: list[dict], held_out: list[dict]) -> list[str]:

@@ -154,7 +154,7 @@ def validate_extra(files: dict[str, list[Row]], ref: Reference) -> ExtraData:
 
     Problems: a row that cannot be read, neither routing nor automation columns, unknown labels, reason
     codes or intents, a label that is not its reason code's group, malformed automation JSON, spans
-    that do not give the groups, a query of a held-out set (the frozen fixtures, the dev sets), and
+    that do not give the groups, a query of a held-out set (the frozen fixtures, the dev sets, the blind sets), and
     duplicates that contradict each other (within the extra data or against the training corpus).
     """
     out = ExtraData()
@@ -180,8 +180,9 @@ def validate_extra(files: dict[str, list[Row]], ref: Reference) -> ExtraData:
             if isinstance(query, str) and query.strip():
                 key = query_key({"query": query, "context": context if isinstance(context, list) else []})
                 held = [n for n, keys in ref.held_out.items() if key in keys]
-                if held:
-                    out.problems.append(f"{where}: {query!r} is in the {held[0]}, which is never trained on "
+                if held:  # a blind set's queries are not echoed: only its figures are ever shown
+                    shown = "this query" if held[0].startswith("blind") else repr(query)
+                    out.problems.append(f"{where}: {shown} is in the {held[0]}, which is never trained on "
                                         f"(it measures the model); drop this row")
                     continue
             if is_routing:

@@ -25,8 +25,8 @@ class CardFacts:
     trained_at: str
     params: dict
     datasets: list[DatasetSummary]
-    evaluations: list            # fastslow.models.routing.metrics.Evaluation (fixture, dev, train)
-    automation_evaluations: list = field(default_factory=list)  # AutomationEvaluation (fixture, dev)
+    evaluations: list            # fastslow.models.routing.metrics.Evaluation (fixture, dev, train, blind)
+    automation_evaluations: list = field(default_factory=list)  # AutomationEvaluation (fixture, dev, blind)
     capture_conformance: float = 0.0
     capture_failures: list = field(default_factory=list)
     cv: dict = field(default_factory=dict)
@@ -54,6 +54,11 @@ def weaknesses(facts: CardFacts, worst: int = 3) -> list[str]:
             notes.append(f"`{code}`: F1 {row['f1']:.3f} on dev (support {int(row['support'])}){other}.")
         if dev.metrics["dev_ece"] > 0.05:
             notes.append(f"Confidence is not well calibrated on dev (ECE {dev.metrics['dev_ece']:.3f}).")
+    blind = next((ev for ev in facts.evaluations if ev.name == "blind"), None)
+    if blind is not None and abs(blind.metrics["blind_confidence_gap"]) > 0.02:
+        gap = blind.metrics["blind_confidence_gap"]
+        notes.append(f"{'Over' if gap > 0 else 'Under'}-confident on the blind set: mean confidence minus label "
+                     f"accuracy {gap:+.3f} (the temperature is fitted on dev, written by the training data's hands).")
     for ev in facts.automation_evaluations:
         if ev.name == "dev" and len(ev.errors):
             notes.append(f"Automation: {len(ev.errors)} of {ev.metrics['automation_dev_n']} dev queries get other "

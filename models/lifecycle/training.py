@@ -1,4 +1,4 @@
-"""Train the fastslow router, evaluate it on the frozen fixture and the dev set, log it to MLflow.
+"""Train the fastslow router, evaluate it on the frozen fixture, the dev set and the blind set, log it to MLflow.
 
     python train.py                 # the same as `fastslow train`
     python train.py --seed 7 --C 4  # other settings; every run is logged to MLflow
@@ -9,6 +9,11 @@ Defaults: bundled data under data/, a local SQLite MLflow store (sqlite:///mlflo
 $MLFLOW_TRACKING_URI), the model written to models/artifacts/fastslow.joblib with its manifest and
 model card, and registered as a new version of `fastslow`; the alias `champion` moves to it only when
 its frozen-fixture metrics are not below the champion's and capture conformance is 100%.
+
+Calibration: the router's temperature is fitted on the hand-written dev set (written apart from the
+training data), never on the training data's own out-of-fold predictions (see ``calibrate_on_dev``).
+The blind sets under data/blind/ are scored in every run, their figures printed and logged as
+``blind_*`` / ``automation_blind_*`` metrics; their rows and errors are never printed or logged.
 """
 
 from __future__ import annotations
@@ -36,14 +41,16 @@ from fastslow.models.lifecycle import registry, signing
 from fastslow.models.lifecycle.bundle import FastslowModel, save_bundle
 from fastslow.models.lifecycle.config import ConfigError, parse_args
 from fastslow.models.lifecycle.cross_validation import cross_validate, cv_summary
-from fastslow.models.lifecycle.dataset import (DEV_FILE, FIXTURE_FILE, TRAIN_DIR, digest, leaked, load_labelled,
-                                               load_training, query_key, training_files)
+from fastslow.models.lifecycle.dataset import (BLIND_FILE, DEV_FILE, FIXTURE_FILE, TRAIN_DIR, digest, leak_error,
+                                               leaked, load_blind, load_labelled, load_training, query_key,
+                                               training_files, without)
 from fastslow.models.lifecycle.extra_data import ExtraDataError, Reference, load_extra
 from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH
 from fastslow.models.lifecycle.model_card import CardFacts, DatasetSummary, model_card
 from fastslow.models.lifecycle.pyfunc import log_pyfunc_model
 from fastslow.models.lifecycle.registry import DEFAULT_REGISTERED_MODEL, DEFAULT_TRACKING_URI, RegistryError
-from fastslow.models.routing.metrics import evaluate, plot_confusion, summary_table
+from fastslow.models.routing.metrics import (evaluate, plot_confusion, risk_coverage_frame, risk_coverage_table,
+                                             summary_table)
 from fastslow.models.routing.router import Router
 from fastslow.models.routing.splitter import SplitLexicon
 
@@ -73,6 +80,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
                         help="also run K-fold cross-validation of the router on the training data (0: off)")
     parser.add_argument("--dev", type=Path, default=DEV_FILE, help="hand-written dev set")
     parser.add_argument("--fixture", type=Path, default=FIXTURE_FILE, help="frozen spec fixture")
+    parser.add_argument("--blind", type=Path, default=BLIND_FILE,
+                        help="blind set: scored every run, only its figures shown (never its rows or errors)")
     parser.add_argument("--capture-fixture", type=Path, default=CAPTURE_FIXTURE_FILE,
                         help="frozen capture contract (INV-TASK-2)")
     parser.add_argument("--output", type=Path, default=DEFAULT_MODEL_PATH, help="where to write the model")
@@ -99,6 +108,8 @@ def model_version(params: dict, data_digest: str) -> str:
 def log_evaluation(mlflow, ev, folder: Path) -> None:
 
     mlflow.log_metrics(ev.metrics)
+    if ev.name == "blind":
+        return  # figures only: no per-code tables, confusions or misclassified rows of the blind set
     ev.per_label.to_csv(folder / f"{ev.name}_per_label.csv")
     ev.per_code.to_csv(folder / f"{ev.name}_per_reason_code.csv")
     ev.errors.to_json(folder / f"{ev.name}_misclassified.jsonl", orient="records", lines=True, force_ascii=False)
@@ -126,7 +137,9 @@ def load_extra_data(args: argparse.Namespace, train_rows: list[dict], automation
     held_out = {f"frozen fixture {args.fixture.name}": load_labelled(args.fixture),
                 f"dev set {args.dev.name}": load_labelled(args.dev),
                 f"frozen fixture {args.automation_fixture.name}": load_automation(args.automation_fixture),
-                f"dev set {args.automation_dev.name}": load_automation(args.automation_dev)}
+                f"dev set {args.automation_dev.name}": load_automation(args.automation_dev),
+                f"blind set {args.blind.name}": load_blind(args.blind),
+                f"blind set {args.automation_blind.name}": load_blind(args.automation_blind, load_automation)}
     ref = Reference(routing_train=train_rows, automation_train=automation_train,
                     held_out={name: {query_key(r) for r in rows} for name, rows in held_out.items()},
                     intents=set(IntentTaxonomy.load().intents), lexicons=load_automation_lexicons())
@@ -134,6 +147,45 @@ def load_extra_data(args: argparse.Namespace, train_rows: list[dict], automation
     if extra.problems:
         raise ExtraDataError(extra.problems)
     return extra
+
+
+def calibration_halves(rows: list[dict]) -> tuple[list[int], list[int]]:
+    """Two halves of ``rows`` by a hash of each query (every copy of a query in one half; the same
+    split in every run, whatever the seed)."""
+    halves: tuple[list[int], list[int]] = ([], [])
+    for i, row in enumerate(rows):
+        halves[hashlib.sha256(query_key(row).encode("utf-8")).digest()[0] % 2].append(i)
+    return halves
+
+
+def calibrate_on_dev(model: FastslowModel, dev_rows: list[dict]) -> tuple[list[dict], dict]:
+    """Fit the router's temperature on the hand-written dev set; return dev's records, cross-fitted.
+
+    The dev set was written apart from the training data, so its logits are what the router gives
+    queries it has not seen; out-of-fold predictions of the (largely generated) training data are
+    not, and left the router over-confident on new speech. The temperature the model keeps is fitted
+    on the whole dev set. Dev's own figures would then be scored with a temperature fitted on the
+    very rows they measure, so each half of dev (``calibration_halves``) is scored with the
+    temperature fitted on the other half: every dev row is scored, none by a temperature it helped
+    fit. Returns the records in dev's order and the temperatures (``temperature``, ``temperature_half_a``,
+    ``temperature_half_b``).
+    """
+    router = model.router
+    codes = [r["primary_reason_code"] for r in dev_rows]
+    halves = calibration_halves(dev_rows)
+    records: list[dict] = [{}] * len(dev_rows)
+    temperatures = {}
+    if all(halves):
+        for name, fit_on, score in (("a", halves[0], halves[1]), ("b", halves[1], halves[0])):
+            router.calibrate([dev_rows[i] for i in fit_on], [codes[i] for i in fit_on])
+            temperatures[f"temperature_half_{name}"] = round(router.temperature_, 4)
+            for i, record in zip(score, model.score([dev_rows[i] for i in score])):
+                records[i] = record
+    router.calibrate(dev_rows, codes)
+    temperatures["temperature"] = round(router.temperature_, 4)
+    if not all(halves):  # one row, or one query: nothing to cross-fit with
+        records = model.score(dev_rows)
+    return records, temperatures
 
 
 def dataset_frame(rows: list[dict]):
@@ -165,7 +217,9 @@ def run(args: argparse.Namespace) -> dict:
     if args.only and not args.data:
         raise DataError("--only trains on the --data files alone: give at least one")
     key, created_key = signing.ensure_key(args.signing_key_file)  # a key that cannot be used fails before fitting
-    bundled = [] if args.only else load_training(args.train_dir)
+    blind_rows = load_blind(args.blind)
+    # the bundled corpus never trains on a blind query (the --data files are refused for one instead)
+    bundled, dropped_blind = without([] if args.only else load_training(args.train_dir), blind_rows)
     bundled_automation = ([] if args.only or not args.automation else
                           load_automation_training(args.automation_train_dir, set(IntentTaxonomy.load().intents)))
     extra = load_extra_data(args, bundled, bundled_automation) if args.data else None
@@ -178,10 +232,10 @@ def run(args: argparse.Namespace) -> dict:
                         "add automation rows or pass --no-automation")
     fixture_rows = load_labelled(args.fixture)
     dev_rows = load_labelled(args.dev)
-    for name, held_out in (("frozen fixture", fixture_rows), ("dev set", dev_rows)):
+    for name, held_out in (("frozen fixture", fixture_rows), ("dev set", dev_rows), ("blind set", blind_rows)):
         overlap = leaked(train_rows, held_out)
         if overlap:
-            raise DataError(f"{len(overlap)} {name} queries are in the training data, e.g. {overlap[:3]}")
+            raise DataError(leak_error(overlap, name, blind=held_out is blind_rows))
 
     router = Router(C=args.C, class_weight=None if args.class_weight == "none" else args.class_weight,
                     hmm=args.hmm, random_state=args.seed)
@@ -193,10 +247,13 @@ def run(args: argparse.Namespace) -> dict:
     router.fit(train_rows, [r["primary_reason_code"] for r in train_rows])
     trained_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     model = FastslowModel(router=router, splitter=splitter,
-                          version=model_version(params, data_digest), review_threshold=args.review_threshold,
+                          version=model_version(params, data_digest + digest(dev_rows)),  # dev fits the temperature
+                          review_threshold=args.review_threshold,
                           info={"trained_at": trained_at, "train_digest": data_digest, "train_rows": len(train_rows)})
-    evaluations = [evaluate(model, fixture_rows, "fixture"), evaluate(model, dev_rows, "dev"),
-                   evaluate(model, train_rows, "train")]
+    dev_records, temperatures = calibrate_on_dev(model, dev_rows)
+    evaluations = [evaluate(model, fixture_rows, "fixture"), evaluate(model, dev_rows, "dev", records=dev_records),
+                   evaluate(model, train_rows, "train"), evaluate(model, blind_rows, "blind", keep_errors=False)]
+    calibrated = [ev for ev in evaluations if ev.name in ("dev", "blind")]
     metrics = {k: v for ev in evaluations for k, v in ev.metrics.items()}
     metrics.update(cv)
     automation_run = None
@@ -222,11 +279,14 @@ def run(args: argparse.Namespace) -> dict:
         mlflow.log_params({"train_digest": data_digest, "train_rows": len(train_rows), "only": args.only,
                            "train_files": ",".join([] if args.only else [p.name for p in training_files(args.train_dir)]),
                            "extra_files": ",".join(str(p) for p in args.data),
-                           "dev_digest": digest(dev_rows), "fixture_digest": digest(fixture_rows)})
+                           "dev_digest": digest(dev_rows), "fixture_digest": digest(fixture_rows),
+                           "blind_digest": digest(blind_rows), "train_rows_dropped_blind": dropped_blind, "calibration": "dev set, halves cross-fitted",
+                           **{k: v for k, v in temperatures.items() if k != "temperature"}})
         if args.config:
             mlflow.log_artifact(str(args.config), artifact_path="config")
         datasets = [("routing_train", "training", train_rows, args.data[0] if args.only else args.train_dir),
-                    ("routing_dev", "dev", dev_rows, args.dev), ("routing_fixture", "fixture", fixture_rows, args.fixture)]
+                    ("routing_dev", "dev", dev_rows, args.dev), ("routing_fixture", "fixture", fixture_rows, args.fixture),
+                    ("routing_blind", "blind", blind_rows, args.blind)]
         if extra:
             datasets += [(f"extra:{Path(name).name}", "training", rows, Path(name)) for name, rows in extra.by_file().items()]
         if automation_run is not None:
@@ -236,6 +296,8 @@ def run(args: argparse.Namespace) -> dict:
         folder = Path(tmp)
         for ev in evaluations:
             log_evaluation(mlflow, ev, folder)
+        mlflow.log_metric("temperature", router.temperature_)
+        risk_coverage_frame(calibrated).to_csv(folder / "risk_coverage.csv", index=False)
         if cv:
             mlflow.log_metrics(cv)
             mlflow.log_param("cv_folds", args.cv)
@@ -266,6 +328,10 @@ def run(args: argparse.Namespace) -> dict:
                                              sha256=manifest["sha256"])
 
     print(summary_table(evaluations))
+    if dropped_blind:
+        print(f"({dropped_blind} bundled training rows left out: their query is in the blind set {args.blind.name})")
+    print(f"\nrisk–coverage (accuracy of the most confident rows; temperature {router.temperature_:.3f}, "
+          f"fitted on {args.dev.name}, dev scored cross-fitted by halves):\n" + risk_coverage_table(calibrated))
     if cv:
         print("\n" + cv_summary(cv, args.cv))
     if automation_run is not None:
