@@ -33,7 +33,7 @@ from fastslow.data import DataError
 from fastslow.data.io import InputFileError
 from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.features.lexicon import lexicons_digest
-from fastslow.models.automation import training as automation_training
+from fastslow.models.lifecycle import automation_training
 from fastslow.models.automation.data import load_automation, load_automation_training
 from fastslow.models.automation.intents import IntentTaxonomy
 from fastslow.models.capture.contract import CAPTURE_FIXTURE_FILE, evaluate_contract
