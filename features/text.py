@@ -16,6 +16,11 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from fastslow.features.lexicon import LEXICON_DIR, LexiconBank, all_lexicon_files, load_lexicon
 
+try:  # jieba-rs: the same algorithm and dictionary, compiled (see RustCut)
+    import rjieba
+except ImportError:  # pragma: no cover - rjieba is a dependency; jieba stays the definition
+    rjieba = None
+
 jieba.setLogLevel(logging.WARNING)
 
 _CJK = r"\u3400-\u9fff\uf900-\ufaff"
@@ -78,7 +83,7 @@ def as_fields(item) -> tuple[str, list, str | None]:
 
 
 _TOKENIZERS: dict[tuple, jieba.Tokenizer] = {}
-_TOKENIZER_LOCK = threading.Lock()
+_TOKENIZER_LOCK = threading.RLock()
 
 
 def words_key(words: tuple[tuple[str, int | None], ...]) -> str:
@@ -175,15 +180,72 @@ class ExactCut:
             out.append(buf)
 
 
-_CUTS: dict[str, ExactCut] = {}
+class RustCut:
+    """jieba-rs (``rjieba``, compiled) loaded with exactly the dictionary of a jieba tokenizer.
+
+    jieba-rs runs jieba's algorithm, but ``add_word`` on its bundled dictionary does not reproduce
+    jieba's arithmetic: jieba adds every added word's frequency to its total again (even for a word
+    it already has), so near ties such as 分钟后 against 分钟+后 go the other way. So the Rust
+    dictionary is built from scratch with every word and frequency of the Python tokenizer, plus one
+    entry that no text can match (it holds NUL) carrying the rest of jieba's total; then every
+    word's log-probability, and so every path's score, is jieba's. ``cut_for`` checks the result
+    before it is used, and ``tests/test_features.py`` checks it on every bundled text.
+    """
+
+    _PAD = "\x00\x00"  # outside jieba's Han blocks: never a candidate word
+
+    def __init__(self, tokenizer: jieba.Tokenizer):
+        tokenizer.check_initialized()
+        self.jieba = rjieba.Jieba.empty()
+        total = 0
+        for word, freq in tokenizer.FREQ.items():
+            if freq:  # 0: only a prefix of a longer word, never a candidate in jieba either
+                self.jieba.add_word(word, freq, None)
+                total += freq
+        if tokenizer.total > total:
+            self.jieba.add_word(self._PAD, tokenizer.total - total, None)
+        self._cut = self.jieba.cut
+
+    def lcut(self, sentence: str) -> list[str]:
+        return self._cut(sentence, False)
 
 
-def domain_cut(words: tuple[tuple[str, int | None], ...], key: str | None = None) -> ExactCut:
-    """The ``ExactCut`` of ``domain_tokenizer(words)``, one per process and word list."""
+#: sentences every cutter must segment as jieba does before it is used (beside every domain word)
+PROBES = ("15分钟后关掉音乐", "把温度调到24度然后打开座椅加热", "su7支持哪些模式?", "打开 空调", "100%亮度",
+          "a_b c#d", "2.5度", "HELLO世界", "上车时打开空调，到家时关闭车窗", "今天天气怎么样")
+
+
+def agrees(cut, reference: ExactCut, words) -> bool:
+    """Does ``cut`` segment every domain word and every probe sentence as ``reference`` (jieba) does?"""
+    return all(cut.lcut(text) == reference.lcut(text)
+               for text in (*PROBES, *(word for word, _ in words)))
+
+
+_CUTS: dict[str, "ExactCut | RustCut"] = {}
+
+
+def cut_for(tokenizer: jieba.Tokenizer, words=()) -> "ExactCut | RustCut":
+    """The fastest cutter that gives jieba's tokens (no HMM): ``RustCut`` when rjieba is installed
+    and agrees with jieba on the domain words and the probes, else ``ExactCut`` (pure Python)."""
+    exact = ExactCut(tokenizer)
+    if rjieba is None:
+        return exact
+    rust = RustCut(tokenizer)
+    if agrees(rust, exact, words):
+        return rust
+    logging.getLogger(__name__).warning("rjieba disagrees with jieba on the domain dictionary: using jieba's algorithm")
+    return exact
+
+
+def domain_cut(words: tuple[tuple[str, int | None], ...], key: str | None = None) -> "ExactCut | RustCut":
+    """The cutter (``cut_for``) of ``domain_tokenizer(words)``, one per process and word list."""
     key = key or words_key(words)
     cut = _CUTS.get(key)
     if cut is None:
-        cut = _CUTS.setdefault(key, ExactCut(domain_tokenizer(words, key)))
+        with _TOKENIZER_LOCK:
+            cut = _CUTS.get(key)
+            if cut is None:
+                cut = _CUTS[key] = cut_for(domain_tokenizer(words, key), words)
     return cut
 
 

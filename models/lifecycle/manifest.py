@@ -15,7 +15,8 @@ from pathlib import Path
 
 #: Where `python train.py` writes the model, relative to the folder it runs in (the repository root).
 DEFAULT_MODEL_PATH = Path("models") / "artifacts" / "fastslow.joblib"
-TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas", "python-crfsuite")
+TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas", "python-crfsuite", "rjieba",
+                     "pyahocorasick")
 
 
 class ModelLoadError(RuntimeError):
