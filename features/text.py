@@ -14,7 +14,7 @@ from pathlib import Path
 import jieba
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from fastslow.features.lexicon import LEXICON_DIR, LexiconBank, all_lexicon_files, load_lexicon
+from fastslow.features.lexicon import LEXICON_DIR, ROUTER_LEXICONS, LexiconBank, load_lexicon
 
 try:  # jieba-rs: the same algorithm and dictionary, compiled (see RustCut)
     import rjieba
@@ -262,7 +262,8 @@ def read_user_dict(path: Path) -> list[tuple[str, int | None]]:
 class Segmenter(BaseEstimator, TransformerMixin):
     """Raw inputs (strings or input dicts) → ``Utterance`` objects, segmented once with jieba.
 
-    The domain dictionary is every multi-character lexicon term plus ``user_dict.txt``; ``fit``
+    The domain dictionary is every multi-character term of the router's lexicons (``ROUTER_LEXICONS``)
+    plus ``user_dict.txt``; ``fit``
     freezes it into ``words_`` so that a saved model segments exactly as it did in training,
     whatever happens to the lexicon files later.
     """
@@ -273,7 +274,8 @@ class Segmenter(BaseEstimator, TransformerMixin):
 
     def fit(self, X=None, y=None):
         lexicon_dir = Path(self.lexicon_dir) if self.lexicon_dir else LEXICON_DIR
-        lexicons = [load_lexicon(path) for path in all_lexicon_files(lexicon_dir)]
+        lexicons = [load_lexicon(name, lexicon_dir=lexicon_dir) for name in ROUTER_LEXICONS
+                    if (lexicon_dir / f"{name}.txt").is_file()]
         self.lexicons_ = LexiconBank.of(lexicons)
         # every multi-character, non-gap lexicon term is a domain word (Lexicon.words holds exactly those)
         words: dict[str, int | None] = {term: None for lexicon in lexicons for term in lexicon.words}

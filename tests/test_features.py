@@ -173,6 +173,36 @@ def test_an_edited_lexicon_changes_the_lexicons_digest(tmp_path):
     copy = tmp_path / "lexicons"
     shutil.copytree(LEXICON_DIR, copy)
     assert lexicons_digest(copy) == lexicons_digest(LEXICON_DIR)
-    with (copy / "automation" / "fillers.txt").open("a", encoding="utf-8") as f:
+    with (copy / "fillers.txt").open("a", encoding="utf-8") as f:
         f.write("哎呀呀\tprefix\n")
     assert lexicons_digest(copy) != lexicons_digest(LEXICON_DIR)
+
+
+def test_a_lexicon_file_holds_one_word_class_with_a_column_per_view(tmp_path):
+    """devices.txt is read by the router (category) and the automation parser (automation) alike;
+    ``-`` leaves a term out of a view, and the first column's empty cell is the file's name."""
+    from fastslow.features.lexicon import Matcher
+
+    path = tmp_path / "gadgets.txt"
+    path.write_text("# comment\n#: category\tautomation\n空调\tcar_device\tshared\n车锁\t-\tcar\n"
+                    "扫地机\thome_device\n雷达\n", encoding="utf-8")
+    router = load_lexicon("gadgets", lexicon_dir=tmp_path)
+    assert (router.name, router.categories) == ("gadgets", ("car_device", "home_device", "gadgets"))
+    assert router.words == {"空调": (0,), "扫地机": (1,), "雷达": (2,)}
+    kinds = Matcher.load("gadgets", "automation", tmp_path)
+    assert kinds.category == {"空调": "shared", "车锁": "car"}
+    assert [(a, b, cat) for a, b, _, cat in kinds.find("打开空调锁上车锁")] == [(2, 4, "shared"), (6, 8, "car")]
+    with pytest.raises(ValueError, match="no column 'kind'"):
+        load_lexicon(path, "kind")
+
+
+def test_the_scanner_finds_what_each_matcher_finds_in_one_pass():
+    from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
+    from fastslow.features.lexicon import Scanner
+
+    lex = load_automation_lexicons()
+    matchers = [getattr(lex, name) for name in AutomationLexicons.FEATURE_MATCHERS]
+    scanner = pickle.loads(pickle.dumps(Scanner(matchers)))
+    for text in sorted(bundled_texts())[::7]:
+        low = text.lower()
+        assert scanner.scan(low) == [[(a, b, t) for a, b, t, _ in m.find(low)] for m in matchers], text

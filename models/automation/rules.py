@@ -261,7 +261,7 @@ def is_super_task_mention(text: str, lex: AutomationLexicons) -> bool:
     if "keyword" in cats:
         return True
     if "named" in cats:
-        return bool(re.search(r"修改|更改|改|删|取消|关|停|编辑|去掉|禁用|恢复|启用|打开|开启|查看|看看", low))
+        return lex.habit_change.search(low) is not None
     return False
 
 
@@ -477,18 +477,15 @@ def once_condition(condition: str | None) -> str:
     return ONCE + (condition or "")
 
 
-_MANAGE_VERB = re.compile(r"创建|新建|添加|新增|建立|建|删除|删掉|删|修改|更改|改|编辑|取消|打开|开启|关闭|关掉|"
-                          r"查看|查询|看看|看一下|列出|保存|存为|存成|设置|设为|启用|停用|暂停|恢复|运行|执行|"
-                          r"禁用|命名|重命名|导出|分享|有哪些|有什么")
 _MANAGE_PREFIX = re.compile(r"^(用|通过|使用|利用|在|以|按)")
 _MANAGE_SUFFIX = re.compile(r"(里面|里|中|内|的方式|来)$")
 
 
-def super_task_clause(action: str) -> str:
+def super_task_clause(action: str, lex: AutomationLexicons) -> str:
     """Spec 超级任务: the management clause of a super-task mention. A bare keyword (用自动化, 智能场景里)
     becomes ``创建+keyword``; a clause with its own verb (删除自定义习惯) stays as said."""
     action = re.sub(r"一个|一条|我的", "", action) or action
-    if _MANAGE_VERB.search(action):
+    if lex.manage_verbs.search(action):
         return action
     bare = _MANAGE_SUFFIX.sub("", _MANAGE_PREFIX.sub("", action)) or action
     return "创建" + bare
@@ -550,7 +547,6 @@ def unconditional_kind(action: str, lex: AutomationLexicons) -> str | None:
     return None
 
 
-_COMPOUND = re.compile(r"且|或|并且|而且|同时")
 
 
 def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLexicons) -> bool:
@@ -559,7 +555,7 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
     if not condition or condition == DEFAULT or not actions:
         return False
     cond = lowered(condition)
-    if _COMPOUND.search(cond):
+    if any(word in cond for word in lex.triggers.terms("and", "or")):
         return False  # a built-in behaviour has one fixed trigger; 且 / 或 compounds are the user's own
     for b in lex.builtins:
         if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b) for a in actions):
@@ -594,7 +590,7 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
     """One raw group → one or more groups, every rewrite rule applied in the spec's order."""
     if raw.management:
         span = raw.actions[0]
-        return [Group(DEFAULT, [super_task_clause(clean_subquery(span.text, lex))], ["system"], [span.intent])]
+        return [Group(DEFAULT, [super_task_clause(clean_subquery(span.text, lex), lex)], ["system"], [span.intent])]
     condition = condition_text(text, raw.conditions, lex)
     actions, intents = [], []
     for span in raw.actions:
@@ -640,8 +636,19 @@ def missing_super_task_clauses(text: str, spans: Sequence[Span], lex: Automation
     return extra
 
 
-_PLAIN_BREAK = re.compile(r"[,，;；。!！?？]+|然后|接着|并且|同时|顺便|还有|另外|和|并|再|以及|跟")
-_VERB_JOINERS = frozenset(("和", "并", "再", "以及", "跟"))
+_PAUSES = re.compile(r"[,，;；。!！?？]+")
+
+
+def plain_breaks(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str]]:
+    """(start, end, category) of the pauses and split connectors (``connectors.txt``, automation view) of
+    ``text``, left to right: the regex ``pauses|connectors`` of the spec's plain split."""
+    pattern = lex.__dict__.get("_plain_break")
+    if pattern is None:
+        words = sorted(lex.breaks.category, key=lambda t: (-len(t), t))
+        pattern = re.compile(_PAUSES.pattern + "|" + "|".join(re.escape(w) for w in words))
+        object.__setattr__(lex, "_plain_break", pattern)
+    return [(m.start(), m.end(), lex.breaks.category.get(m.group(), "pause")) for m in pattern.finditer(text)]
+
 
 
 def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
@@ -651,12 +658,12 @@ def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
     fast path: the tagger is not needed to find actions where nothing can be a condition."""
     bounds, pos = [], 0
     low = lowered(text)
-    for m in _PLAIN_BREAK.finditer(text):
-        if m.group() in _VERB_JOINERS and not (lex.action_verbs.prefix(low[m.end():]) or low.startswith("把", m.end())):
+    for start, end, kind in plain_breaks(text, lex):
+        if kind == "joiner" and not (lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)):
             continue  # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
-        if m.start() > pos:
-            bounds.append((pos, m.start()))
-        pos = m.end()
+        if start > pos:
+            bounds.append((pos, start))
+        pos = end
     if pos < len(text):
         bounds.append((pos, len(text)))
     merged: list[list[int]] = []
