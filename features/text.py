@@ -26,18 +26,50 @@ jieba.setLogLevel(logging.WARNING)
 _CJK = r"\u3400-\u9fff\uf900-\ufaff"
 _SPACE_NEAR_CJK = re.compile(rf"\s+(?=[{_CJK}])|(?<=[{_CJK}])\s+")
 _SPACES = re.compile(r"\s+")
-_TRAILING = re.compile(r"[。．.!！~～…]+$")
+_TRAILING = re.compile(r"[。．.!！~～…\s]+$")
+_HALF_PUNCT = re.compile(rf"(?<=[{_CJK}])[,;:?!]|[,;:?!](?=[{_CJK}])")
+_FULL = {",": "，", ";": "；", ":": "：", "?": "？", "!": "！"}
+_PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
+
+
+def without_spaces_near_chinese(text: str) -> str:
+    return _SPACE_NEAR_CJK.sub("", text)
+
+
+def without_final_stop(text: str) -> str:
+    return _TRAILING.sub("", text)
+
+
+def clean(text: str) -> str:
+    """The one normaliser: NFKC (full-width letters, digits and punctuation to half width), no spaces
+    next to Chinese, runs of spaces as one, no final 。/！/… . Letter case is kept."""
+    text = _SPACES.sub(" ", _SPACE_NEAR_CJK.sub("", unicodedata.normalize("NFKC", text).strip()))
+    return _TRAILING.sub("", text)
 
 
 def normalise(text: str) -> str:
-    """Full-width to half-width (NFKC), lower case, no spaces next to Chinese, no final 。/！.
+    """``clean`` and lower case: the text the router reads and lexicons are matched in.
 
     ``把温度调到 24 度。`` and ``把温度调到24度`` become the same string.
     """
-    text = unicodedata.normalize("NFKC", text).lower().strip()
-    text = _SPACE_NEAR_CJK.sub("", text)
-    text = _SPACES.sub(" ", text)
-    return _TRAILING.sub("", text)
+    return clean(text).lower()
+
+
+def chinese_punctuation(text: str) -> str:
+    """``,`` next to a Chinese character back to ``，`` (NFKC made it half width); same length."""
+    return _HALF_PUNCT.sub(lambda m: _FULL[m.group()], text)
+
+
+def surface(query) -> str:
+    """``clean`` with Chinese punctuation kept: the text the automation parser reads and quotes from,
+    so ``HyperTask`` and ``，`` are quoted as written. Not a string: ``""``."""
+    return chinese_punctuation(clean(query)) if isinstance(query, str) else ""
+
+
+def fold(text) -> str:
+    """``normalise`` without any space or punctuation: the identity of a condition, subquery or task
+    name (上车时， 打开 空调 == 上车时打开空调). ``None``: ``""``."""
+    return "" if text is None else _PUNCT.sub("", normalise(str(text)))
 
 
 CONTEXT_STATES = ("none", "prev_fast", "prev_slow", "slow_question", "prev_other")
@@ -67,12 +99,13 @@ def context_state(context) -> str:
 class Utterance:
     """One query as every extractor sees it: normalised text, tokens, and its conversation state."""
 
-    text: str
+    text: str  # normalise(query): what the router and the lexicons read
     tokens: tuple[str, ...]
     charset: frozenset
     context: str = "none"  # one of CONTEXT_STATES
     endpoint: str | None = None  # car, speaker, home or None (unknown)
     hits: dict = field(default_factory=dict, compare=False, repr=False)  # lexicon digest -> {column: count}
+    surface: str | None = field(default=None, compare=False)  # surface(query): what the automation parser reads
 
 
 def as_fields(item) -> tuple[str, list, str | None]:
@@ -301,15 +334,18 @@ class Segmenter(BaseEstimator, TransformerMixin):
 
     def utterance(self, item) -> Utterance:
         query, context, endpoint = as_fields(item)
-        text = normalise(query)
-        return self.annotate(self.segment(text), context_state(context), endpoint, text)
+        cleaned = clean(query)
+        text = cleaned.lower()
+        return self.annotate(self.segment(text), context_state(context), endpoint, text,
+                             chinese_punctuation(cleaned))
 
     def annotate(self, tokens: tuple[str, ...], context: str = "none", endpoint: str | None = None,
-                 text: str | None = None) -> Utterance:
+                 text: str | None = None, surface_text: str | None = None) -> Utterance:
         """The utterance of already segmented, normalised text (a whole query, or a subrequest's tokens)."""
         text = "".join(tokens) if text is None else text
         charset = frozenset(text)
-        return Utterance(text, tokens, charset, context, endpoint, self.lexicons_.match(tokens, charset, text))
+        return Utterance(text, tokens, charset, context, endpoint, self.lexicons_.match(tokens, charset, text),
+                         surface_text)
 
     def utterances(self, X) -> list[Utterance]:
         """``transform`` without scikit-learn's output wrapper: the per-query inference path."""

@@ -65,7 +65,7 @@ class FastslowModel:
         if self.automation is None:
             groups, group_confidences = [None] * len(items), [None] * len(items)
         else:
-            groups, group_confidences = self.automation.parse_many_with_confidence([item["query"] for item in items])
+            groups, group_confidences = self.automation.parse_many_with_confidence(wholes)
         records = []
         for item, whole, item_spans, automation, confidences in zip(items, whole_routes, spans, groups,
                                                                      group_confidences):

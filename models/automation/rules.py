@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from fastslow.features.automation_lexicons import AutomationLexicons
+from fastslow.features.text import chinese_punctuation, surface, without_final_stop, without_spaces_near_chinese
 
 SPAN_KINDS = ("C", "A", "D", "N", "E")
 DEFAULT = "default"
@@ -34,10 +35,6 @@ ONCE = "执行一次"
 INTENT_SYSTEM = "系统控制"
 INTENT_REMINDER = "提醒"
 
-_CJK = r"\u3400-\u9fff\uf900-\ufaff"
-_SPACE_NEAR_CJK = re.compile(rf"\s+(?=[{_CJK}])|(?<=[{_CJK}])\s+")
-_SPACES = re.compile(r"\s+")
-_TRAILING = re.compile(r"[。．.!！~～…\s]+$")
 _EDGE_PUNCT = " \t,，、;；:：。.!！?？~～…\"'“”‘’()（）[]【】"
 #: punctuation that ends a sentence, and with it every condition's scope
 _SENTENCE_END = frozenset("。；;！!？?\n")
@@ -58,25 +55,10 @@ class Span:
 # Text and spans
 # --------------------------------------------------------------------------------------------
 
-_HALF_PUNCT = re.compile(rf"(?<=[{_CJK}])[,;:?!]|[,;:?!](?=[{_CJK}])")
-_FULL = {",": "，", ";": "；", ":": "：", "?": "？", "!": "！"}
-
-
-def chinese_punctuation(text: str) -> str:
-    """``,`` next to a Chinese character back to ``，`` (NFKC made it half width); same length."""
-    return _HALF_PUNCT.sub(lambda m: _FULL[m.group()], text)
-
-
-def automation_text(query: str) -> str:
-    """The text the parser reads and quotes from: NFKC (full-width letters and digits → half width,
-    Chinese punctuation kept), no spaces next to Chinese characters, no final 。/！. Unlike the
-    router's ``normalise`` it keeps letter case, so ``HyperTask`` is quoted as written."""
-    if not isinstance(query, str):
-        return ""
-    text = unicodedata.normalize("NFKC", query).strip()
-    text = _SPACE_NEAR_CJK.sub("", text)
-    text = _SPACES.sub(" ", text)
-    return chinese_punctuation(_TRAILING.sub("", text))
+def automation_text(query) -> str:
+    """The text the parser reads and quotes from: ``features.text.surface`` (the one normaliser, letter
+    case and Chinese punctuation kept, so ``HyperTask`` is quoted as written)."""
+    return surface(query)
 
 
 def lowered(text: str) -> str:
@@ -104,12 +86,12 @@ def parse_markup(markup: str) -> tuple[str, list[Span]]:
         pieces.append((None, markup[pos:], None))
     text, spans = "", []
     for kind, raw, intent in pieces:
-        piece = _SPACE_NEAR_CJK.sub("", unicodedata.normalize("NFKC", raw))
+        piece = without_spaces_near_chinese(unicodedata.normalize("NFKC", raw))
         if kind is not None and piece:
             spans.append(Span(kind, len(text), len(text) + len(piece), piece, intent))
         text += piece
     lead = len(text) - len(text.lstrip())
-    stripped = chinese_punctuation(_TRAILING.sub("", text.lstrip()))
+    stripped = chinese_punctuation(without_final_stop(text.lstrip()))
     out = []
     for s in spans:
         start, end = max(s.start - lead, 0), min(s.end - lead, len(stripped))
