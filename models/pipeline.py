@@ -14,9 +14,8 @@ from fastslow.models.automation.parser import AutomationParser
 from fastslow.models.capture.candidates import capture_candidates
 from fastslow.models.record import DEFAULT_MAX_QUERY_CHARS, InputError, build_record, error_record, validate_input
 from fastslow.models.routing.router import Router
-from fastslow.models.routing.rules import aggregate, review_required
+from fastslow.models.routing.rules import aggregate, review_required, routed_parts, subrequest_context
 from fastslow.models.routing.splitter import SplitLexicon, split_subrequests
-from fastslow.models.taxonomy import MULTI_STEP_PLANNING
 
 
 
@@ -57,7 +56,7 @@ class FastslowModel:
         wholes = self.router.utterances(items)
         spans = [split_subrequests(u.tokens, self.splitter) for u in wholes]
         segmenter = self.router.segmenter
-        pieces = [piece(segmenter, u, a, b, first=k == 0)
+        pieces = [piece(segmenter, u, a, b, k)
                   for u, item_spans in zip(wholes, spans) if len(item_spans) > 1
                   for k, (a, b) in enumerate(item_spans)]
         routes = self.router.route(wholes + pieces)
@@ -69,9 +68,7 @@ class FastslowModel:
         records = []
         for item, whole, item_spans, automation, confidences in zip(items, whole_routes, spans, groups,
                                                                      group_confidences):
-            subs = [next(piece_routes) for _ in item_spans] if len(item_spans) > 1 else [whole]
-            if len(subs) > 1 and whole.primary_reason_code == MULTI_STEP_PLANNING:
-                subs = [whole]  # the model sees a dependent chain: not independently splittable
+            subs = routed_parts(whole, [next(piece_routes) for _ in item_spans] if len(item_spans) > 1 else [])
             route = aggregate(subs, text=whole.text)
             review = review_required(route, bool(item["context"]), self.review_threshold)
             # HARD RULE: the capture policy, per group (INV-TASK-2: proposals only, never a written task)
@@ -80,8 +77,7 @@ class FastslowModel:
         return records
 
 
-def piece(segmenter, whole: Utterance, start: int, end: int, first: bool) -> Utterance:
-    """A subrequest as an utterance of its own. Its earlier sibling is its context: in
-    把座椅通风打开，副驾的也打开 the second part continues an established direct flow (上下文: 上一轮快时，
-    当前简单直接动作可继续快); if the earlier part was slow, aggregation makes the whole slow anyway."""
-    return segmenter.annotate(whole.tokens[start:end], whole.context if first else "prev_fast", whole.endpoint)
+def piece(segmenter, whole: Utterance, start: int, end: int, index: int) -> Utterance:
+    """The ``index``-th subrequest (tokens ``start:end``) as an utterance of its own, in the context
+    ``subrequest_context`` gives it."""
+    return segmenter.annotate(whole.tokens[start:end], subrequest_context(whole.context, index), whole.endpoint)
