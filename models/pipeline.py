@@ -7,6 +7,8 @@ the spec's order. Saving and loading it is ``models.lifecycle.bundle``.
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from fastslow.features.text import Utterance
@@ -36,8 +38,12 @@ class FastslowModel:
         self.score([{"query": "打开空调"}, {"query": "上车时打开空调"}])
         return self
 
-    def score(self, rows: list) -> list[dict]:
-        """One record per input row, in order; invalid rows get an error record, never an exception."""
+    def score(self, rows: list, memo: "Memo | None" = None) -> list[dict]:
+        """One record per input row, in order; invalid rows get an error record, never an exception.
+
+        ``memo`` (opt-in, for logs that repeat their head queries): the analysis of a
+        (query, context, endpoint) already seen is reused; the record itself (id, capture candidates
+        against the row's own existing tasks, idempotency keys) is still built for each row."""
         records: list[dict | None] = [None] * len(rows)
         valid: list[tuple[int, dict]] = []
         for i, raw in enumerate(rows):
@@ -48,11 +54,31 @@ class FastslowModel:
                 query = raw.get("query") if isinstance(raw, dict) else None
                 records[i] = error_record(qid, query, str(exc))
         if valid:
-            for (i, item), record in zip(valid, self._score_valid([item for _, item in valid])):
+            for (i, item), record in zip(valid, self._score_valid([item for _, item in valid], memo)):
                 records[i] = record
         return records
 
-    def _score_valid(self, items: list[dict]) -> list[dict]:
+    def _score_valid(self, items: list[dict], memo: "Memo | None" = None) -> list[dict]:
+        if memo is None:
+            analyses = self._analyse(items)
+        else:
+            keys = [memo_key(item) for item in items]
+            missing = {key: item for key, item in zip(keys, items) if key not in memo}
+            fresh = dict(zip(missing, self._analyse(list(missing.values()))))
+            analyses = [fresh[key] if key in fresh else memo[key] for key in keys]
+            memo.update(fresh)
+        records = []
+        for item, (whole, subs, automation, confidences) in zip(items, analyses):
+            route = aggregate(subs, text=whole.text)
+            review = review_required(route, bool(item["context"]), self.review_threshold)
+            # HARD RULE: the capture policy, per group (INV-TASK-2: proposals only, never a written task)
+            candidates = capture_candidates(item, automation or [], confidences, route.confidence)
+            records.append(build_record(item, route, subs, review, self.version, automation, candidates))
+        return records
+
+    def _analyse(self, items: list[dict]) -> list[tuple]:
+        """Per item, what its query, context and endpoint alone decide: the whole's route, the routes
+        aggregated, the automation groups and their confidences."""
         wholes = self.router.utterances(items)
         spans = [split_subrequests(u.tokens, self.splitter) for u in wholes]
         segmenter = self.router.segmenter
@@ -65,16 +91,36 @@ class FastslowModel:
             groups, group_confidences = [None] * len(items), [None] * len(items)
         else:
             groups, group_confidences = self.automation.parse_many_with_confidence(wholes)
-        records = []
-        for item, whole, item_spans, automation, confidences in zip(items, whole_routes, spans, groups,
-                                                                     group_confidences):
+        analyses = []
+        for whole, item_spans, automation, confidences in zip(whole_routes, spans, groups, group_confidences):
             subs = routed_parts(whole, [next(piece_routes) for _ in item_spans] if len(item_spans) > 1 else [])
-            route = aggregate(subs, text=whole.text)
-            review = review_required(route, bool(item["context"]), self.review_threshold)
-            # HARD RULE: the capture policy, per group (INV-TASK-2: proposals only, never a written task)
-            candidates = capture_candidates(item, automation or [], confidences, route.confidence)
-            records.append(build_record(item, route, subs, review, self.version, automation, candidates))
-        return records
+            analyses.append((whole, subs, automation, confidences))
+        return analyses
+
+
+def memo_key(item: dict) -> tuple:
+    """What a record's analysis depends on: the query, the context turns and the endpoint."""
+    context = json.dumps(item["context"], ensure_ascii=False, sort_keys=True) if item["context"] else ""
+    return item["query"], context, item.get("endpoint")
+
+
+class Memo(OrderedDict):
+    """The analyses of the last ``size`` distinct (query, context, endpoint), least recently used out."""
+
+    def __init__(self, size: int = 100_000):
+        super().__init__()
+        self.size = size
+
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
+        self.move_to_end(key)
+        return value
+
+    def update(self, fresh: dict) -> None:
+        for key, value in fresh.items():
+            self[key] = value
+        while len(self) > self.size:
+            self.popitem(last=False)
 
 
 def piece(segmenter, whole: Utterance, start: int, end: int, index: int) -> Utterance:

@@ -11,11 +11,12 @@ if TYPE_CHECKING:  # the main process of a parallel run never loads a model: kee
     from fastslow.models.pipeline import FastslowModel
 
 
-def score_chunk(model: FastslowModel, rows: list[Row]) -> list[dict]:
+def score_chunk(model: FastslowModel, rows: list[Row], memo=None) -> list[dict]:
     """One record per ``(line, parsed, error)`` row, in order; an unreadable or invalid row gets an
-    error record carrying its line (when there is one), and costs no other row."""
+    error record carrying its line (when there is one), and costs no other row. ``memo``: see
+    ``FastslowModel.score``."""
     parsed = [obj for _, obj, err in rows if err is None]
-    scored = iter(model.score(parsed))
+    scored = iter(model.score(parsed, memo) if memo is not None else model.score(parsed))
     records = []
     for line, obj, err in rows:
         if err is not None:

@@ -60,6 +60,7 @@ class BatchOptions:
     review_out: Path | None = None
     review_below: float | None = None  # None: the model's review threshold
     progress: bool | None = None  # None: when standard error is a terminal
+    memo: int = 0  # > 0: reuse the analysis of the last `memo` distinct (query, context, endpoint) per process
 
 
 @dataclass
@@ -76,14 +77,18 @@ class ChunkScorer:
     """Scores one chunk of ``(line, parsed, error)`` rows and encodes it for the output (and review)
     formats: the same work in the main process (``--jobs 1``) and in each worker."""
 
-    def __init__(self, model, output_format: str, review_format: str | None, review_below: float | None):
+    def __init__(self, model, output_format: str, review_format: str | None, review_below: float | None,
+                 memo: int = 0):
+        from fastslow.models.pipeline import Memo
+
         self.model = model
+        self.memo = Memo(memo) if memo > 0 else None
         self.encode, self.count = SINKS[output_format].encode, SINKS[output_format].count
         self.encode_review = SINKS[review_format].encode if review_format else None
         self.review_below = model.review_threshold if review_below is None else review_below
 
     def __call__(self, rows: list) -> ChunkResult:
-        records = score_chunk(self.model, rows)
+        records = score_chunk(self.model, rows, self.memo)
         if len(records) != len(rows):
             raise RuntimeError(f"{len(rows)} rows gave {len(records)} records")
         errors = sum("error" in r for r in records)
@@ -99,11 +104,12 @@ class ChunkScorer:
 _worker: ChunkScorer | None = None
 
 
-def _init_worker(model_path: str, output_fmt: str, review_fmt: str | None, review_below: float | None) -> None:
+def _init_worker(model_path: str, output_fmt: str, review_fmt: str | None, review_below: float | None,
+                 memo: int = 0) -> None:
     global _worker
     from fastslow.models.lifecycle.bundle import load_bundle
 
-    _worker = ChunkScorer(load_bundle(model_path).warm_up(), output_fmt, review_fmt, review_below)
+    _worker = ChunkScorer(load_bundle(model_path).warm_up(), output_fmt, review_fmt, review_below, memo)
 
 
 def _score_in_worker(rows: list) -> ChunkResult:
@@ -327,7 +333,7 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
         if resumable:
             checkpoint.output_bytes, checkpoint.review_bytes = start_offsets
             checkpoint.save(progress_path)
-        init_args = (str(model_path), out_fmt, review_fmt, opts.review_below)
+        init_args = (str(model_path), out_fmt, review_fmt, opts.review_below, opts.memo)
         results = score_chunks(chunks, jobs, init_args)
         for result in results:
             output.sink.write(result.payload)

@@ -37,7 +37,7 @@ def cmd_score(args) -> int:
     options = BatchOptions(input=args.input, output=args.output, model=model_path, input_format=args.format,
                            output_format=args.output_format, text_col=args.text_col, id_col=args.id_col,
                            jobs=args.jobs, chunk_size=args.chunk_size, resume=args.resume,
-                           review_out=args.review_out, review_below=args.review_below)
+                           review_out=args.review_out, review_below=args.review_below, memo=args.memo)
     try:
         return run_batch(options, stdout=sys.stdout.buffer)
     except InputFileError as exc:
@@ -149,6 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--review-below", type=float, default=None,
                    help="with --review-out: confidence below which a row goes for review "
                         "(default: the model's review threshold)")
+    p.add_argument("--memo", type=int, nargs="?", const=100_000, default=0, metavar="N",
+                   help="reuse the analysis of a repeated (query, context, endpoint) among the last N distinct "
+                        "ones per process (default N 100000; off unless given): for logs that repeat their head "
+                        "queries; records are identical either way")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("eval", help="the training metrics for any labelled file")
