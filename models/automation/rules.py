@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from fastslow.features.automation_lexicons import AutomationLexicons
+from fastslow.features.split import join_actionless, pieces_between
 from fastslow.features.text import chinese_punctuation, surface, without_final_stop, without_spaces_near_chinese
 
 SPAN_KINDS = ("C", "A", "D", "N", "E")
@@ -638,31 +639,12 @@ def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
     (``lex.signal`` is false): one ``null`` group whose subqueries are the pieces between sequence
     connectors (然后, 并且, ，). A piece without an action (哎那个, 太暗了) joins the next one. This is the
     fast path: the tagger is not needed to find actions where nothing can be a condition."""
-    bounds, pos = [], 0
     low = lowered(text)
-    for start, end, kind in plain_breaks(text, lex):
-        if kind == "joiner" and not (lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)):
-            continue  # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
-        if start > pos:
-            bounds.append((pos, start))
-        pos = end
-    if pos < len(text):
-        bounds.append((pos, len(text)))
-    merged: list[list[int]] = []
-    open_start = None
-    for a, b in bounds:
-        start = a if open_start is None else open_start
-        piece = text[a:b]
-        if has_verb(piece, lex) or is_bare_device(piece, lex):
-            merged.append([start, b])
-            open_start = None
-        else:
-            open_start = start
-    if open_start is not None:
-        if merged:
-            merged[-1][1] = bounds[-1][1]
-        else:
-            merged.append([open_start, bounds[-1][1]])
+    cuts = [(start, end) for start, end, kind in plain_breaks(text, lex)
+            # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
+            if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
+    bounds = pieces_between(len(text), cuts)
+    merged = join_actionless(bounds, [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds])
     subs = [add_missing_verb(s, lex) for s in (clean_subquery(text[a:b], lex) for a, b in merged) if s]
     return [Group(None, subs, [""] * len(subs), [None] * len(subs))] if subs else []
 
