@@ -279,6 +279,8 @@ def domain_cut(words: tuple[tuple[str, int | None], ...], key: str | None = None
             cut = _CUTS.get(key)
             if cut is None:
                 cut = _CUTS[key] = cut_for(domain_tokenizer(words, key), words)
+                if isinstance(cut, RustCut):  # jieba's own dictionary is no longer needed (~60 MiB)
+                    _TOKENIZERS.pop(key, None)
     return cut
 
 
