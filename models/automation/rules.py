@@ -334,10 +334,10 @@ _BARE_REST = re.compile(r"^[的和与、,，\s]*$")
 def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
     """Only device (and seat) names, nothing else: ``座椅加热``, ``主驾座椅通风``, ``客厅灯``."""
     low = lowered(text)
-    found = lex.device_kinds.find(low) + lex.positions.find(low)
-    if not any(True for _ in lex.device_kinds.find(low)):
+    devices = lex.device_kinds.find(low)
+    if not devices:
         return False
-    for a, b, _, _ in sorted(found, reverse=True):
+    for a, b, _, _ in sorted(devices + lex.positions.find(low), reverse=True):
         low = low[:a] + low[b:]
     return bool(_BARE_REST.match(low))
 
