@@ -5,7 +5,7 @@
     # [{"condition": "上车时", "querys": [{"subquery": "打开空调", "intent": "设备控制"}]}]
 
 ``AutomationTagger`` labels every character of the query with a BIO tag of the five span kinds of
-``models/automation_rules.py`` (condition, action, duration, once, scope end). It is a linear-chain
+``models/automation/rules.py`` (condition, action, duration, once, scope end). It is a linear-chain
 CRF (python-crfsuite, the engine behind sklearn-crfsuite, as in snips-nlu and Rasa) over features of
 each character: the characters and character pairs around it, the jieba token it belongs to, the
 automation lexicons (time words, trigger markers, seats, devices, action and reminder verbs, super-task

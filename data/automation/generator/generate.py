@@ -6,7 +6,7 @@ Templates compose conditions (events, states, times, delays, 到达…时, 一�
 且 / 或 compounds), actions (vocab/actions.txt with their intents), durations, reminders, once
 markers, scope ends, super-task and memo management, plain requests and built-in behaviours, with
 spoken fillers and punctuation variants. Each row's spans come from the template; its expected groups
-come from the spec rules (``models/automation_rules.py``) applied to those spans, with intents from
+come from the spec rules (``models/automation/rules.py``) applied to those spans, with intents from
 the vocabulary (the control rule picks 车载控制 / 设备控制). Rows whose text is in the frozen fixture or the
 dev set are never written.
 """
