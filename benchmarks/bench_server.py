@@ -10,7 +10,7 @@ and the /v1/route ÷ /healthz p50 ratio; then the memory of each worker. /health
 same HTTP stack and client with no model work. Also printed: `model.score` of one query in this
 process, which is the model's own share of a /v1/route request, and batch throughput.
 
-Target (issue 5): /v1/route p50 ≤ 1.5 × /healthz p50 at each level; zero errors.
+Target (issue 11): /v1/route p50 ≤ 2 × /healthz p50 at one client; zero errors.
 """
 
 from __future__ import annotations
@@ -228,7 +228,8 @@ def main(argv=None) -> int:
                 print(f"{clients:>7}  {name:<22}{r['n']:>9}{len(r['errors']):>8}{r['rps']:>9,.0f}"
                       f"{r['p50'] * 1000:>9.2f}{r['p99'] * 1000:>9.2f}{ratio:>16.2f}")
                 all_errors += r["errors"]
-            met &= route["p50"] <= 1.5 * health["p50"]
+            if clients == 1:
+                met &= route["p50"] <= 2 * health["p50"]
         batch = asyncio.run(load(port, batch_reqs, 1, max(1, args.requests // 20), args.seconds))
         all_errors += batch["errors"]
         print(f"{1:>7}  {f'POST /v1/route/batch×{args.batch_size}':<22}{batch['n']:>9}{len(batch['errors']):>8}"
@@ -259,7 +260,7 @@ def main(argv=None) -> int:
             health = results[1][0]["p50"]
             print(f"  floor of the ratio at 1 client, with no server cost at all: (/healthz p50 + model p50) "
                   f"÷ /healthz p50 = {(health + p50) / health:.2f}")
-    print(f"\ntarget /v1/route p50 <= 1.5 × /healthz p50 at every level: {'met' if met else 'NOT met'}; "
+    print(f"\ntarget /v1/route p50 <= 2 × /healthz p50 at one client: {'met' if met else 'NOT met'}; "
           f"errors: {len(all_errors)}" + (f" (e.g. {all_errors[:3]})" if all_errors else ""))
     return 0 if not all_errors else 1
 

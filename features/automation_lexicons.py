@@ -1,66 +1,18 @@
-"""The automation parser's word lists (``features/lexicons/automation/*.txt``), loaded once and frozen.
+"""The automation parser's word classes (files of ``features/lexicons/``, read by name), loaded once and frozen.
 
-Each list becomes a ``Matcher``: one regular expression of its terms, longest first, matched on the
-lower-cased text, so ``座椅加热`` wins over ``座椅`` and ``HyperTask`` matches ``hypertask``. A fitted
-parser keeps its ``AutomationLexicons`` object, so a saved model does not change when a file does.
+Each becomes a ``Matcher`` (``features.lexicon``): its terms found longest first in the lower-cased
+text, so ``座椅加热`` wins over ``座椅`` and ``HyperTask`` matches ``hypertask``. Devices, action verbs and
+triggers are the router's files too, read in their ``automation`` column. A fitted parser keeps its
+``AutomationLexicons`` object, so a saved model does not change when a file does.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 
-from fastslow.features.lexicon import LEXICON_DIR, read_entries
-
-AUTOMATION_LEXICON_DIR = LEXICON_DIR / "automation"
-
-
-@dataclass(frozen=True)
-class Matcher:
-    """Longest-first, non-overlapping matching of a word list; ``category`` maps term → category."""
-
-    name: str
-    pattern: re.Pattern | None
-    category: dict
-
-    @classmethod
-    def build(cls, name: str, entries: list[tuple[str, str]]) -> "Matcher":
-        category: dict[str, str] = {}
-        for term, cat in entries:
-            category.setdefault(term, cat)
-        terms = sorted(category, key=lambda t: (-len(t), t))
-        pattern = re.compile("|".join(re.escape(t) for t in terms)) if terms else None
-        return cls(name, pattern, category)
-
-    def find(self, lowered: str) -> list[tuple[int, int, str, str]]:
-        """(start, end, term, category) of every match in ``lowered`` (already lower-cased)."""
-        if self.pattern is None:
-            return []
-        return [(m.start(), m.end(), m.group(), self.category[m.group()]) for m in self.pattern.finditer(lowered)]
-
-    def search(self, lowered: str):
-        return self.pattern.search(lowered) if self.pattern is not None else None
-
-    def prefix(self, lowered: str) -> str | None:
-        """The longest term that ``lowered`` starts with, or None."""
-        if self.pattern is None:
-            return None
-        m = self.pattern.match(lowered)
-        return m.group() if m else None
-
-    def terms(self, *categories: str) -> frozenset:
-        return self._terms_by.get(categories) or self._terms_by.setdefault(
-            categories, frozenset(t for t, c in self.category.items() if not categories or c in categories))
-
-    @cached_property
-    def _terms_by(self) -> dict:
-        return {}
-
-    @cached_property
-    def max_len(self) -> int:
-        return max((len(t) for t in self.category), default=0)
+from fastslow.features.lexicon import Matcher, read_entries, resolve_lexicon
 
 
 @dataclass(frozen=True)
@@ -86,6 +38,9 @@ class AutomationLexicons:
     scope_end: Matcher
     fillers: Matcher
     events: Matcher
+    manage_verbs: Matcher  # a super-task clause with one of these keeps its own verb
+    habit_change: Matcher  # verbs that change, drop or inspect a named habit (删除回家习惯)
+    breaks: Matcher  # connectors that split a plain command (break), or do before a verb or 把 (joiner)
     builtins: tuple[Builtin, ...]
     signal: Signal
 
@@ -118,34 +73,37 @@ class Signal:
         return self.pattern.search(lowered_text) is not None
 
 
-MATCHER_FILES = ("time_words", "trigger_markers", "positions", "positional_devices", "device_kinds",
-                 "action_verbs", "reminder_verbs", "super_task_keywords", "memo_words", "once_markers",
-                 "scope_end", "fillers", "events")
+#: each matcher of ``AutomationLexicons``: its lexicon file (by name) and column (None: the first)
+MATCHER_FILES = {
+    "time_words": ("time_words", None), "triggers": ("triggers", "automation"), "positions": ("positions", None),
+    "positional_devices": ("positional_devices", None), "device_kinds": ("devices", "automation"),
+    "action_verbs": ("actions", "automation"), "reminder_verbs": ("reminder_verbs", None),
+    "super_task": ("super_task_keywords", None), "memo": ("memo_words", None), "once": ("once_markers", None),
+    "scope_end": ("scope_end", None), "fillers": ("fillers", None), "events": ("events", None),
+    "manage_verbs": ("manage_verbs", None), "habit_change": ("manage_verbs", "habit_change"),
+    "breaks": ("connectors", "automation"),
+}
 
 
 def load_automation_lexicons(lexicon_dir: str | Path | None = None) -> AutomationLexicons:
-    """Read every automation word list of ``lexicon_dir`` (default: the bundled one)."""
-    folder = Path(lexicon_dir) if lexicon_dir else AUTOMATION_LEXICON_DIR
-    m = {name: Matcher.build(name, read_entries(folder / f"{name}.txt")) for name in MATCHER_FILES}
+    """Read every automation word class of ``lexicon_dir`` (default: the bundled lexicons)."""
+    folder = Path(lexicon_dir) if lexicon_dir else None
+    m = {name: Matcher.load(file, column, folder) for name, (file, column) in MATCHER_FILES.items()}
     builtins = []
-    for term, category in read_entries(folder / "builtin_behaviours.txt"):
+    for term, category in read_entries(resolve_lexicon("builtin_behaviours", folder)):
         conditions = tuple(w for w in term.split("|") if w)
         actions = tuple(w.strip().lower() for w in category.split("|") if w.strip())
         if conditions and actions:
             builtins.append(Builtin(conditions, actions))
     return AutomationLexicons(
-        time_words=m["time_words"], triggers=m["trigger_markers"], positions=m["positions"],
-        positional_devices=m["positional_devices"], device_kinds=m["device_kinds"],
-        action_verbs=m["action_verbs"], reminder_verbs=m["reminder_verbs"], super_task=m["super_task_keywords"],
-        memo=m["memo_words"], once=m["once_markers"], scope_end=m["scope_end"], fillers=m["fillers"], events=m["events"],
-        builtins=tuple(builtins),
-        signal=build_signal([m[f] for f in ("time_words", "trigger_markers", "once_markers", "reminder_verbs",
-                                             "super_task_keywords", "events")], m["memo_words"]),
+        **m, builtins=tuple(builtins),
+        signal=build_signal([m[f] for f in ("time_words", "triggers", "once", "reminder_verbs", "super_task",
+                                             "events")], m["memo"]),
     )
 
 
 def build_signal(matchers: list[Matcher], memo: Matcher) -> Signal:
     terms = {t for m in matchers for t in m.category if t not in SIGNAL_STOP}
     terms |= {t for t, c in memo.category.items() if c in SIGNAL_MEMO or t in SIGNAL_MEMO_WORDS}
-    alternatives = sorted((re.escape(t) for t in terms), key=len, reverse=True)
+    alternatives = [re.escape(t) for t in sorted(terms, key=lambda t: (-len(t), t))]  # deterministic order
     return Signal(re.compile("|".join(alternatives + [_TIME_NUMBER])))

@@ -1,10 +1,16 @@
-"""Lexicon files: load them and match them against a segmented utterance.
+"""Lexicon files: one file per word class, loaded by name, matched against an utterance.
 
-A lexicon is a text file of ``term`` or ``term<TAB>category`` lines (see lexicons/README.md).
+A lexicon is a text file of ``term`` or ``term<TAB>category`` lines (see lexicons/README.md). A word
+class that two components read with different categories (devices: the router's car_device/media/...
+and the automation parser's car/shared/home kinds) keeps one file with one column per view, named by a
+``#:`` header line; ``load_lexicon(name)`` reads the first column, ``load_lexicon(name, column)``
+another, and ``-`` in a cell leaves the term out of that view.
+
 Matching is built for speed on short queries: multi-character terms are looked up among the jieba
-tokens (every such term is in the segmenter's user dictionary, so it comes out as one token),
-single characters against the query's character set, and only the few gap patterns (当…时) run a
-regular expression.
+tokens (every such term of the router's lexicons is in the segmenter's user dictionary, so it comes
+out as one token), single characters against the query's character set, and only the few gap
+patterns (当…时) run a regular expression. ``Matcher`` finds terms in running text instead
+(leftmost, longest, not overlapping), as the automation parser needs.
 """
 
 from __future__ import annotations
@@ -12,8 +18,11 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib.resources import files
 from pathlib import Path
+
+import ahocorasick
 
 LEXICON_DIR = Path(str(files("fastslow.features"))) / "lexicons"  # package data (importlib.resources)
 GAP = "…"
@@ -61,36 +70,55 @@ class Lexicon:
         return sorted(self.words) + sorted(self.chars)
 
 
-def resolve_lexicon(lexicon: str | Path) -> Path:
-    """A bare name such as ``"triggers"`` means the bundled ``lexicons/triggers.txt``."""
+def resolve_lexicon(lexicon: str | Path, lexicon_dir: Path | None = None) -> Path:
+    """A bare name such as ``"triggers"`` means ``lexicons/triggers.txt`` (bundled, or of ``lexicon_dir``)."""
     path = Path(lexicon)
     if path.suffix == "" and not path.exists():
-        path = LEXICON_DIR / f"{lexicon}.txt"
+        path = (lexicon_dir or LEXICON_DIR) / f"{lexicon}.txt"
     if not path.is_file():
         raise FileNotFoundError(f"lexicon file not found: {path}")
     return path
 
 
-def read_entries(path: Path) -> list[tuple[str, str]]:
-    """(term, category) pairs of a lexicon file, in file order, comments and blanks dropped."""
+COLUMNS_HEADER = "#:"
+ABSENT = "-"
+
+
+def read_entries(path: Path, column: str | None = None) -> list[tuple[str, str]]:
+    """(term, category) pairs of one column of a lexicon file (default: the first), in file order,
+    comments, blanks and ``-`` cells dropped. In the first column an empty cell is the file's name."""
     from fastslow.features.text import normalise
 
+    names: list[str] | None = None
     entries = []
     for line_no, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if raw.startswith(COLUMNS_HEADER):
+            names = raw[len(COLUMNS_HEADER):].split()
+            continue
         line = raw.split("#", 1)[0].rstrip() if not raw.lstrip().startswith("#") else ""
         if not line.strip():
             continue
-        term, _, category = line.partition("\t")
+        index = 0
+        if column is not None:
+            if names is None or column not in names:
+                raise ValueError(f"{path}: no column {column!r} (a `#:` line names the columns: {names})")
+            index = names.index(column)
+        term, *cells = line.split("\t")
+        cell = cells[index].strip() if index < len(cells) else ""
+        if cell == ABSENT or (index and not cell):
+            continue
         term = normalise(term.strip()) if GAP not in term else term.strip().lower()
         if not term:
             raise ValueError(f"{path}:{line_no}: empty term")
-        entries.append((term, category.strip() or path.stem))
+        entries.append((term, cell or path.stem))
     return entries
 
 
-def load_lexicon(lexicon: str | Path) -> Lexicon:
-    path = resolve_lexicon(lexicon)
-    entries = read_entries(path)
+def load_lexicon(lexicon: str | Path, column: str | None = None, lexicon_dir: Path | None = None) -> Lexicon:
+    """The lexicon of one word class by name (``"devices"``) or path; ``column`` picks a view."""
+    path = resolve_lexicon(lexicon, lexicon_dir)
+    name = path.stem if column is None else f"{path.stem}:{column}"
+    entries = read_entries(path, column)
     categories = tuple(dict.fromkeys(category for _, category in entries))
     column = {category: i for i, category in enumerate(categories)}
     words: dict[str, list[int]] = {}
@@ -109,7 +137,7 @@ def load_lexicon(lexicon: str | Path) -> Lexicon:
             cols.append(col)
     digest = hashlib.sha1(repr(entries).encode("utf-8")).hexdigest()
     return Lexicon(
-        name=path.stem,
+        name=name,
         categories=categories,
         words={t: tuple(c) for t, c in words.items()},
         chars={t: tuple(c) for t, c in chars.items()},
@@ -128,8 +156,11 @@ def lexicons_digest(lexicon_dir: Path = LEXICON_DIR) -> str:
     return digest.hexdigest()
 
 
-def all_lexicon_files(lexicon_dir: Path = LEXICON_DIR) -> list[Path]:
-    return sorted(p for p in lexicon_dir.glob("*.txt") if p.name != "user_dict.txt")
+#: the router's word classes: their terms are the segmenter's domain dictionary and its lexicon
+#: features. A new word class for the router is added here (and as an extractor); the other files of
+#: ``lexicons/`` are read by name by the component that needs them.
+ROUTER_LEXICONS = ("actions", "connectors", "demonstratives", "devices", "questions", "scenes", "sensations",
+                   "triggers", "units")
 
 
 @dataclass(frozen=True)
@@ -179,3 +210,108 @@ class LexiconBank:
                 found = hits[index]
                 found[col] = found.get(col, 0) + 1
         return dict(zip(self.digests, hits))
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """Longest-first, non-overlapping matching of one lexicon in running text (not tokens): one
+    regular expression of its terms, longest first, on lower-cased text, so ``座椅加热`` wins over
+    ``座椅``. ``category`` maps term → category (the first one given)."""
+
+    name: str
+    pattern: re.Pattern | None
+    category: dict
+
+    @classmethod
+    def build(cls, name: str, entries: list[tuple[str, str]]) -> "Matcher":
+        category: dict[str, str] = {}
+        for term, cat in entries:
+            category.setdefault(term, cat)
+        terms = sorted(category, key=lambda t: (-len(t), t))
+        pattern = re.compile("|".join(re.escape(t) for t in terms)) if terms else None
+        return cls(name, pattern, category)
+
+    @classmethod
+    def load(cls, lexicon: str, column: str | None = None, lexicon_dir: Path | None = None) -> "Matcher":
+        """The matcher of a lexicon file by name, as ``load_lexicon``."""
+        return cls.build(lexicon, read_entries(resolve_lexicon(lexicon, lexicon_dir), column))
+
+    def find(self, lowered: str) -> list[tuple[int, int, str, str]]:
+        """(start, end, term, category) of every match in ``lowered`` (already lower-cased)."""
+        if self.pattern is None:
+            return []
+        category = self.category
+        return [(m.start(), m.end(), m.group(), category[m.group()]) for m in self.pattern.finditer(lowered)]
+
+    def search(self, lowered: str):
+        return self.pattern.search(lowered) if self.pattern is not None else None
+
+    def prefix(self, lowered: str) -> str | None:
+        """The longest term that ``lowered`` starts with, or None."""
+        if self.pattern is None:
+            return None
+        m = self.pattern.match(lowered)
+        return m.group() if m else None
+
+    def terms(self, *categories: str) -> frozenset:
+        return self._terms_by.get(categories) or self._terms_by.setdefault(
+            categories, frozenset(t for t, c in self.category.items() if not categories or c in categories))
+
+    @cached_property
+    def _terms_by(self) -> dict:
+        return {}
+
+    @cached_property
+    def max_len(self) -> int:
+        return max((len(t) for t in self.category), default=0)
+
+
+class Scanner:
+    """Several matchers in one Aho-Corasick pass (pyahocorasick): ``scan(text)`` gives, per matcher,
+    exactly what its ``find`` gives (leftmost, longest, not overlapping), from one walk of the text."""
+
+    def __init__(self, matchers: list[Matcher]):
+        self.names = tuple(m.name for m in matchers)
+        members: dict[str, list[int]] = {}
+        for index, matcher in enumerate(matchers):
+            for term in matcher.category:
+                members.setdefault(term, []).append(index)
+        self.automaton = ahocorasick.Automaton()
+        for term, indices in members.items():
+            self.automaton.add_word(term, (len(term), term, tuple(indices)))
+        if members:
+            self.automaton.make_automaton()
+        self.empty = not members
+
+    def __getstate__(self):  # the automaton pickles, but rebuilding it is as fast and version-proof
+        return {"names": self.names, "terms": [v for _, v in self.automaton.items()] if not self.empty else []}
+
+    def __setstate__(self, state):
+        self.names = state["names"]
+        self.automaton = ahocorasick.Automaton()
+        for value in state["terms"]:
+            self.automaton.add_word(value[1], value)
+        self.empty = not state["terms"]
+        if not self.empty:
+            self.automaton.make_automaton()
+
+    def scan(self, lowered: str) -> list[list[tuple[int, int, str]]]:
+        """Per matcher (in order), its (start, end, term) matches in ``lowered``."""
+        longest: list[dict[int, tuple[int, str]]] = [{} for _ in self.names]
+        if not self.empty:
+            for end, (size, term, indices) in self.automaton.iter(lowered):
+                start = end - size + 1
+                for index in indices:
+                    best = longest[index].get(start)
+                    if best is None or best[0] < size:
+                        longest[index][start] = (size, term)
+        out = []
+        for by_start in longest:
+            found, pos = [], 0
+            for start in sorted(by_start):
+                if start >= pos:
+                    size, term = by_start[start]
+                    pos = start + size
+                    found.append((start, pos, term))
+            out.append(found)
+        return out

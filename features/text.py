@@ -14,25 +14,62 @@ from pathlib import Path
 import jieba
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from fastslow.features.lexicon import LEXICON_DIR, LexiconBank, all_lexicon_files, load_lexicon
+from fastslow.features.lexicon import LEXICON_DIR, ROUTER_LEXICONS, LexiconBank, load_lexicon
+
+try:  # jieba-rs: the same algorithm and dictionary, compiled (see RustCut)
+    import rjieba
+except ImportError:  # pragma: no cover - rjieba is a dependency; jieba stays the definition
+    rjieba = None
 
 jieba.setLogLevel(logging.WARNING)
 
 _CJK = r"\u3400-\u9fff\uf900-\ufaff"
 _SPACE_NEAR_CJK = re.compile(rf"\s+(?=[{_CJK}])|(?<=[{_CJK}])\s+")
 _SPACES = re.compile(r"\s+")
-_TRAILING = re.compile(r"[。．.!！~～…]+$")
+_TRAILING = re.compile(r"[。．.!！~～…\s]+$")
+_HALF_PUNCT = re.compile(rf"(?<=[{_CJK}])[,;:?!]|[,;:?!](?=[{_CJK}])")
+_FULL = {",": "，", ";": "；", ":": "：", "?": "？", "!": "！"}
+_PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
+
+
+def without_spaces_near_chinese(text: str) -> str:
+    return _SPACE_NEAR_CJK.sub("", text)
+
+
+def without_final_stop(text: str) -> str:
+    return _TRAILING.sub("", text)
+
+
+def clean(text: str) -> str:
+    """The one normaliser: NFKC (full-width letters, digits and punctuation to half width), no spaces
+    next to Chinese, runs of spaces as one, no final 。/！/… . Letter case is kept."""
+    text = _SPACES.sub(" ", _SPACE_NEAR_CJK.sub("", unicodedata.normalize("NFKC", text).strip()))
+    return _TRAILING.sub("", text)
 
 
 def normalise(text: str) -> str:
-    """Full-width to half-width (NFKC), lower case, no spaces next to Chinese, no final 。/！.
+    """``clean`` and lower case: the text the router reads and lexicons are matched in.
 
     ``把温度调到 24 度。`` and ``把温度调到24度`` become the same string.
     """
-    text = unicodedata.normalize("NFKC", text).lower().strip()
-    text = _SPACE_NEAR_CJK.sub("", text)
-    text = _SPACES.sub(" ", text)
-    return _TRAILING.sub("", text)
+    return clean(text).lower()
+
+
+def chinese_punctuation(text: str) -> str:
+    """``,`` next to a Chinese character back to ``，`` (NFKC made it half width); same length."""
+    return _HALF_PUNCT.sub(lambda m: _FULL[m.group()], text)
+
+
+def surface(query) -> str:
+    """``clean`` with Chinese punctuation kept: the text the automation parser reads and quotes from,
+    so ``HyperTask`` and ``，`` are quoted as written. Not a string: ``""``."""
+    return chinese_punctuation(clean(query)) if isinstance(query, str) else ""
+
+
+def fold(text) -> str:
+    """``normalise`` without any space or punctuation: the identity of a condition, subquery or task
+    name (上车时， 打开 空调 == 上车时打开空调). ``None``: ``""``."""
+    return "" if text is None else _PUNCT.sub("", normalise(str(text)))
 
 
 CONTEXT_STATES = ("none", "prev_fast", "prev_slow", "slow_question", "prev_other")
@@ -62,12 +99,13 @@ def context_state(context) -> str:
 class Utterance:
     """One query as every extractor sees it: normalised text, tokens, and its conversation state."""
 
-    text: str
+    text: str  # normalise(query): what the router and the lexicons read
     tokens: tuple[str, ...]
     charset: frozenset
     context: str = "none"  # one of CONTEXT_STATES
     endpoint: str | None = None  # car, speaker, home or None (unknown)
     hits: dict = field(default_factory=dict, compare=False, repr=False)  # lexicon digest -> {column: count}
+    surface: str | None = field(default=None, compare=False)  # surface(query): what the automation parser reads
 
 
 def as_fields(item) -> tuple[str, list, str | None]:
@@ -78,7 +116,7 @@ def as_fields(item) -> tuple[str, list, str | None]:
 
 
 _TOKENIZERS: dict[tuple, jieba.Tokenizer] = {}
-_TOKENIZER_LOCK = threading.Lock()
+_TOKENIZER_LOCK = threading.RLock()
 
 
 def words_key(words: tuple[tuple[str, int | None], ...]) -> str:
@@ -175,15 +213,74 @@ class ExactCut:
             out.append(buf)
 
 
-_CUTS: dict[str, ExactCut] = {}
+class RustCut:
+    """jieba-rs (``rjieba``, compiled) loaded with exactly the dictionary of a jieba tokenizer.
+
+    jieba-rs runs jieba's algorithm, but ``add_word`` on its bundled dictionary does not reproduce
+    jieba's arithmetic: jieba adds every added word's frequency to its total again (even for a word
+    it already has), so near ties such as 分钟后 against 分钟+后 go the other way. So the Rust
+    dictionary is built from scratch with every word and frequency of the Python tokenizer, plus one
+    entry that no text can match (it holds NUL) carrying the rest of jieba's total; then every
+    word's log-probability, and so every path's score, is jieba's. ``cut_for`` checks the result
+    before it is used, and ``tests/test_features.py`` checks it on every bundled text.
+    """
+
+    _PAD = "\x00\x00"  # outside jieba's Han blocks: never a candidate word
+
+    def __init__(self, tokenizer: jieba.Tokenizer):
+        tokenizer.check_initialized()
+        self.jieba = rjieba.Jieba.empty()
+        total = 0
+        for word, freq in tokenizer.FREQ.items():
+            if freq:  # 0: only a prefix of a longer word, never a candidate in jieba either
+                self.jieba.add_word(word, freq, None)
+                total += freq
+        if tokenizer.total > total:
+            self.jieba.add_word(self._PAD, tokenizer.total - total, None)
+        self._cut = self.jieba.cut
+
+    def lcut(self, sentence: str) -> list[str]:
+        return self._cut(sentence, False)
 
 
-def domain_cut(words: tuple[tuple[str, int | None], ...], key: str | None = None) -> ExactCut:
-    """The ``ExactCut`` of ``domain_tokenizer(words)``, one per process and word list."""
+#: sentences every cutter must segment as jieba does before it is used (beside every domain word)
+PROBES = ("15分钟后关掉音乐", "把温度调到24度然后打开座椅加热", "su7支持哪些模式?", "打开 空调", "100%亮度",
+          "a_b c#d", "2.5度", "HELLO世界", "上车时打开空调，到家时关闭车窗", "今天天气怎么样")
+
+
+def agrees(cut, reference: ExactCut, words) -> bool:
+    """Does ``cut`` segment every domain word and every probe sentence as ``reference`` (jieba) does?"""
+    return all(cut.lcut(text) == reference.lcut(text)
+               for text in (*PROBES, *(word for word, _ in words)))
+
+
+_CUTS: dict[str, "ExactCut | RustCut"] = {}
+
+
+def cut_for(tokenizer: jieba.Tokenizer, words=()) -> "ExactCut | RustCut":
+    """The fastest cutter that gives jieba's tokens (no HMM): ``RustCut`` when rjieba is installed
+    and agrees with jieba on the domain words and the probes, else ``ExactCut`` (pure Python)."""
+    exact = ExactCut(tokenizer)
+    if rjieba is None:
+        return exact
+    rust = RustCut(tokenizer)
+    if agrees(rust, exact, words):
+        return rust
+    logging.getLogger(__name__).warning("rjieba disagrees with jieba on the domain dictionary: using jieba's algorithm")
+    return exact
+
+
+def domain_cut(words: tuple[tuple[str, int | None], ...], key: str | None = None) -> "ExactCut | RustCut":
+    """The cutter (``cut_for``) of ``domain_tokenizer(words)``, one per process and word list."""
     key = key or words_key(words)
     cut = _CUTS.get(key)
     if cut is None:
-        cut = _CUTS.setdefault(key, ExactCut(domain_tokenizer(words, key)))
+        with _TOKENIZER_LOCK:
+            cut = _CUTS.get(key)
+            if cut is None:
+                cut = _CUTS[key] = cut_for(domain_tokenizer(words, key), words)
+                if isinstance(cut, RustCut):  # jieba's own dictionary is no longer needed (~60 MiB)
+                    _TOKENIZERS.pop(key, None)
     return cut
 
 
@@ -200,7 +297,8 @@ def read_user_dict(path: Path) -> list[tuple[str, int | None]]:
 class Segmenter(BaseEstimator, TransformerMixin):
     """Raw inputs (strings or input dicts) → ``Utterance`` objects, segmented once with jieba.
 
-    The domain dictionary is every multi-character lexicon term plus ``user_dict.txt``; ``fit``
+    The domain dictionary is every multi-character term of the router's lexicons (``ROUTER_LEXICONS``)
+    plus ``user_dict.txt``; ``fit``
     freezes it into ``words_`` so that a saved model segments exactly as it did in training,
     whatever happens to the lexicon files later.
     """
@@ -211,7 +309,8 @@ class Segmenter(BaseEstimator, TransformerMixin):
 
     def fit(self, X=None, y=None):
         lexicon_dir = Path(self.lexicon_dir) if self.lexicon_dir else LEXICON_DIR
-        lexicons = [load_lexicon(path) for path in all_lexicon_files(lexicon_dir)]
+        lexicons = [load_lexicon(name, lexicon_dir=lexicon_dir) for name in ROUTER_LEXICONS
+                    if (lexicon_dir / f"{name}.txt").is_file()]
         self.lexicons_ = LexiconBank.of(lexicons)
         # every multi-character, non-gap lexicon term is a domain word (Lexicon.words holds exactly those)
         words: dict[str, int | None] = {term: None for lexicon in lexicons for term in lexicon.words}
@@ -237,15 +336,18 @@ class Segmenter(BaseEstimator, TransformerMixin):
 
     def utterance(self, item) -> Utterance:
         query, context, endpoint = as_fields(item)
-        text = normalise(query)
-        return self.annotate(self.segment(text), context_state(context), endpoint, text)
+        cleaned = clean(query)
+        text = cleaned.lower()
+        return self.annotate(self.segment(text), context_state(context), endpoint, text,
+                             chinese_punctuation(cleaned))
 
     def annotate(self, tokens: tuple[str, ...], context: str = "none", endpoint: str | None = None,
-                 text: str | None = None) -> Utterance:
+                 text: str | None = None, surface_text: str | None = None) -> Utterance:
         """The utterance of already segmented, normalised text (a whole query, or a subrequest's tokens)."""
         text = "".join(tokens) if text is None else text
         charset = frozenset(text)
-        return Utterance(text, tokens, charset, context, endpoint, self.lexicons_.match(tokens, charset, text))
+        return Utterance(text, tokens, charset, context, endpoint, self.lexicons_.match(tokens, charset, text),
+                         surface_text)
 
     def utterances(self, X) -> list[Utterance]:
         """``transform`` without scikit-learn's output wrapper: the per-query inference path."""

@@ -7,6 +7,8 @@ the spec's order. Saving and loading it is ``models.lifecycle.bundle``.
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from fastslow.features.text import Utterance
@@ -15,9 +17,8 @@ from fastslow.models.capture.candidates import capture_candidates
 from fastslow.models.record import DEFAULT_MAX_QUERY_CHARS, InputError, build_record, error_record, validate_input
 from fastslow.models.routing.explain import DEFAULT_TOP_K, explain_utterances
 from fastslow.models.routing.router import Router
-from fastslow.models.routing.rules import aggregate, review_required
+from fastslow.models.routing.rules import aggregate, review_required, routed_parts, subrequest_context
 from fastslow.models.routing.splitter import SplitLexicon, split_subrequests
-from fastslow.models.taxonomy import MULTI_STEP_PLANNING
 
 
 
@@ -39,9 +40,13 @@ class FastslowModel:
         self.score([{"query": "打开空调"}, {"query": "上车时打开空调"}])
         return self
 
-    def score(self, rows: list, explain: bool = False) -> list[dict]:
+    def score(self, rows: list, memo: "Memo | None" = None, explain: bool = False) -> list[dict]:
         """One record per input row, in order; invalid rows get an error record, never an exception.
-        ``explain`` (or a row's own ``"explain": true``) adds an ``explanation`` to the records."""
+        ``explain`` (or a row's own ``"explain": true``) adds an ``explanation`` to the records.
+
+        ``memo`` (opt-in, for logs that repeat their head queries): the analysis of a
+        (query, context, endpoint) already seen is reused; the record itself (id, capture candidates
+        against the row's own existing tasks, idempotency keys) is still built for each row."""
         records: list[dict | None] = [None] * len(rows)
         valid: list[tuple[int, dict]] = []
         for i, raw in enumerate(rows):
@@ -52,37 +57,28 @@ class FastslowModel:
                 query = raw.get("query") if isinstance(raw, dict) else None
                 records[i] = error_record(qid, query, str(exc))
         if valid:
-            for (i, item), record in zip(valid, self._score_valid([item for _, item in valid], explain)):
+            for (i, item), record in zip(valid, self._score_valid([item for _, item in valid], memo, explain)):
                 records[i] = record
         return records
 
-    def _score_valid(self, items: list[dict], explain: bool = False) -> list[dict]:
-        wholes = self.router.utterances(items)
-        spans = [split_subrequests(u.tokens, self.splitter) for u in wholes]
-        segmenter = self.router.segmenter
-        pieces = [piece(segmenter, u, a, b, first=k == 0)
-                  for u, item_spans in zip(wholes, spans) if len(item_spans) > 1
-                  for k, (a, b) in enumerate(item_spans)]
-        routes = self.router.route(wholes + pieces)
-        whole_routes, piece_routes = routes[: len(wholes)], iter(zip(pieces, routes[len(wholes):]))
-        if self.automation is None:
-            groups, group_confidences = [None] * len(items), [None] * len(items)
+    def _score_valid(self, items: list[dict], memo: "Memo | None" = None, explain: bool = False) -> list[dict]:
+        if memo is None:
+            analyses = self._analyse(items)
         else:
-            groups, group_confidences = self.automation.parse_many_with_confidence([item["query"] for item in items])
+            keys = [memo_key(item) for item in items]
+            missing = {key: item for key, item in zip(keys, items) if key not in memo}
+            fresh = dict(zip(missing, self._analyse(list(missing.values()))))
+            analyses = [fresh[key] if key in fresh else memo[key] for key in keys]
+            memo.update(fresh)
         records = []
-        for item, utterance, whole, item_spans, automation, confidences in zip(
-                items, wholes, whole_routes, spans, groups, group_confidences):
-            parts = [next(piece_routes) for _ in item_spans] if len(item_spans) > 1 else [(utterance, whole)]
-            if len(parts) > 1 and whole.primary_reason_code == MULTI_STEP_PLANNING:
-                parts = [(utterance, whole)]  # the model sees a dependent chain: not independently splittable
-            subs = [route for _, route in parts]
+        for item, (whole, subs, automation, confidences, utterances) in zip(items, analyses):
             route = aggregate(subs, text=whole.text)
             review = review_required(route, bool(item["context"]), self.review_threshold)
             # HARD RULE: the capture policy, per group (INV-TASK-2: proposals only, never a written task)
             candidates = capture_candidates(item, automation or [], confidences, route.confidence)
             records.append(build_record(item, route, subs, review, self.version, automation, candidates))
             if explain or item.get("explain"):
-                records[-1]["explanation"] = self.explanation(item, [u for u, _ in parts])
+                records[-1]["explanation"] = self.explanation(item, utterances)
         return records
 
     def explanation(self, item: dict, utterances: list[Utterance]) -> dict:
@@ -92,9 +88,57 @@ class FastslowModel:
         return {"routing": explain_utterances(self.router, utterances, self.explain_top_k or None),
                 "automation": self.automation.explain_spans(item["query"]) if self.automation is not None else None}
 
+    def _analyse(self, items: list[dict]) -> list[tuple]:
+        """Per item, what its query, context and endpoint alone decide: the whole's route, the routes
+        aggregated, the automation groups and their confidences, and the utterances of the routed parts."""
+        wholes = self.router.utterances(items)
+        spans = [split_subrequests(u.tokens, self.splitter) for u in wholes]
+        segmenter = self.router.segmenter
+        pieces = [piece(segmenter, u, a, b, k)
+                  for u, item_spans in zip(wholes, spans) if len(item_spans) > 1
+                  for k, (a, b) in enumerate(item_spans)]
+        routes = self.router.route(wholes + pieces)
+        whole_routes, routed_pieces = routes[: len(wholes)], iter(zip(pieces, routes[len(wholes):]))
+        if self.automation is None:
+            groups, group_confidences = [None] * len(items), [None] * len(items)
+        else:
+            groups, group_confidences = self.automation.parse_many_with_confidence(wholes)
+        analyses = []
+        for utterance, whole, item_spans, automation, confidences in zip(wholes, whole_routes, spans, groups,
+                                                                          group_confidences):
+            pairs = [next(routed_pieces) for _ in item_spans] if len(item_spans) > 1 else []
+            subs = routed_parts(whole, [route for _, route in pairs])
+            utterances = [u for u, _ in pairs] if len(subs) > 1 else [utterance]
+            analyses.append((whole, subs, automation, confidences, utterances))
+        return analyses
 
-def piece(segmenter, whole: Utterance, start: int, end: int, first: bool) -> Utterance:
-    """A subrequest as an utterance of its own. Its earlier sibling is its context: in
-    把座椅通风打开，副驾的也打开 the second part continues an established direct flow (上下文: 上一轮快时，
-    当前简单直接动作可继续快); if the earlier part was slow, aggregation makes the whole slow anyway."""
-    return segmenter.annotate(whole.tokens[start:end], whole.context if first else "prev_fast", whole.endpoint)
+
+def memo_key(item: dict) -> tuple:
+    """What a record's analysis depends on: the query, the context turns and the endpoint."""
+    context = json.dumps(item["context"], ensure_ascii=False, sort_keys=True) if item["context"] else ""
+    return item["query"], context, item.get("endpoint")
+
+
+class Memo(OrderedDict):
+    """The analyses of the last ``size`` distinct (query, context, endpoint), least recently used out."""
+
+    def __init__(self, size: int = 100_000):
+        super().__init__()
+        self.size = size
+
+    def __getitem__(self, key):
+        value = super().__getitem__(key)
+        self.move_to_end(key)
+        return value
+
+    def update(self, fresh: dict) -> None:
+        for key, value in fresh.items():
+            self[key] = value
+        while len(self) > self.size:
+            self.popitem(last=False)
+
+
+def piece(segmenter, whole: Utterance, start: int, end: int, index: int) -> Utterance:
+    """The ``index``-th subrequest (tokens ``start:end``) as an utterance of its own, in the context
+    ``subrequest_context`` gives it."""
+    return segmenter.annotate(whole.tokens[start:end], subrequest_context(whole.context, index), whole.endpoint)

@@ -11,12 +11,12 @@ if TYPE_CHECKING:  # the main process of a parallel run never loads a model: kee
     from fastslow.models.pipeline import FastslowModel
 
 
-def score_chunk(model: FastslowModel, rows: list[Row], explain: bool = False) -> list[dict]:
+def score_chunk(model: FastslowModel, rows: list[Row], memo=None, explain: bool = False) -> list[dict]:
     """One record per ``(line, parsed, error)`` row, in order; an unreadable or invalid row gets an
-    error record carrying its line (when there is one), and costs no other row. ``explain``: every
-    record gets its ``explanation``."""
+    error record carrying its line (when there is one), and costs no other row. ``memo`` and
+    ``explain``: see ``FastslowModel.score``."""
     parsed = [obj for _, obj, err in rows if err is None]
-    scored = iter(model.score(parsed, explain=explain))
+    scored = iter(model.score(parsed, memo, explain=explain))
     records = []
     for line, obj, err in rows:
         if err is not None:

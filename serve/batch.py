@@ -67,6 +67,7 @@ class BatchOptions:
     review_below: float | None = None  # None: the model's review threshold
     progress: bool | None = None  # None: when standard error is a terminal
     explain: bool = False  # every record gets its ``explanation`` (an ``explanation`` column in CSV/Parquet)
+    memo: int = 0  # > 0: reuse the analysis of the last `memo` distinct (query, context, endpoint) per process
 
 
 @dataclass
@@ -84,15 +85,18 @@ class ChunkScorer:
     formats: the same work in the main process (``--jobs 1``) and in each worker."""
 
     def __init__(self, model, output_format: str, review_format: str | None, review_below: float | None,
-                 explain: bool = False):
+                 explain: bool = False, memo: int = 0):
+        from fastslow.models.pipeline import Memo
+
         self.model, self.explain = model, explain
         self.layout = EXPLAINED if explain else RECORD
+        self.memo = Memo(memo) if memo > 0 else None
         self.encode, self.count = SINKS[output_format].encode, SINKS[output_format].count
         self.encode_review = SINKS[review_format].encode if review_format else None
         self.review_below = model.review_threshold if review_below is None else review_below
 
     def __call__(self, rows: list) -> ChunkResult:
-        records = score_chunk(self.model, rows, explain=self.explain)
+        records = score_chunk(self.model, rows, self.memo, explain=self.explain)
         if len(records) != len(rows):
             raise RuntimeError(f"{len(rows)} rows gave {len(records)} records")
         errors = sum("error" in r for r in records)
@@ -110,7 +114,7 @@ _load_error: Exception | None = None  # a worker whose model did not load raises
 
 
 def _load_scorer(model_path: str, output_fmt: str, review_fmt: str | None, review_below: float | None,
-                 explain: bool = False) -> None:
+                 explain: bool = False, memo: int = 0) -> None:
     """Load the bundle and warm it up for this process's chunks; any failure (a truncated or foreign
     file whose manifest matches) is a ``ModelLoadError`` that says why."""
     global _worker
@@ -123,7 +127,7 @@ def _load_scorer(model_path: str, output_fmt: str, review_fmt: str | None, revie
     except Exception as exc:  # noqa: BLE001 - an unpickling error says little on its own
         raise ModelLoadError(f"cannot load {model_path}: {type(exc).__name__}: {exc} (a damaged file, or one "
                              "written by another version of fastslow? retrain it with this one)") from None
-    _worker = ChunkScorer(model, output_fmt, review_fmt, review_below, explain)
+    _worker = ChunkScorer(model, output_fmt, review_fmt, review_below, explain, memo)
     # The model is hundreds of thousands of long-lived objects (vocabularies, lexicons). Left in the
     # collector's generations, every full collection walks them all: a third of batch scoring time.
     gc.collect()
@@ -413,7 +417,7 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
         if resumable:
             checkpoint.output_bytes, checkpoint.review_bytes = start_offsets
             checkpoint.save(progress_path)
-        init_args = (str(model_path), out_fmt, review_fmt, opts.review_below, opts.explain)
+        init_args = (str(model_path), out_fmt, review_fmt, opts.review_below, opts.explain, opts.memo)
         results = score_chunks(chunks, jobs, init_args)
         for result in results:
             output.sink.write(result.payload)

@@ -113,7 +113,8 @@ def _score(args) -> int:
     options = BatchOptions(input=args.input, output=args.output, model=model_path, input_format=args.format,
                            output_format=args.output_format, text_col=args.text_col, id_col=args.id_col,
                            jobs=args.jobs, chunk_size=args.chunk_size, resume=args.resume,
-                           review_out=args.review_out, review_below=args.review_below, explain=args.explain)
+                           review_out=args.review_out, review_below=args.review_below, explain=args.explain,
+                           memo=args.memo)
     try:
         return run_batch(options, stdout=sys.stdout.buffer)
     except InputFileError as exc:
@@ -267,6 +268,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", action="store_true",
                    help="add to every record its `explanation`: the features that decided its label (each one's "
                         "share of the logit margin) and the automation spans with their confidence")
+    p.add_argument("--memo", type=int, nargs="?", const=100_000, default=0, metavar="N",
+                   help="reuse the analysis of a repeated (query, context, endpoint) among the last N distinct "
+                        "ones per process (default N 100000; off unless given): for logs that repeat their head "
+                        "queries; records are identical either way")
     p.set_defaults(func=cmd_score)
 
     p = sub.add_parser("explain", help="why one query gets its label: the deciding features and the span tags",

@@ -197,7 +197,7 @@ def test_super_task_keyword_adds_a_management_clause():
 
 def test_a_keyword_the_tagger_missed_still_gets_its_clause():
     assert groups("用自动化[C:上车时][A:打开空调]")[0] == (DEFAULT, ["创建自动化"], False)
-    assert super_task_clause("用小米任务") == "创建小米任务"
+    assert super_task_clause("用小米任务", LEX) == "创建小米任务"
 
 
 @pytest.mark.parametrize("alias", ["自定义习惯", "智能习惯", "智能场景", "自动化", "小米任务", "超级任务", "HyperTask",

@@ -15,7 +15,7 @@ from fastslow.features import (
     NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords, TriggerMarkers, WordTokens, normalise,
 )
 from fastslow.features.lexicon import load_lexicon
-from fastslow.features.text import ExactCut, context_state, domain_tokenizer
+from fastslow.features.text import ExactCut, RustCut, context_state, cut_for, domain_cut, domain_tokenizer
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
@@ -40,13 +40,41 @@ def jieba_and_exact_cut():
     return tokenizer, ExactCut(tokenizer)
 
 
-def test_exact_cut_gives_jiebas_tokens_on_every_bundled_query(jieba_and_exact_cut):
-    tokenizer, cut = jieba_and_exact_cut
-    queries = {json.loads(line)["query"] for path in DATA_DIR.rglob("*.jsonl")
+@pytest.fixture(scope="module")
+def rust_cut(jieba_and_exact_cut):
+    return RustCut(jieba_and_exact_cut[0])
+
+
+def bundled_texts() -> set[str]:
+    """Every query of the bundled training, dev, fixture and automation files (never data/blind or a
+    blind file), as written and normalised."""
+    queries = {json.loads(line)["query"]
+               for folder in ("train", "dev", "fixtures", "automation") for path in (DATA_DIR / folder).rglob("*.jsonl")
+               if "blind" not in path.name
                for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
-    queries |= {normalise(q) for q in queries}
+    return queries | {normalise(q) for q in queries}
+
+
+def test_exact_cut_and_rjieba_give_jiebas_tokens_on_every_bundled_query(jieba_and_exact_cut, rust_cut):
+    tokenizer, cut = jieba_and_exact_cut
+    queries = bundled_texts()
     assert len(queries) > 10_000
-    assert [q for q in sorted(queries) if cut.lcut(q) != tokenizer.lcut(q, HMM=False)] == []
+    expected = {q: tokenizer.lcut(q, HMM=False) for q in queries}
+    assert [q for q in sorted(queries) if cut.lcut(q) != expected[q]] == []
+    assert [q for q in sorted(queries) if rust_cut.lcut(q) != expected[q]] == []
+
+
+def test_the_segmenter_uses_rjieba_with_the_domain_words():
+    segmenter = Segmenter().fit()
+    assert isinstance(domain_cut(segmenter.words_, segmenter.words_key_), RustCut)
+    # a near tie decided by jieba's total: rjieba's own add_word would give 分钟 + 后
+    assert segmenter.segment("15分钟后关掉音乐") == ("15", "分钟后", "关掉", "音乐")
+
+
+def test_a_cutter_that_disagrees_with_jieba_is_not_used(jieba_and_exact_cut, monkeypatch):
+    tokenizer, cut = jieba_and_exact_cut
+    monkeypatch.setattr(RustCut, "lcut", lambda self, text: list(text))
+    assert isinstance(cut_for(tokenizer, ()), ExactCut)
 
 
 _MIXED = st.text(st.one_of(st.sampled_from("打开空调座椅加热导航去公司的了吗"), st.characters(min_codepoint=0x4E00,
@@ -55,9 +83,11 @@ _MIXED = st.text(st.one_of(st.sampled_from("打开空调座椅加热导航去公
 
 @settings(max_examples=300, deadline=None)
 @given(text=_MIXED)
-def test_exact_cut_gives_jiebas_tokens_on_any_mixed_text(jieba_and_exact_cut, text):
+def test_exact_cut_and_rjieba_give_jiebas_tokens_on_any_mixed_text(jieba_and_exact_cut, rust_cut, text):
     tokenizer, cut = jieba_and_exact_cut
-    assert cut.lcut(text) == tokenizer.lcut(text, HMM=False)
+    expected = tokenizer.lcut(text, HMM=False)
+    assert cut.lcut(text) == expected
+    assert rust_cut.lcut(text) == expected
 
 
 def test_segmenter_freezes_its_dictionary_at_fit(tmp_path):
@@ -143,6 +173,36 @@ def test_an_edited_lexicon_changes_the_lexicons_digest(tmp_path):
     copy = tmp_path / "lexicons"
     shutil.copytree(LEXICON_DIR, copy)
     assert lexicons_digest(copy) == lexicons_digest(LEXICON_DIR)
-    with (copy / "automation" / "fillers.txt").open("a", encoding="utf-8") as f:
+    with (copy / "fillers.txt").open("a", encoding="utf-8") as f:
         f.write("哎呀呀\tprefix\n")
     assert lexicons_digest(copy) != lexicons_digest(LEXICON_DIR)
+
+
+def test_a_lexicon_file_holds_one_word_class_with_a_column_per_view(tmp_path):
+    """devices.txt is read by the router (category) and the automation parser (automation) alike;
+    ``-`` leaves a term out of a view, and the first column's empty cell is the file's name."""
+    from fastslow.features.lexicon import Matcher
+
+    path = tmp_path / "gadgets.txt"
+    path.write_text("# comment\n#: category\tautomation\n空调\tcar_device\tshared\n车锁\t-\tcar\n"
+                    "扫地机\thome_device\n雷达\n", encoding="utf-8")
+    router = load_lexicon("gadgets", lexicon_dir=tmp_path)
+    assert (router.name, router.categories) == ("gadgets", ("car_device", "home_device", "gadgets"))
+    assert router.words == {"空调": (0,), "扫地机": (1,), "雷达": (2,)}
+    kinds = Matcher.load("gadgets", "automation", tmp_path)
+    assert kinds.category == {"空调": "shared", "车锁": "car"}
+    assert [(a, b, cat) for a, b, _, cat in kinds.find("打开空调锁上车锁")] == [(2, 4, "shared"), (6, 8, "car")]
+    with pytest.raises(ValueError, match="no column 'kind'"):
+        load_lexicon(path, "kind")
+
+
+def test_the_scanner_finds_what_each_matcher_finds_in_one_pass():
+    from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
+    from fastslow.features.lexicon import Scanner
+
+    lex = load_automation_lexicons()
+    matchers = [getattr(lex, name) for name in AutomationLexicons.FEATURE_MATCHERS]
+    scanner = pickle.loads(pickle.dumps(Scanner(matchers)))
+    for text in sorted(bundled_texts())[::7]:
+        low = text.lower()
+        assert scanner.scan(low) == [[(a, b, t) for a, b, t, _ in m.find(low)] for m in matchers], text

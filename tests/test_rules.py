@@ -2,7 +2,9 @@
 
 import pytest
 
-from fastslow.models.routing.rules import Route, aggregate, default_route, fast_system_pending, review_required
+from fastslow.models.routing.rules import (
+    Route, aggregate, default_route, fast_system_pending, review_required, routed_parts, subrequest_context,
+)
 
 
 def r(text, label, code, device=False, confidence=0.9):
@@ -121,3 +123,25 @@ def test_a_state_query_is_not_device_control():
     route = aggregate([r("打开空调", "快", "DIRECT_ACTION", device=True),
                        r("空调几度", "快", "DIRECT_DETERMINISTIC_QUERY", device=True)], text="q")
     assert route.primary_reason_code == "DIRECT_ACTION"
+
+
+def test_a_dependent_chain_is_never_split():
+    # spec 多指令: only independently routable parts are split; 查天气再决定要不要开窗 is one request
+    whole = r("查天气再决定要不要开窗", "慢", "MULTI_STEP_PLANNING")
+    parts = [r("查天气", "快", "DIRECT_DETERMINISTIC_QUERY"), r("决定要不要开窗", "模糊", "AMBIGUOUS_INTENT")]
+    assert routed_parts(whole, parts) == [whole]
+
+
+def test_independent_parts_are_routed_apart_and_a_single_part_is_the_whole():
+    whole = r("打开空调然后打开座椅加热", "快", "DIRECT_ACTION", device=True)
+    parts = [r("打开空调", "快", "DIRECT_ACTION", device=True), r("打开座椅加热", "快", "DIRECT_ACTION", device=True)]
+    assert routed_parts(whole, parts) == parts
+    assert routed_parts(whole, []) == [whole]
+    assert routed_parts(whole, parts[:1]) == [whole]
+
+
+@pytest.mark.parametrize("context", ["none", "prev_slow", "slow_question"])
+def test_a_later_subrequest_continues_a_fast_flow_and_the_first_keeps_the_query_context(context):
+    # spec 上下文: 上一轮快时，当前简单直接动作可继续快 (把座椅通风打开，副驾的也打开)
+    assert subrequest_context(context, 0) == context
+    assert subrequest_context(context, 1) == subrequest_context(context, 2) == "prev_fast"

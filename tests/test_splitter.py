@@ -41,3 +41,20 @@ def test_dependent_chains_feelings_and_automations_stay_whole(split, query):
 
 def test_split_spans_cover_only_request_tokens(split):
     assert split("打开车窗，然后，播放周杰伦的歌") == ["打开车窗", "播放周杰伦的歌"]
+
+
+def test_pieces_between_cuts_drop_the_cuts_and_empty_pieces():
+    from fastslow.features.split import pieces_between
+
+    assert pieces_between(10, [(0, 1), (4, 6), (6, 7)]) == [(1, 4), (7, 10)]
+    assert pieces_between(3, []) == [(0, 3)]
+    assert pieces_between(2, [(0, 2)]) == []
+
+
+def test_pieces_without_an_action_join_the_next_and_trailing_ones_the_last():
+    from fastslow.features.split import join_actionless
+
+    pieces = [(0, 2), (3, 5), (6, 8), (9, 10)]
+    assert join_actionless(pieces, [False, True, True, False]) == [(0, 5), (6, 10)]
+    assert join_actionless(pieces, [False, False, False, False]) == [(0, 10)]
+    assert join_actionless([], []) == []

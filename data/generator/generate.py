@@ -41,12 +41,14 @@ import json
 import random
 import re
 import sys
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fastslow.features.text import normalise as normalise_text  # the one normaliser (fastslow installed or on the path)
+
 HERE = Path(__file__).resolve().parent
+_FINAL_QUESTION = re.compile(r"[。．.!！~～…?？]+$")
 ROOT = HERE.parents[1]
 VOCAB_DIR = HERE / "vocab"
 TEMPLATES_FILE = HERE / "templates.tsv"
@@ -489,11 +491,8 @@ def _wrapper_fits(wrapper: str, text: str) -> bool:
 # ------------------------------------------------------------------------------------ generation
 
 def normalise(text: str) -> str:
-    """As features.text.normalise (stdlib copy): NFKC, lower case, no spaces next to Chinese, no final 。！."""
-    text = unicodedata.normalize("NFKC", text).lower().strip()
-    text = re.sub(r"\s+(?=[\u3400-\u9fff\uf900-\ufaff])|(?<=[\u3400-\u9fff\uf900-\ufaff])\s+", "", text)
-    text = re.sub(r"\s+", " ", text)
-    return re.sub(r"[。．.!！~～…?？]+$", "", text)
+    """The held-out key of a query: the one normaliser (``features.text.normalise``) without a final ？ either."""
+    return _FINAL_QUESTION.sub("", normalise_text(text))
 
 
 def held_out_queries(root: Path = ROOT) -> set[str]:

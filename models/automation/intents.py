@@ -23,11 +23,12 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.utils.validation import check_is_fitted
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
-from fastslow.features.extractors import tfidf_row
+from fastslow.features.extractors import sparse_row_product, tfidf_row
 from fastslow.models.automation.rules import devices_in, lowered, seat_mentions
 from fastslow.data import TAXONOMY_DIR
 
 INTENTS_FILE = TAXONOMY_DIR / "intents.tsv"
+DENSE_ROWS = 4  # up to this many subqueries, scores are computed without a sparse matrix
 CAR_CONTROL, DEVICE_CONTROL, OTHER = "车载控制", "设备控制", "其他"
 CONTROL_INTENTS = (CAR_CONTROL, DEVICE_CONTROL)
 
@@ -132,17 +133,23 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         self.weights_ = np.ascontiguousarray(self.model_.coef_.T, dtype=np.float64)  # (features, classes)
         self.intercept_ = self.model_.intercept_.astype(np.float64)
 
+    def _row(self, s: str) -> tuple[list, list]:
+        low = lowered(s)
+        columns, weights = tfidf_row(self.analyze_(low), self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf)
+        columns.append(self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_)])
+        weights.append(self.keyword_weight)
+        return columns, weights
+
     def decision_function(self, X) -> np.ndarray:
         """The model's scores for raw subqueries: ``model_.decision_function(_features(X))`` row by row."""
         check_is_fitted(self, "weights_")
+        if len(X) <= DENSE_ROWS:  # a single query's few subqueries: no sparse matrix
+            return np.vstack([sparse_row_product(*self._row(s), self.weights_) + self.intercept_ for s in X])
         indptr, indices, data = [0], [], []
         for s in X:
-            low = lowered(s)
-            columns, weights = tfidf_row(self.analyze_(low), self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf)
+            columns, weights = self._row(s)
             indices.extend(columns)
             data.extend(weights)
-            indices.append(self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_)])
-            data.append(self.keyword_weight)
             indptr.append(len(indices))
         features = sp.csr_matrix((np.asarray(data), np.asarray(indices, dtype=np.int32), indptr),
                                  shape=(len(indptr) - 1, self.weights_.shape[0]))

@@ -5,7 +5,7 @@
     # [{"condition": "上车时", "querys": [{"subquery": "打开空调", "intent": "设备控制"}]}]
 
 ``AutomationTagger`` labels every character of the query with a BIO tag of the five span kinds of
-``models/automation_rules.py`` (condition, action, duration, once, scope end). It is a linear-chain
+``models/automation/rules.py`` (condition, action, duration, once, scope end). It is a linear-chain
 CRF (python-crfsuite, the engine behind sklearn-crfsuite, as in snips-nlu and Rasa) over features of
 each character: the characters and character pairs around it, the jieba token it belongs to, the
 automation lexicons (time words, trigger markers, seats, devices, action and reminder verbs, super-task
@@ -26,7 +26,8 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
-from fastslow.features.text import domain_cut
+from fastslow.features.lexicon import Scanner
+from fastslow.features.text import Utterance, domain_cut
 from fastslow.models.automation.rules import (
     Span, automation_text, bind_scopes, group_dict, lowered, memo_edit_group, missing_super_task_clauses, plain_groups,
     plan_groups,
@@ -67,6 +68,7 @@ class FeatureTable:
 
     def __init__(self, lex: AutomationLexicons):
         self.lists = []
+        matchers = []
         for name in AutomationLexicons.FEATURE_MATCHERS:
             matcher = getattr(lex, name)
             if matcher.pattern is None:
@@ -82,7 +84,9 @@ class FeatureTable:
                 if watch is not False and (watch is None or cat in watch):
                     look = f"{name}:{cat}" if watch else name
                 by_term[term] = (tuple(first), "I:" + tag, look)
-            self.lists.append((matcher.pattern, by_term))
+            self.lists.append(by_term)
+            matchers.append(matcher)
+        self.scanner = Scanner(matchers)  # every word list in one Aho-Corasick pass over the text
 
 
 def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None) -> list[list[str]]:
@@ -93,10 +97,9 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
     low = lowered(text)
     marks: list[list[str]] = [[] for _ in range(n)]
     look_points: dict[str, list[int]] = {}
-    for pattern, by_term in table.lists:
-        for m in pattern.finditer(low):
-            a, b = m.span()
-            first, inner, look = by_term[m.group()]
+    for by_term, found in zip(table.lists, table.scanner.scan(low)):
+        for a, b, term in found:
+            first, inner, look = by_term[term]
             marks[a].extend(first)
             for i in range(a + 1, b):
                 marks[i].append(inner)
@@ -261,6 +264,14 @@ class AutomationTagger(BaseEstimator):
         return tags_out, marginals
 
 
+def surface_of(query) -> str:
+    """The text the parser reads: an ``Utterance``'s ``surface`` (normalised once, by the segmenter),
+    or ``automation_text`` of a raw query."""
+    if isinstance(query, Utterance):
+        return query.surface if query.surface is not None else query.text
+    return automation_text(query)
+
+
 class AutomationParser(BaseEstimator):
     """Query → the spec's automation groups: tagger, then the rules, then one intent per subquery.
 
@@ -293,7 +304,7 @@ class AutomationParser(BaseEstimator):
         return self
 
     def parse_many(self, queries) -> list[list[dict]]:
-        """The groups of every query, in order. Never raises on text input: empty, punctuation-only or
+        """The groups of every query (a string, or the router's ``Utterance``: see ``surface_of``), in order. Never raises on text input: empty, punctuation-only or
         very long strings get ``[]`` or whatever groups their words hold.
 
         A query without any signal word (trigger, time, duration, once, reminder, super task, memo:
@@ -312,7 +323,7 @@ class AutomationParser(BaseEstimator):
     def _parse(self, queries, with_confidence: bool):
         check_is_fitted(self, "tagger_")
         lex = self.lexicons_
-        texts = [automation_text(q) for q in queries]
+        texts = [surface_of(q) for q in queries]
         memo = [memo_edit_group(t, lex) if t else None for t in texts]  # a rule, not the tagger's call
         signal = [bool(t) and m is None and lex.signal(lowered(t)) for t, m in zip(texts, memo)]
         signalled = [t for t, s in zip(texts, signal) if s]

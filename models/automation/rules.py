@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from fastslow.features.automation_lexicons import AutomationLexicons
+from fastslow.features.split import join_actionless, pieces_between
+from fastslow.features.text import chinese_punctuation, surface, without_final_stop, without_spaces_near_chinese
 
 SPAN_KINDS = ("C", "A", "D", "N", "E")
 DEFAULT = "default"
@@ -34,10 +36,6 @@ ONCE = "执行一次"
 INTENT_SYSTEM = "系统控制"
 INTENT_REMINDER = "提醒"
 
-_CJK = r"\u3400-\u9fff\uf900-\ufaff"
-_SPACE_NEAR_CJK = re.compile(rf"\s+(?=[{_CJK}])|(?<=[{_CJK}])\s+")
-_SPACES = re.compile(r"\s+")
-_TRAILING = re.compile(r"[。．.!！~～…\s]+$")
 _EDGE_PUNCT = " \t,，、;；:：。.!！?？~～…\"'“”‘’()（）[]【】"
 #: punctuation that ends a sentence, and with it every condition's scope
 _SENTENCE_END = frozenset("。；;！!？?\n")
@@ -58,25 +56,10 @@ class Span:
 # Text and spans
 # --------------------------------------------------------------------------------------------
 
-_HALF_PUNCT = re.compile(rf"(?<=[{_CJK}])[,;:?!]|[,;:?!](?=[{_CJK}])")
-_FULL = {",": "，", ";": "；", ":": "：", "?": "？", "!": "！"}
-
-
-def chinese_punctuation(text: str) -> str:
-    """``,`` next to a Chinese character back to ``，`` (NFKC made it half width); same length."""
-    return _HALF_PUNCT.sub(lambda m: _FULL[m.group()], text)
-
-
-def automation_text(query: str) -> str:
-    """The text the parser reads and quotes from: NFKC (full-width letters and digits → half width,
-    Chinese punctuation kept), no spaces next to Chinese characters, no final 。/！. Unlike the
-    router's ``normalise`` it keeps letter case, so ``HyperTask`` is quoted as written."""
-    if not isinstance(query, str):
-        return ""
-    text = unicodedata.normalize("NFKC", query).strip()
-    text = _SPACE_NEAR_CJK.sub("", text)
-    text = _SPACES.sub(" ", text)
-    return chinese_punctuation(_TRAILING.sub("", text))
+def automation_text(query) -> str:
+    """The text the parser reads and quotes from: ``features.text.surface`` (the one normaliser, letter
+    case and Chinese punctuation kept, so ``HyperTask`` is quoted as written)."""
+    return surface(query)
 
 
 def lowered(text: str) -> str:
@@ -104,12 +87,12 @@ def parse_markup(markup: str) -> tuple[str, list[Span]]:
         pieces.append((None, markup[pos:], None))
     text, spans = "", []
     for kind, raw, intent in pieces:
-        piece = _SPACE_NEAR_CJK.sub("", unicodedata.normalize("NFKC", raw))
+        piece = without_spaces_near_chinese(unicodedata.normalize("NFKC", raw))
         if kind is not None and piece:
             spans.append(Span(kind, len(text), len(text) + len(piece), piece, intent))
         text += piece
     lead = len(text) - len(text.lstrip())
-    stripped = chinese_punctuation(_TRAILING.sub("", text.lstrip()))
+    stripped = chinese_punctuation(without_final_stop(text.lstrip()))
     out = []
     for s in spans:
         start, end = max(s.start - lead, 0), min(s.end - lead, len(stripped))
@@ -261,7 +244,7 @@ def is_super_task_mention(text: str, lex: AutomationLexicons) -> bool:
     if "keyword" in cats:
         return True
     if "named" in cats:
-        return bool(re.search(r"修改|更改|改|删|取消|关|停|编辑|去掉|禁用|恢复|启用|打开|开启|查看|看看", low))
+        return lex.habit_change.search(low) is not None
     return False
 
 
@@ -351,10 +334,10 @@ _BARE_REST = re.compile(r"^[的和与、,，\s]*$")
 def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
     """Only device (and seat) names, nothing else: ``座椅加热``, ``主驾座椅通风``, ``客厅灯``."""
     low = lowered(text)
-    found = lex.device_kinds.find(low) + lex.positions.find(low)
-    if not any(True for _ in lex.device_kinds.find(low)):
+    devices = lex.device_kinds.find(low)
+    if not devices:
         return False
-    for a, b, _, _ in sorted(found, reverse=True):
+    for a, b, _, _ in sorted(devices + lex.positions.find(low), reverse=True):
         low = low[:a] + low[b:]
     return bool(_BARE_REST.match(low))
 
@@ -477,18 +460,15 @@ def once_condition(condition: str | None) -> str:
     return ONCE + (condition or "")
 
 
-_MANAGE_VERB = re.compile(r"创建|新建|添加|新增|建立|建|删除|删掉|删|修改|更改|改|编辑|取消|打开|开启|关闭|关掉|"
-                          r"查看|查询|看看|看一下|列出|保存|存为|存成|设置|设为|启用|停用|暂停|恢复|运行|执行|"
-                          r"禁用|命名|重命名|导出|分享|有哪些|有什么")
 _MANAGE_PREFIX = re.compile(r"^(用|通过|使用|利用|在|以|按)")
 _MANAGE_SUFFIX = re.compile(r"(里面|里|中|内|的方式|来)$")
 
 
-def super_task_clause(action: str) -> str:
+def super_task_clause(action: str, lex: AutomationLexicons) -> str:
     """Spec 超级任务: the management clause of a super-task mention. A bare keyword (用自动化, 智能场景里)
     becomes ``创建+keyword``; a clause with its own verb (删除自定义习惯) stays as said."""
     action = re.sub(r"一个|一条|我的", "", action) or action
-    if _MANAGE_VERB.search(action):
+    if lex.manage_verbs.search(action):
         return action
     bare = _MANAGE_SUFFIX.sub("", _MANAGE_PREFIX.sub("", action)) or action
     return "创建" + bare
@@ -550,7 +530,6 @@ def unconditional_kind(action: str, lex: AutomationLexicons) -> str | None:
     return None
 
 
-_COMPOUND = re.compile(r"且|或|并且|而且|同时")
 
 
 def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLexicons) -> bool:
@@ -559,7 +538,7 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
     if not condition or condition == DEFAULT or not actions:
         return False
     cond = lowered(condition)
-    if _COMPOUND.search(cond):
+    if any(word in cond for word in lex.triggers.terms("and", "or")):
         return False  # a built-in behaviour has one fixed trigger; 且 / 或 compounds are the user's own
     for b in lex.builtins:
         if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b) for a in actions):
@@ -594,7 +573,7 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
     """One raw group → one or more groups, every rewrite rule applied in the spec's order."""
     if raw.management:
         span = raw.actions[0]
-        return [Group(DEFAULT, [super_task_clause(clean_subquery(span.text, lex))], ["system"], [span.intent])]
+        return [Group(DEFAULT, [super_task_clause(clean_subquery(span.text, lex), lex)], ["system"], [span.intent])]
     condition = condition_text(text, raw.conditions, lex)
     actions, intents = [], []
     for span in raw.actions:
@@ -640,8 +619,19 @@ def missing_super_task_clauses(text: str, spans: Sequence[Span], lex: Automation
     return extra
 
 
-_PLAIN_BREAK = re.compile(r"[,，;；。!！?？]+|然后|接着|并且|同时|顺便|还有|另外|和|并|再|以及|跟")
-_VERB_JOINERS = frozenset(("和", "并", "再", "以及", "跟"))
+_PAUSES = re.compile(r"[,，;；。!！?？]+")
+
+
+def plain_breaks(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str]]:
+    """(start, end, category) of the pauses and split connectors (``connectors.txt``, automation view) of
+    ``text``, left to right: the regex ``pauses|connectors`` of the spec's plain split."""
+    pattern = lex.__dict__.get("_plain_break")
+    if pattern is None:
+        words = sorted(lex.breaks.category, key=lambda t: (-len(t), t))
+        pattern = re.compile(_PAUSES.pattern + "|" + "|".join(re.escape(w) for w in words))
+        object.__setattr__(lex, "_plain_break", pattern)
+    return [(m.start(), m.end(), lex.breaks.category.get(m.group(), "pause")) for m in pattern.finditer(text)]
+
 
 
 def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
@@ -649,31 +639,12 @@ def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
     (``lex.signal`` is false): one ``null`` group whose subqueries are the pieces between sequence
     connectors (然后, 并且, ，). A piece without an action (哎那个, 太暗了) joins the next one. This is the
     fast path: the tagger is not needed to find actions where nothing can be a condition."""
-    bounds, pos = [], 0
     low = lowered(text)
-    for m in _PLAIN_BREAK.finditer(text):
-        if m.group() in _VERB_JOINERS and not (lex.action_verbs.prefix(low[m.end():]) or low.startswith("把", m.end())):
-            continue  # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
-        if m.start() > pos:
-            bounds.append((pos, m.start()))
-        pos = m.end()
-    if pos < len(text):
-        bounds.append((pos, len(text)))
-    merged: list[list[int]] = []
-    open_start = None
-    for a, b in bounds:
-        start = a if open_start is None else open_start
-        piece = text[a:b]
-        if has_verb(piece, lex) or is_bare_device(piece, lex):
-            merged.append([start, b])
-            open_start = None
-        else:
-            open_start = start
-    if open_start is not None:
-        if merged:
-            merged[-1][1] = bounds[-1][1]
-        else:
-            merged.append([open_start, bounds[-1][1]])
+    cuts = [(start, end) for start, end, kind in plain_breaks(text, lex)
+            # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
+            if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
+    bounds = pieces_between(len(text), cuts)
+    merged = join_actionless(bounds, [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds])
     subs = [add_missing_verb(s, lex) for s in (clean_subquery(text[a:b], lex) for a, b in merged) if s]
     return [Group(None, subs, [""] * len(subs), [None] * len(subs))] if subs else []
 

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
-import unicodedata
 from typing import Any, Sequence
+
+from fastslow.features.text import fold
 
 from fastslow.models.capture.policy import CaptureSignals, TaskOwner, run_capture_policy
 
@@ -33,14 +33,9 @@ DEFAULT_CONDITION = "default"
 #: words that ask to change (or drop) a named habit / rule / task: such a group refines that task
 CHANGE_WORDS = ("修改", "更改", "改成", "改为", "改一下", "调整", "更新", "换成", "变成", "加上", "增加", "添加",
                 "去掉", "删除", "删掉", "取消")
-_PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
-
-
-def normalise_text(text: Any) -> str:
-    """NFKC, lower case, without spaces or punctuation: 上车时， 打开 空调 == 上车时打开空调."""
-    if text is None:
-        return ""
-    return _PUNCT.sub("", unicodedata.normalize("NFKC", str(text)).lower())
+#: the identity of a condition, subquery or task name: ``features.text.fold`` (the one normaliser,
+#: without spaces and punctuation), so 上车时， 打开 空调 == 上车时打开空调
+normalise_text = fold
 
 
 def is_capture_item(group: dict) -> bool:

@@ -20,7 +20,8 @@ from fastslow.models.lifecycle import signing
 DEFAULT_MODEL_PATH = Path("models") / "artifacts" / "fastslow.joblib"
 #: The environment variable naming the model when no --model is given (`fastslow score`, `fastslow serve`).
 MODEL_ENV = "FASTSLOW_MODEL"
-TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas", "python-crfsuite")
+TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas", "python-crfsuite", "rjieba",
+                     "pyahocorasick")
 
 
 class ModelLoadError(RuntimeError):

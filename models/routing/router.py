@@ -17,11 +17,13 @@ from fastslow.features import (
     EndpointFeatures, ExplicitTarget, NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords,
     TriggerMarkers, WordTokens,
 )
-from fastslow.features.extractors import LexiconFeatures
+from fastslow.features.extractors import LexiconFeatures, sparse_row_product
 from fastslow.models.routing.rules import Route
 from fastslow.models.taxonomy import CODE_LABEL, LABELS
 
 DEVICE_CATEGORIES = ("car_device", "home_device")
+#: up to this many rows, logits are computed row by row without building a sparse matrix
+DENSE_ROWS = 4
 
 
 def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
@@ -134,23 +136,24 @@ class Router(BaseEstimator, ClassifierMixin):
         self.weights_ = np.ascontiguousarray(classifier.coef_.T)  # (features, classes)
         self.intercept_ = classifier.intercept_.copy()
 
+    def _append_row(self, u, indices: list, data: list) -> None:
+        """One utterance's feature columns and values, appended to CSR buffers."""
+        hits = u.hits
+        for digest, transformer, offset in self.lexicon_blocks_:
+            found = hits.get(digest)
+            if found is None:  # an utterance from another segmenter: match now
+                transformer.append_row(u, offset, indices, data)
+            elif found:
+                LexiconFeatures.append_hits(found, offset, indices, data)
+        for transformer, offset in self.other_blocks_:
+            transformer.append_row(u, offset, indices, data)
+
     def features(self, utterances) -> "sp.csr_matrix":
         """The feature matrix from each extractor's rows: the same values as ``pipeline_``'s union,
         without its per-call validation."""
         indptr, indices, data = [0], [], []
-        lexicon_blocks = self.lexicon_blocks_
-        other_blocks = [(transformer.append_row, offset) for transformer, offset in self.other_blocks_]
-        append_hits = LexiconFeatures.append_hits
         for u in utterances:
-            hits = u.hits
-            for digest, transformer, offset in lexicon_blocks:
-                found = hits.get(digest)
-                if found is None:  # an utterance from another segmenter: match now
-                    transformer.append_row(u, offset, indices, data)
-                elif found:
-                    append_hits(found, offset, indices, data)
-            for append_row, offset in other_blocks:
-                append_row(u, offset, indices, data)
+            self._append_row(u, indices, data)
             indptr.append(len(indices))
         return sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int32), indptr),
                              shape=(len(utterances), self.n_features_))
@@ -160,7 +163,19 @@ class Router(BaseEstimator, ClassifierMixin):
         return self._logits(self.utterances(X))
 
     def _logits(self, utterances):
+        if len(utterances) <= DENSE_ROWS:
+            return np.vstack([self._row_logits(u) for u in utterances]) if utterances else \
+                np.empty((0, len(self.intercept_)))
         return np.asarray(self.features(utterances) @ self.weights_) + self.intercept_
+
+    def _row_logits(self, u) -> np.ndarray:
+        """One utterance's logits without scipy.sparse (the server's single query): its nonzero
+        features times their weight rows, summed in column order as scipy's CSR product sums them,
+        so the two paths give the same floats."""
+        indices: list = []
+        data: list = []
+        self._append_row(u, indices, data)
+        return sparse_row_product(indices, data, self.weights_) + self.intercept_
 
     @property
     def segmenter(self) -> Segmenter:

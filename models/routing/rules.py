@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, replace
 
 from fastslow.models.taxonomy import (
     AMBIGUOUS, CONTEXT_REQUIRED, DEFAULT_ROUTE, DIRECT_DETERMINISTIC_QUERY, EXPLICIT_DEVICE_MULTI_ACTION, FAST,
-    POLICY_UNCERTAIN, SLOW,
+    MULTI_STEP_PLANNING, POLICY_UNCERTAIN, SLOW,
 )
 
 #: 聚合: risk-dominant order 慢 > 模糊 > 快.
@@ -30,6 +30,23 @@ class Route:
 def is_explicit_device_control(route: Route) -> bool:
     """A fast, side-effecting command on a car or home device (not a query about it)."""
     return route.device_control and route.label == FAST and route.primary_reason_code != DIRECT_DETERMINISTIC_QUERY
+
+
+def subrequest_context(whole_context: str, index: int) -> str:
+    """XA4.1 上下文 for a subrequest: the first keeps the query's own context; each later one is routed
+    as the continuation of an established direct flow (``prev_fast``): in 把座椅通风打开，副驾的也打开
+    the second part continues the first (上一轮快时，当前简单直接动作可继续快). If an earlier part was
+    slow, aggregation makes the whole slow anyway."""
+    return whole_context if index == 0 else "prev_fast"
+
+
+def routed_parts(whole: Route, parts: list[Route]) -> list[Route]:
+    """XA4.1 多指令: the routes that are aggregated. Subrequests are routed apart only when they are
+    independent: when the model reads the whole as a dependent chain (MULTI_STEP_PLANNING: 查天气再决定
+    要不要开窗), the whole is one request and is not split, whatever the connectors said."""
+    if len(parts) > 1 and whole.primary_reason_code != MULTI_STEP_PLANNING:
+        return parts
+    return [whole]
 
 
 def aggregate(subrequests: list[Route], text: str | None = None) -> Route:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fastslow.features.lexicon import load_lexicon
+from fastslow.features.split import join_actionless, pieces_between
 
 
 @dataclass(frozen=True)
@@ -55,31 +56,8 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
     if any(t in lexicon.dependency or t in lexicon.triggers or t.endswith(lexicon.trigger_suffixes)
            for t in tokens):
         return whole
-    pieces: list[tuple[int, int]] = []
-    start = 0
-    for i, token in enumerate(tokens):
-        if token in lexicon.boundaries:
-            if i > start:
-                pieces.append((start, i))
-            start = i + 1
-    if start < len(tokens):
-        pieces.append((start, len(tokens)))
+    pieces = pieces_between(len(tokens), ((i, i + 1) for i, t in enumerate(tokens) if t in lexicon.boundaries))
     if len(pieces) < 2:
         return whole
-    has_action = [any(t in lexicon.actions for t in tokens[a:b]) for a, b in pieces]
-    merged: list[list[int]] = []
-    pending_start = None
-    for (a, b), acts in zip(pieces, has_action):
-        if not acts:
-            if pending_start is None:
-                pending_start = a
-            continue
-        merged.append([pending_start if pending_start is not None else a, b])
-        pending_start = None
-    if pending_start is not None:
-        if not merged:
-            return whole
-        merged[-1][1] = pieces[-1][1]
-    if len(merged) < 2:
-        return whole
-    return [tuple(span) for span in merged]
+    merged = join_actionless(pieces, [any(t in lexicon.actions for t in tokens[a:b]) for a, b in pieces])
+    return merged if len(merged) >= 2 else whole

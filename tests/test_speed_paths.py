@@ -1,0 +1,62 @@
+"""The fast paths give what the plain paths give: the batch memo, the single-row (no scipy.sparse)
+logits and the rjieba segmenter (tests/test_features.py) are speed, never a change of output."""
+
+import json
+
+import numpy as np
+
+from fastslow.models.pipeline import Memo
+from fastslow.models.routing import router as router_module
+from fastslow.models.scoring import score_chunk
+from fastslow.serve.cli import main
+
+ROWS = [
+    {"id": 1, "query": "上车时打开空调", "endpoint": "car"},
+    {"id": 2, "query": "打开空调然后打开座椅加热"},
+    {"id": 3, "query": "上车时打开空调", "endpoint": "car",
+     "existing_tasks": [{"id": "t9", "condition": "上车时", "querys": [{"subquery": "打开空调", "intent": "设备控制"}]}]},
+    {"id": 4, "query": "好的", "context": [{"role": "assistant", "system": "slow", "text": "要开启湿滑模式吗？"}]},
+    {"id": 5, "query": "好的"},
+    {"id": 1, "query": "上车时打开空调", "endpoint": "car"},
+    {"query": ""},
+]
+
+
+def test_the_memo_gives_the_records_of_a_run_without_it(model):
+    rows = [(i, row, None) for i, row in enumerate(ROWS * 3, 1)]
+    plain = score_chunk(model, rows)
+    memo = Memo(size=2)  # smaller than the distinct keys: entries are evicted and analysed again
+    assert score_chunk(model, rows[:7], memo) + score_chunk(model, rows[7:], memo) == plain
+    assert len(memo) == 2
+    # the same query keeps its own record: its id, its idempotency keys, its existing tasks
+    assert plain[5] == plain[0]
+    assert plain[2]["candidates"] != plain[0]["candidates"]
+    assert plain[2]["candidates"][0]["idempotency_key"] != plain[0]["candidates"][0]["idempotency_key"]
+
+
+def test_a_memo_key_tells_contexts_and_endpoints_apart(model):
+    memo = Memo()
+    model.score(ROWS[3:5] + [{"query": "上车时打开空调", "endpoint": "home"}, ROWS[0]], memo)
+    assert len(memo) == 4
+
+
+def test_single_row_logits_are_the_sparse_products_bit_for_bit(model, monkeypatch):
+    router = model.router
+    queries = ["上车时打开空调", "我好冷", "导航去公司然后播放音乐", "帮我规划一下周末去哪玩", "第二个", "ＳＵ７支持哪些模式？"]
+    utterances = router.utterances(queries)
+    monkeypatch.setattr(router_module, "DENSE_ROWS", 0)
+    sparse = router._logits(utterances)
+    monkeypatch.setattr(router_module, "DENSE_ROWS", 4)
+    dense = np.vstack([router._logits([u]) for u in utterances])
+    assert np.array_equal(sparse, dense)
+
+
+def test_fastslow_score_memo_writes_the_same_file(model, trained, tmp_path):
+    source = tmp_path / "log.jsonl"
+    source.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ROWS * 2), encoding="utf-8")
+    outputs = []
+    for extra in ([], ["--memo"], ["--memo", "3"]):
+        out = tmp_path / f"out{len(outputs)}.jsonl"
+        assert main(["score", str(source), "-o", str(out), "--model", str(trained["path"]), "--jobs", "1", *extra]) == 0
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1] == outputs[2]
