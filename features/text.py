@@ -15,6 +15,7 @@ import jieba
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from fastslow.features.lexicon import LEXICON_DIR, LexiconBank, all_lexicon_files, load_lexicon
+from fastslow.features.spoken import spoken_lexicon, strip_disfluencies
 
 jieba.setLogLevel(logging.WARNING)
 
@@ -205,9 +206,10 @@ class Segmenter(BaseEstimator, TransformerMixin):
     whatever happens to the lexicon files later.
     """
 
-    def __init__(self, lexicon_dir=None, hmm=True):
+    def __init__(self, lexicon_dir=None, hmm=True, spoken=False):
         self.lexicon_dir = lexicon_dir
         self.hmm = hmm
+        self.spoken = spoken  # strip wake words, hesitations, stutters and polite tails (features.spoken)
 
     def fit(self, X=None, y=None):
         lexicon_dir = Path(self.lexicon_dir) if self.lexicon_dir else LEXICON_DIR
@@ -221,6 +223,7 @@ class Segmenter(BaseEstimator, TransformerMixin):
                 words[word] = freq
         self.words_ = tuple(sorted(words.items(), key=lambda kv: kv[0]))
         self.words_key_ = words_key(self.words_)
+        self.spoken_ = spoken_lexicon() if self.spoken else None  # frozen with the model, as words_
         return self
 
     def warm_up(self):
@@ -238,6 +241,8 @@ class Segmenter(BaseEstimator, TransformerMixin):
     def utterance(self, item) -> Utterance:
         query, context, endpoint = as_fields(item)
         text = normalise(query)
+        if getattr(self, "spoken_", None) is not None:
+            text = strip_disfluencies(text, self.spoken_)
         return self.annotate(self.segment(text), context_state(context), endpoint, text)
 
     def annotate(self, tokens: tuple[str, ...], context: str = "none", endpoint: str | None = None,
