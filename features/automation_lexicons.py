@@ -15,6 +15,7 @@ from pathlib import Path
 from fastslow.features.lexicon import LEXICON_DIR, read_entries
 
 AUTOMATION_LEXICON_DIR = LEXICON_DIR / "automation"
+BUILTIN_FUNCTIONS_FILE = LEXICON_DIR / "builtin_functions.txt"
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,9 @@ class AutomationLexicons:
     events: Matcher
     builtins: tuple[Builtin, ...]
     signal: Signal
+    #: features/lexicons/builtin_functions.txt: built-in functions by class, and the safety events the car
+    #: watches itself (None in parsers fitted before it existed)
+    builtin_functions: Matcher | None = None
 
     #: the matchers the tagger turns into per-character features
     FEATURE_MATCHERS = ("time_words", "triggers", "positions", "device_kinds", "action_verbs",
@@ -139,6 +143,8 @@ def load_automation_lexicons(lexicon_dir: str | Path | None = None) -> Automatio
         action_verbs=m["action_verbs"], reminder_verbs=m["reminder_verbs"], super_task=m["super_task_keywords"],
         memo=m["memo_words"], once=m["once_markers"], scope_end=m["scope_end"], fillers=m["fillers"], events=m["events"],
         builtins=tuple(builtins),
+        builtin_functions=Matcher.build("builtin_functions", read_entries(BUILTIN_FUNCTIONS_FILE))
+        if BUILTIN_FUNCTIONS_FILE.is_file() else None,
         signal=build_signal([m[f] for f in ("time_words", "trigger_markers", "once_markers", "reminder_verbs",
                                              "super_task_keywords", "events")], m["memo_words"]),
     )

@@ -564,7 +564,23 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
     for b in lex.builtins:
         if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b) for a in actions):
             return True
-    return False
+    return builtin_by_class(cond, actions, lex)
+
+
+def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
+    """The class behind the spec's 条件负例 (lexicons/builtin_functions.txt): every action names a built-in
+    function (变道时打开盲区监测, 夜里自动切换远近光), or the condition is a safety event the car watches
+    itself (or a built-in function's state) and every action only reminds or warns (疲劳驾驶的时候提醒我)."""
+    functions = getattr(lex, "builtin_functions", None)
+    if functions is None:
+        return False
+    if all(any(cat != "event" for *_, cat in functions.find(lowered(a))) for a in actions):
+        return True
+    watched = bool(functions.find(condition))  # a safety event, or a built-in function's own state
+    return watched and all(is_reminder(a) or _WARN.search(a) for a in actions)
+
+
+_WARN = re.compile(r"^(?:警告|告警|报警|预警|提示|提醒|警示)")
 
 
 def _builtin_action(action: str, builtin) -> bool:

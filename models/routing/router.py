@@ -18,6 +18,7 @@ from fastslow.features import (
     TriggerMarkers, WordTokens,
 )
 from fastslow.features.extractors import LexiconFeatures
+from fastslow.features.references import BuiltinFunctions, EntityReferences
 from fastslow.models.routing.rules import Route
 from fastslow.models.taxonomy import CODE_LABEL, LABELS
 
@@ -70,6 +71,8 @@ class Router(BaseEstimator, ClassifierMixin):
             ("context", ContextFeatures()),
             ("endpoint", EndpointFeatures()),
             ("target", ExplicitTarget()),
+            ("references", EntityReferences()),
+            ("builtins", BuiltinFunctions()),
         ])
 
     def _classifier(self):
