@@ -70,6 +70,7 @@ class EntityReferences(RowFeatures):
         pointing = {i for i, c in enumerate(cats) if c in self.POINTING}
         self.pointing_ = frozenset(t for t, cols in self.demonstratives_.words.items() if pointing & set(cols))
         self.pointing_chars_ = frozenset(t for t, cols in self.demonstratives_.chars.items() if pointing & set(cols))
+        self.pointing_firsts_ = frozenset(t[0] for t in self.pointing_ | self.pointing_chars_)
         self.targets_ = frozenset(self.generic_targets_.words) | frozenset(self.generic_targets_.chars)
         self.device_words_ = frozenset(self.devices_.words) | frozenset(self.devices_.chars)
         self.action_words_ = frozenset(self.actions_.words) | frozenset(self.actions_.chars)
@@ -97,8 +98,7 @@ class EntityReferences(RowFeatures):
             return "other"
         return None
 
-    def row(self, u) -> dict[int, float]:
-        check_is_fitted(self)
+    def row(self, u) -> dict[int, float]:  # no check_is_fitted here: it costs more than the row (transform checks)
         out: dict[int, float] = {}
         selector = bool(self.selectors_.hits(u))
         if self.chains_.hits(u):
@@ -119,7 +119,7 @@ class EntityReferences(RowFeatures):
                 out[5] = 1.0
             if not self.devices_.hits(u):
                 out[6] = 1.0
-        kind = self.demonstrative(u.tokens)
+        kind = None if u.charset.isdisjoint(self.pointing_firsts_) else self.demonstrative(u.tokens)
         if kind is not None and kind != "other":
             if u.context != "none":
                 out[10] = 1.0

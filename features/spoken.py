@@ -18,7 +18,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 from fastslow.features.lexicon import LEXICON_DIR, read_entries
@@ -44,6 +44,25 @@ class SpokenLexicon:
     pause_tails: tuple[str, ...]  # stripped at the end only after a pause
     homophones: tuple[tuple[str, str], ...]  # (word, misrecognition)
     command_starts: tuple[str, ...]
+    corrections: tuple[tuple[str, str], ...] = ()  # (misrecognition, word) put back before segmentation
+
+    @cached_property
+    def correction_pattern(self) -> re.Pattern | None:
+        wrong = sorted((w for w, _ in self.corrections), key=lambda w: (-len(w), w))
+        return re.compile("|".join(map(re.escape, wrong))) if wrong else None
+
+    @cached_property
+    def edge_chars(self) -> tuple[frozenset, frozenset]:
+        """Characters a strippable start and end begin and finish with: most queries have neither,
+        and ``strip_disfluencies`` returns them after two set lookups and one regular expression."""
+        starts = self.wake_words + self.hesitations + self.demonstrative_fillers
+        ends = self.tails + self.pause_tails
+        return (frozenset(t[0] for t in starts) | frozenset(_PAUSE), frozenset(t[-1] for t in ends) | frozenset(_PAUSE))
+
+    @cached_property
+    def stutter_pattern(self) -> re.Pattern:
+        chars = "".join(sorted(self.stutter_chars))
+        return re.compile(f"([{re.escape(chars)}])\\1+") if chars else re.compile(r"(?!)")
 
     @classmethod
     def load(cls, folder: Path = SPOKEN_DIR) -> "SpokenLexicon":
@@ -68,6 +87,7 @@ class SpokenLexicon:
             pause_tails=longest_first(t for t, c in tails if c == "after_pause"),
             homophones=tuple(entries("homophones")),
             command_starts=longest_first(t for t, _ in entries("command_starts")),
+            corrections=tuple(entries("asr_corrections")) if (folder / "asr_corrections.txt").is_file() else (),
         )
 
 
@@ -248,16 +268,9 @@ def spoken_variants(text: str, seed: int = 0, kinds=VARIANT_KINDS,
 _REPEAT = re.compile(r"([\u3400-\u9fff]{2,4})\1")
 
 
-def _collapse_repeats(text: str, stutter_chars: frozenset) -> str:
+def _collapse_repeats(text: str, lex: SpokenLexicon) -> str:
     text = _REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)  # 谢谢谢谢, 哈哈哈哈 stay
-    if stutter_chars:
-        out = []
-        for ch in text:
-            if out and ch == out[-1] and ch in stutter_chars:
-                continue
-            out.append(ch)
-        text = "".join(out)
-    return text
+    return lex.stutter_pattern.sub(r"\1", text)
 
 
 def _hesitation_demonstrative(rest: str, lex: SpokenLexicon) -> bool:
@@ -282,9 +295,17 @@ def _hesitation_demonstrative(rest: str, lex: SpokenLexicon) -> bool:
 def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     """``text`` (normalised) without what never changes its answer: a leading wake word, hesitations
     (嗯, 呃, 就是; 那个/这个 when they are one), stutters (空调空调 → 空调, 把把 → 把) and a polite tail
-    (谢谢; 好吗 after a pause). A query that would be left empty is returned as it was."""
+    (谢谢; 好吗 after a pause); misrecognitions of asr_corrections.txt are put back (坐椅 → 座椅).
+    A query that would be left empty is returned as it was."""
     lex = lexicon or spoken_lexicon()
-    out = _collapse_repeats(text, lex.stutter_chars)
+    out = _collapse_repeats(text, lex)
+    fix = lex.correction_pattern
+    if fix is not None:
+        word = dict(lex.corrections)
+        out = fix.sub(lambda m: word[m[0]], out)
+    starts, ends = lex.edge_chars
+    if not out or (out[0] not in starts and out[-1] not in ends):
+        return out or text
     while True:
         before = out
         out = out.lstrip(_PAUSE)

@@ -67,6 +67,8 @@ def test_unknown_kind_is_refused_by_name():
     ("额度还有多少", "额度还有多少"),
     ("打开开关", "打开开关"),
     ("嗯", "嗯"),                                 # never emptied
+    ("打开坐椅加热", "打开座椅加热"),             # a misrecognition that is no word is put back
+    ("打开车床", "打开车床"),                     # ... but one that is a word (a lathe) is not
 ])
 def test_the_stripper_removes_hesitations_but_keeps_determiners(said, meant):
     assert strip_disfluencies(said) == meant
