@@ -34,10 +34,11 @@ class Robustness:
     def share(self, kind: str) -> float:
         return self.stayed[kind] / self.total[kind] if self.total.get(kind) else 1.0
 
-    def metrics(self, prefix: str) -> dict[str, float]:
-        """``{prefix}_robustness`` and ``{prefix}_robustness_{kind}`` for MLflow."""
-        out = {f"{prefix}_robustness": round(self.overall, 4)}
-        out.update({f"{prefix}_robustness_{kind}": round(self.share(kind), 4) for kind in self.total})
+    def metrics(self, prefix: str = "") -> dict[str, float]:
+        """``{prefix}_robustness`` and ``{prefix}_robustness_{kind}`` for MLflow (no prefix: ``robustness``...)."""
+        name = f"{prefix}_robustness" if prefix else "robustness"
+        out = {name: round(self.overall, 4)}
+        out.update({f"{name}_{kind}": round(self.share(kind), 4) for kind in self.total})
         return out
 
     def table(self, name: str = "") -> str:

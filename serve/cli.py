@@ -123,7 +123,7 @@ def _log_robustness(args, result) -> None:
 
     from fastslow.models.lifecycle import registry
 
-    metrics = result.metrics("robustness") if args.prefix is None else result.metrics(args.prefix)
+    metrics = result.metrics(args.prefix or "")
     params = {"robustness_data": str(args.data), "robustness_seed": args.seed, "robustness_rows": result.rows}
     if mlflow.active_run() is not None:
         mlflow.log_metrics(metrics)
@@ -231,7 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kinds", nargs="+", metavar="KIND", help="only these variant kinds (default: all)")
     p.add_argument("--text-col", default="query", help="input column holding the query (default: query)")
     p.add_argument("--flips", type=Path, help="write the variants whose label moved here (JSONL)")
-    p.add_argument("--prefix", default=None, help="MLflow metric prefix (default: robustness)")
+    p.add_argument("--prefix", default=None, help="MLflow metric prefix: PREFIX_robustness (default: none, robustness)")
     p.add_argument("--tracking-uri", default=None,
                    help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db)")
     p.add_argument("--experiment", default="fastslow", help="MLflow experiment of a new run")
