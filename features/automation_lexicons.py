@@ -43,6 +43,9 @@ class AutomationLexicons:
     breaks: Matcher  # connectors that split a plain command (break), or do before a verb or 把 (joiner)
     builtins: tuple[Builtin, ...]
     signal: Signal
+    #: features/lexicons/builtin_functions.txt: built-in functions by class, and the safety events the car
+    #: watches itself (None in parsers fitted before it existed)
+    builtin_functions: Matcher | None = None
 
     #: the matchers the tagger turns into per-character features
     FEATURE_MATCHERS = ("time_words", "triggers", "positions", "device_kinds", "action_verbs",
@@ -81,7 +84,7 @@ MATCHER_FILES = {
     "super_task": ("super_task_keywords", None), "memo": ("memo_words", None), "once": ("once_markers", None),
     "scope_end": ("scope_end", None), "fillers": ("fillers", None), "events": ("events", None),
     "manage_verbs": ("manage_verbs", None), "habit_change": ("manage_verbs", "habit_change"),
-    "breaks": ("connectors", "automation"),
+    "breaks": ("connectors", "automation"), "builtin_functions": ("builtin_functions", None),
 }
 
 

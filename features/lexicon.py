@@ -23,6 +23,7 @@ from importlib.resources import files
 from pathlib import Path
 
 import ahocorasick
+from fastslow.features.normalise import normalise
 
 LEXICON_DIR = Path(str(files("fastslow.features"))) / "lexicons"  # package data (importlib.resources)
 GAP = "…"
@@ -87,8 +88,6 @@ ABSENT = "-"
 def read_entries(path: Path, column: str | None = None) -> list[tuple[str, str]]:
     """(term, category) pairs of one column of a lexicon file (default: the first), in file order,
     comments, blanks and ``-`` cells dropped. In the first column an empty cell is the file's name."""
-    from fastslow.features.text import normalise
-
     names: list[str] | None = None
     entries = []
     for line_no, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -147,6 +146,16 @@ def load_lexicon(lexicon: str | Path, column: str | None = None, lexicon_dir: Pa
     )
 
 
+_ESCAPED = re.compile(r"\\(.)")
+
+
+def gap_chars(pattern: re.Pattern) -> frozenset:
+    """The first and last characters a gap pattern (``head…tail``) needs in the text."""
+    head, _, tail = pattern.pattern.partition(f".{{0,{MAX_GAP_CHARS}}}?")
+    head, tail = _ESCAPED.sub(r"\1", head), _ESCAPED.sub(r"\1", tail)
+    return frozenset(c for c in (head[:1], tail[-1:]) if c)
+
+
 def lexicons_digest(lexicon_dir: Path = LEXICON_DIR) -> str:
     """SHA-256 of every lexicon file below ``lexicon_dir`` (names and bytes): lexicons are training
     data too, so an edited lexicon makes another model version."""
@@ -159,7 +168,8 @@ def lexicons_digest(lexicon_dir: Path = LEXICON_DIR) -> str:
 #: the router's word classes: their terms are the segmenter's domain dictionary and its lexicon
 #: features. A new word class for the router is added here (and as an extractor); the other files of
 #: ``lexicons/`` are read by name by the component that needs them.
-ROUTER_LEXICONS = ("actions", "connectors", "demonstratives", "devices", "questions", "scenes", "sensations",
+ROUTER_LEXICONS = ("actions", "builtin_functions", "chains", "connectors", "demonstratives", "device_descriptions",
+                   "devices", "generic_targets", "hubs", "questions", "scenes", "selectors", "sensations",
                    "triggers", "units")
 
 
@@ -176,6 +186,7 @@ class LexiconBank:
     chars: dict[str, tuple[tuple[int, int], ...]] = field(repr=False)
     char_set: frozenset = field(repr=False)
     gaps: tuple[tuple[re.Pattern, int, int], ...] = field(repr=False)
+    gap_chars: tuple[frozenset, ...] = field(default=(), repr=False)  # characters each gap needs (banks pickled before: ())
 
     @classmethod
     def of(cls, lexicons: list[Lexicon]) -> "LexiconBank":
@@ -189,7 +200,7 @@ class LexiconBank:
             gaps.extend((pattern, index, col) for pattern, col in lexicon.gaps)
         return cls(digests=tuple(lexicon.digest for lexicon in lexicons),
                    words={t: tuple(v) for t, v in words.items()}, chars={t: tuple(v) for t, v in chars.items()},
-                   char_set=frozenset(chars), gaps=tuple(gaps))
+                   char_set=frozenset(chars), gaps=tuple(gaps), gap_chars=tuple(gap_chars(p) for p, _, _ in gaps))
 
     def match(self, tokens, charset, text) -> dict[str, dict[int, int]]:
         """Hits per lexicon (keyed by digest), each as in ``Lexicon.match``."""
@@ -205,8 +216,8 @@ class LexiconBank:
             for index, col in self.chars[ch]:
                 found = hits[index]
                 found[col] = found.get(col, 0) + 1
-        for pattern, index, col in self.gaps:
-            if pattern.search(text):
+        for (pattern, index, col), needed in zip(self.gaps, self.gap_chars or [frozenset()] * len(self.gaps)):
+            if needed <= charset and pattern.search(text):  # a set test first: most queries miss most gaps
                 found = hits[index]
                 found[col] = found.get(col, 0) + 1
         return dict(zip(self.digests, hits))

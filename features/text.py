@@ -1,4 +1,4 @@
-"""Normalisation, the utterance object, and jieba segmentation with the domain dictionary."""
+"""The utterance object and jieba segmentation with the domain dictionary (normalisation: ``features.normalise``)."""
 
 from __future__ import annotations
 
@@ -15,62 +15,15 @@ import jieba
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from fastslow.features.lexicon import LEXICON_DIR, ROUTER_LEXICONS, LexiconBank, load_lexicon
+from fastslow.features.normalise import chinese_punctuation, clean, fold, normalise, surface  # noqa: F401 - the text layer's face
 
 try:  # jieba-rs: the same algorithm and dictionary, compiled (see RustCut)
     import rjieba
 except ImportError:  # pragma: no cover - rjieba is a dependency; jieba stays the definition
     rjieba = None
+from fastslow.features.spoken import spoken_lexicon, strip_disfluencies
 
 jieba.setLogLevel(logging.WARNING)
-
-_CJK = r"\u3400-\u9fff\uf900-\ufaff"
-_SPACE_NEAR_CJK = re.compile(rf"\s+(?=[{_CJK}])|(?<=[{_CJK}])\s+")
-_SPACES = re.compile(r"\s+")
-_TRAILING = re.compile(r"[。．.!！~～…\s]+$")
-_HALF_PUNCT = re.compile(rf"(?<=[{_CJK}])[,;:?!]|[,;:?!](?=[{_CJK}])")
-_FULL = {",": "，", ";": "；", ":": "：", "?": "？", "!": "！"}
-_PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
-
-
-def without_spaces_near_chinese(text: str) -> str:
-    return _SPACE_NEAR_CJK.sub("", text)
-
-
-def without_final_stop(text: str) -> str:
-    return _TRAILING.sub("", text)
-
-
-def clean(text: str) -> str:
-    """The one normaliser: NFKC (full-width letters, digits and punctuation to half width), no spaces
-    next to Chinese, runs of spaces as one, no final 。/！/… . Letter case is kept."""
-    text = _SPACES.sub(" ", _SPACE_NEAR_CJK.sub("", unicodedata.normalize("NFKC", text).strip()))
-    return _TRAILING.sub("", text)
-
-
-def normalise(text: str) -> str:
-    """``clean`` and lower case: the text the router reads and lexicons are matched in.
-
-    ``把温度调到 24 度。`` and ``把温度调到24度`` become the same string.
-    """
-    return clean(text).lower()
-
-
-def chinese_punctuation(text: str) -> str:
-    """``,`` next to a Chinese character back to ``，`` (NFKC made it half width); same length."""
-    return _HALF_PUNCT.sub(lambda m: _FULL[m.group()], text)
-
-
-def surface(query) -> str:
-    """``clean`` with Chinese punctuation kept: the text the automation parser reads and quotes from,
-    so ``HyperTask`` and ``，`` are quoted as written. Not a string: ``""``."""
-    return chinese_punctuation(clean(query)) if isinstance(query, str) else ""
-
-
-def fold(text) -> str:
-    """``normalise`` without any space or punctuation: the identity of a condition, subquery or task
-    name (上车时， 打开 空调 == 上车时打开空调). ``None``: ``""``."""
-    return "" if text is None else _PUNCT.sub("", normalise(str(text)))
-
 
 CONTEXT_STATES = ("none", "prev_fast", "prev_slow", "slow_question", "prev_other")
 _ASKS = re.compile(r"[?？]|吗|是否|要不要|哪个|哪一|还是|可以吗|好吗")
@@ -303,9 +256,10 @@ class Segmenter(BaseEstimator, TransformerMixin):
     whatever happens to the lexicon files later.
     """
 
-    def __init__(self, lexicon_dir=None, hmm=True):
+    def __init__(self, lexicon_dir=None, hmm=True, spoken=False):
         self.lexicon_dir = lexicon_dir
         self.hmm = hmm
+        self.spoken = spoken  # strip wake words, hesitations, stutters and polite tails (features.spoken)
 
     def fit(self, X=None, y=None):
         lexicon_dir = Path(self.lexicon_dir) if self.lexicon_dir else LEXICON_DIR
@@ -320,6 +274,7 @@ class Segmenter(BaseEstimator, TransformerMixin):
                 words[word] = freq
         self.words_ = tuple(sorted(words.items(), key=lambda kv: kv[0]))
         self.words_key_ = words_key(self.words_)
+        self.spoken_ = spoken_lexicon() if self.spoken else None  # frozen with the model, as words_
         return self
 
     def warm_up(self):
@@ -338,6 +293,8 @@ class Segmenter(BaseEstimator, TransformerMixin):
         query, context, endpoint = as_fields(item)
         cleaned = clean(query)
         text = cleaned.lower()
+        if getattr(self, "spoken_", None) is not None:
+            text = strip_disfluencies(text, self.spoken_)
         return self.annotate(self.segment(text), context_state(context), endpoint, text,
                              chinese_punctuation(cleaned))
 

@@ -106,9 +106,6 @@ class RouteInput(BaseModel):
     existing_tasks: Optional[list[ExistingTask]] = Field(
         None, description="the user's current automations and memos (capture proposes enrichments and "
                           "updates of them instead of duplicates)")
-    explain: Optional[bool] = Field(
-        None, description="true: the record gets an `explanation` (the features that decided its label, the "
-                          "automation spans; see `fastslow explain`)")
 
 
 #: the input fields, in the schema's order (the pyfunc's and the table readers' columns)

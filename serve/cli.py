@@ -1,4 +1,4 @@
-"""The ``fastslow`` command: train, score, explain, eval, serve, models, promote."""
+"""The ``fastslow`` command: train, score, explain, eval, robustness, serve, models, promote."""
 
 from __future__ import annotations
 
@@ -187,6 +187,67 @@ def cmd_eval(args) -> int:
     return 0
 
 
+def cmd_robustness(args) -> int:
+    from fastslow.data.io import InputFileError, read_rows
+    from fastslow.features.spoken import VARIANT_KINDS
+    from fastslow.models.robustness import robustness
+
+    kinds = tuple(args.kinds) if args.kinds else VARIANT_KINDS
+    unknown = [k for k in kinds if k not in VARIANT_KINDS]
+    if unknown:
+        print(f"fastslow robustness: unknown variant kind(s) {unknown} (known: {', '.join(VARIANT_KINDS)})",
+              file=sys.stderr)
+        return 2
+    model = _load_model(args.model)
+    try:
+        read = list(read_rows(args.data, text_col=args.text_col))
+    except (InputFileError, FileNotFoundError) as exc:
+        print(f"fastslow robustness: {args.data}: {exc}", file=sys.stderr)
+        return 2
+    rows, skipped = [], []
+    for line, obj, err in read:
+        if err is None and isinstance(obj, dict) and isinstance(obj.get("query"), str) and obj["query"].strip():
+            rows.append(obj)
+        else:
+            skipped.append(f"line {line}: {err or 'no query'}")
+    if not rows:
+        print(f"fastslow robustness: {args.data}: no row with a query", file=sys.stderr)
+        return 2
+    result = robustness(model, rows, seed=args.seed, kinds=kinds)
+    print(result.table(Path(args.data).stem))
+    if skipped:
+        print(f"{len(skipped)} rows skipped (" + "; ".join(skipped[:3]) + ("; …" if len(skipped) > 3 else "") + ")")
+    if args.flips:
+        args.flips.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in result.flips), encoding="utf-8")
+        print(f"{len(result.flips)} variants whose label moved → {args.flips}")
+    if not args.no_mlflow:
+        _log_robustness(args, result)
+    return 0
+
+
+def _log_robustness(args, result) -> None:
+    """Into the active MLflow run if there is one, else a new run in the tracking store."""
+    import mlflow
+
+    from fastslow.models.lifecycle import registry
+
+    metrics = result.metrics(args.prefix or "")
+    params = {"robustness_data": str(args.data), "robustness_seed": args.seed, "robustness_rows": result.rows}
+    if mlflow.active_run() is not None:
+        mlflow.log_metrics(metrics)
+        mlflow.log_params(params)
+        print(f"logged to the active MLflow run {mlflow.active_run().info.run_id}")
+        return
+    uri = registry.tracking_uri(args.tracking_uri)
+    mlflow.set_tracking_uri(uri)
+    mlflow.set_experiment(args.experiment)
+    with mlflow.start_run(run_name=args.run_name or f"robustness {Path(args.data).name}") as run:
+        mlflow.log_params(params)
+        mlflow.log_metrics(metrics)
+        mlflow.set_tag("model", str(args.model))
+    print(f"MLflow run {run.info.run_id} in {uri} (experiment {args.experiment!r})")
+
+
 def cmd_serve(args) -> int:
     from fastslow.serve.server import run
 
@@ -296,6 +357,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="also print the metrics as one JSON line")
     _add_trust_options(p)
     p.set_defaults(func=cmd_eval)
+
+    p = sub.add_parser("robustness", help="does each row keep its label under spoken variation? (per variant kind)",
+                       description="Score every row and its spoken variants (fillers, wake words, polite tails, "
+                                   "stutters, dropped punctuation, digits <-> Chinese numerals, ASR homophones); "
+                                   "print the share of labels that stay put per kind and overall; log it to MLflow.")
+    p.add_argument("data", type=Path, help="rows with a query (.jsonl, .csv or .parquet); labels are not needed")
+    p.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH,
+                   help="model bundle (.joblib) or registered model URI (models:/fastslow@champion)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the spoken variants (the same seed, the same variants)")
+    p.add_argument("--kinds", nargs="+", metavar="KIND", help="only these variant kinds (default: all)")
+    p.add_argument("--text-col", default="query", help="input column holding the query (default: query)")
+    p.add_argument("--flips", type=Path, help="write the variants whose label moved here (JSONL)")
+    p.add_argument("--prefix", default=None, help="MLflow metric prefix: PREFIX_robustness (default: none, robustness)")
+    p.add_argument("--tracking-uri", default=None,
+                   help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db)")
+    p.add_argument("--experiment", default="fastslow", help="MLflow experiment of a new run")
+    p.add_argument("--run-name", default=None, help="MLflow run name of a new run")
+    p.add_argument("--no-mlflow", action="store_true", help="print only, log nothing")
+    p.set_defaults(func=cmd_robustness)
 
     p = sub.add_parser("serve", help="the HTTP server: /v1/route, /v1/route/batch, /v1/model, /healthz, /readyz")
     p.add_argument("--model", type=Path, default=None,

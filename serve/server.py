@@ -350,7 +350,16 @@ class ModelInfo(BaseModel):
     path: str
 
 
-SCHEMA_MODELS = (RouteInput, BatchInput, Record, ErrorRecord, BatchOutput, Error, ModelInfo)
+class RouteRequest(RouteInput):
+    """One query over HTTP: the record's input, and whether to explain it (a request option, not a
+    column of a log: `fastslow score --explain` is the batch's)."""
+
+    explain: Optional[bool] = Field(None, description="true: the record gets an `explanation` (the features "
+                                                      "that decided its label, the automation spans; see "
+                                                      "`fastslow explain`)")
+
+
+SCHEMA_MODELS = (RouteRequest, BatchInput, Record, ErrorRecord, BatchOutput, Error, ModelInfo)
 
 
 def openapi_components(max_query_chars: int, max_items: int) -> dict:
@@ -358,7 +367,7 @@ def openapi_components(max_query_chars: int, max_items: int) -> dict:
     _, top = models_json_schema([(m, "validation") for m in SCHEMA_MODELS],
                                 ref_template="#/components/schemas/{model}")
     schemas = top["$defs"]
-    schemas["RouteInput"]["properties"]["query"]["maxLength"] = max_query_chars
+    schemas["RouteRequest"]["properties"]["query"]["maxLength"] = max_query_chars
     schemas["BatchInput"]["properties"]["items"]["maxItems"] = max_items
     return schemas
 
@@ -458,7 +467,7 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
         return json_response(info)
 
     @app.post("/v1/route", summary="Route one query", tags=["route"],
-              openapi_extra={"requestBody": {"required": True, **_json_body("RouteInput")}},
+              openapi_extra={"requestBody": {"required": True, **_json_body("RouteRequest")}},
               responses={200: {"description": "the record", **_json_body("Record")}, **_errors(400, 408, 413, 422)})
     async def route(request: Request):
         raw = await read_json_body(request, max_body_bytes, body_timeout)

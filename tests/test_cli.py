@@ -98,3 +98,38 @@ def test_eval_names_file_and_row_of_bad_labels(trained, tmp_path):
 def test_train_entry_points_agree(argv):
     result = subprocess.run([sys.executable, *argv], capture_output=True, timeout=120)
     assert result.returncode == 0 and b"--tracking-uri" in result.stdout
+
+
+def test_robustness_prints_the_share_kept_per_kind_and_logs_a_run(trained, tmp_path):
+    import mlflow
+
+    from fastslow.models.robustness import robustness
+
+    path = tmp_path / "queries.jsonl"
+    rows = [{"query": "把温度调到24度"}, {"query": "那个灯开一下"}, {"query": "脚底下好冷"}, {"query": ""}]
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    flips = tmp_path / "flips.jsonl"
+    result = fastslow("robustness", path, "--model", trained["path"], "--tracking-uri", uri, "--flips", flips,
+                      "--seed", "3")
+    assert result.returncode == 0, result.stderr
+    out = result.stdout.decode()
+    expected = robustness(trained["model"], rows[:3], seed=3)
+    for kind in expected.total:
+        assert f"{kind:<24} {expected.total[kind]:>9} {expected.share(kind):>11.3f}" in out
+    assert f"overall{'':<17} {sum(expected.total.values()):>9} {expected.overall:>11.3f}" in out
+    assert "1 rows skipped (line 4: " in out
+    assert len(flips.read_text(encoding="utf-8").splitlines()) == len(expected.flips)
+    mlflow.set_tracking_uri(uri)
+    runs = mlflow.search_runs(experiment_names=["fastslow"])
+    assert len(runs) == 1
+    assert runs.iloc[0]["metrics.robustness"] == round(expected.overall, 4)
+    assert runs.iloc[0]["params.robustness_rows"] == "3"
+
+
+def test_robustness_refuses_an_unknown_kind(trained, tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"query": "打开空调"}\n', encoding="utf-8")
+    result = fastslow("robustness", path, "--model", trained["path"], "--kinds", "whisper", "--no-mlflow")
+    assert result.returncode == 2
+    assert "whisper" in result.stderr.decode()

@@ -2,8 +2,9 @@
 
     python data/generator/generate.py --seed 13 --out data/train/generated.jsonl
 
-The same seed always writes a byte-identical file (one ``random.Random(seed)``, file-ordered
-vocabularies and templates, no iteration over hashed sets). Standard library only.
+The same seed always writes a byte-identical file (a seeded ``random.Random`` per reason code and per
+template, file-ordered vocabularies and templates, no iteration over hashed sets, rows sorted by a
+digest of their content): editing one template or vocabulary changes only the rows that use it. Standard library only.
 
 Where things live (all plain text, editable without reading this code):
 
@@ -37,6 +38,7 @@ the number of dropped rows is printed.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import re
@@ -527,7 +529,8 @@ def read_targets(path: Path, codes: dict[str, str]) -> dict[str, int]:
 
 class Generator:
     def __init__(self, seed: int, vocab: Vocab | None = None):
-        self.rng = random.Random(seed)
+        self.seed = seed
+        self.streams: dict[str, random.Random] = {}  # one seeded stream per code and per template
         self.vocab = vocab or Vocab()
         self.codes = read_reason_codes()
         self.templates = load_templates(TEMPLATES_FILE, self.codes, self.vocab)
@@ -559,8 +562,17 @@ class Generator:
                 print(f"warning: {code}: only {self.counts[code]} of {self.targets[code]} rows "
                       f"(templates exhausted)", file=sys.stderr)
         rows = list(self.rows.values())
-        self.rng.shuffle(rows)
+        # a stable order by content: an edit to one template or vocabulary changes only its own lines
+        rows.sort(key=lambda r: hashlib.sha1(f"{self.seed}\x1f{r['query']}\x1f{r['source']}".encode()).hexdigest())
         return rows
+
+    def stream(self, name: str) -> random.Random:
+        """The seeded random stream of one code's template choice or of one template's rendering, so
+        that editing a template or a vocabulary reshuffles only the rows that use it."""
+        rng = self.streams.get(name)
+        if rng is None:
+            rng = self.streams[name] = random.Random(f"{self.seed}\x1f{name}")
+        return rng
 
     def _quota(self, t: Template) -> int:
         """A template's weighted share of its code's target, with some slack."""
@@ -585,26 +597,27 @@ class Generator:
                 if not templates:
                     open_codes.remove(code)
                     continue
-                chosen = self.rng.choices(templates, weights=[t.weight for t in templates])[0]
+                chosen = self.stream(f"code:{code}").choices(templates, weights=[t.weight for t in templates])[0]
                 self._render_group(chosen, capped)
 
     def _render_group(self, chosen: Template, capped: bool) -> None:
         """Render a template, or its whole pair group over shared tagged words."""
         members = self.pairs[chosen.pair] if chosen.pair else [chosen]
+        rng = self.stream(f"template:{chosen.pair or chosen.id}")
         shared: dict = {}
         for member in members:
             if member is not chosen and capped and self.used[member.id] >= self._quota(member):
                 continue
-            row = self._render_row(member, shared)
+            row = self._render_row(member, shared, rng)
             if row is not None and self._add(row):
                 self.used[member.id] += 1
 
-    def _render_row(self, t: Template, shared: dict) -> dict | None:
-        env = Env(self.rng, self.vocab, self.fragments, bindings=shared)
+    def _render_row(self, t: Template, shared: dict, rng: random.Random) -> dict | None:
+        env = Env(rng, self.vocab, self.fragments, bindings=shared)
         try:
             context = [self._turn(turn, env) for turn in _split_turns(t.context)]
-            endpoint = endpoint_for(t.endpoints, env, self.rng)
-            query = self.speech.vary(render(t.query, env), t.style, self.rng, endpoint)
+            endpoint = endpoint_for(t.endpoints, env, rng)
+            query = self.speech.vary(render(t.query, env), t.style, rng, endpoint)
         except Retry:
             self.stats["retry"] += 1
             return None

@@ -543,7 +543,22 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
     for b in lex.builtins:
         if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b) for a in actions):
             return True
-    return False
+    return builtin_by_class(cond, actions, lex)
+
+
+def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
+    """The class behind the spec's 条件负例 (lexicons/builtin_functions.txt): the condition is a driving
+    situation the car watches itself (超速, 变道, 走远; or a built-in function's own state) and every action
+    only reminds or warns, or works a built-in function (变道时打开盲区监测, 疲劳驾驶的时候提醒我). A
+    built-in function under a condition of the user's own (进入高速后打开自适应巡航) stays a user task."""
+    functions = getattr(lex, "builtin_functions", None)
+    if functions is None or not functions.find(condition):
+        return False
+    return all(is_reminder(a) or _WARN.search(a) or any(cat != "event" for *_, cat in functions.find(lowered(a)))
+               for a in actions)
+
+
+_WARN = re.compile(r"^(?:警告|告警|报警|预警|提示|提醒|警示)")
 
 
 def _builtin_action(action: str, builtin) -> bool:

@@ -29,8 +29,10 @@ import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
-from fastslow.data import DataError
-from fastslow.data.io import InputFileError
+from fastslow.data import DATA_DIR, DataError
+from fastslow.data.io import InputFileError, read_rows
+from fastslow.features.spoken import augment_rows
+from fastslow.features.text import normalise
 from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.features.lexicon import lexicons_digest
 from fastslow.models.lifecycle import automation_training
@@ -49,12 +51,14 @@ from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH
 from fastslow.models.lifecycle.model_card import CardFacts, DatasetSummary, model_card
 from fastslow.models.lifecycle.pyfunc import log_pyfunc_model
 from fastslow.models.lifecycle.registry import DEFAULT_REGISTERED_MODEL, DEFAULT_TRACKING_URI, RegistryError
+from fastslow.models.robustness import robustness
 from fastslow.models.routing.metrics import (evaluate, plot_confusion, risk_coverage_frame, risk_coverage_table,
                                              summary_table)
 from fastslow.models.routing.router import Router
 from fastslow.models.routing.splitter import SplitLexicon
 
 DEFAULT_EXPERIMENT = "fastslow"
+BLIND_DIR = DATA_DIR / "blind"
 
 
 def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -68,6 +72,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--hmm", action="store_true",
                         help="let jieba's HMM guess unknown words (off: dictionaries only, ~25%% faster, "
                              "same dev accuracy; char n-grams cover unknown words)")
+    parser.add_argument("--spoken-variants", type=int, default=1, metavar="N",
+                        help="spoken variants (fillers, wake words, tails, stutters, no punctuation, numerals, "
+                             "homophones) added per routing training row, with its label (0: none)")
     parser.add_argument("--review-threshold", type=float, default=0.5,
                         help="records whose label confidence is below this need review")
     parser.add_argument("--train-dir", type=Path, default=TRAIN_DIR, help="folder of labelled *.jsonl")
@@ -210,6 +217,18 @@ def log_datasets(mlflow, datasets: list[tuple[str, str, list[dict], Path]]) -> l
     return summaries
 
 
+def held_out_keys(routing_rows: list[dict], args: argparse.Namespace) -> set[str]:
+    """Normalised queries a spoken variant of a training row must never equal: the routing rows given
+    (fixture, dev), the automation dev set and fixture, and every held-out file of ``data/blind/`` (read
+    here only for this guard; nothing of them is printed)."""
+    queries = [r["query"] for r in routing_rows]
+    for path in (args.automation_dev, args.automation_fixture, *sorted(BLIND_DIR.glob("*.jsonl"))):
+        if Path(path).is_file():
+            queries += [obj["query"] for _, obj, err in read_rows(path)
+                        if err is None and isinstance(obj, dict) and isinstance(obj.get("query"), str)]
+    return {normalise(q) for q in queries}
+
+
 def run(args: argparse.Namespace) -> dict:
 
     started = time.perf_counter()
@@ -237,14 +256,18 @@ def run(args: argparse.Namespace) -> dict:
         if overlap:
             raise DataError(leak_error(overlap, name, blind=held_out is blind_rows))
 
+    held_out_queries = held_out_keys(fixture_rows + dev_rows, args)
+    augmented = augment_rows(train_rows, args.spoken_variants, args.seed, held_out_queries)
+
     router = Router(C=args.C, class_weight=None if args.class_weight == "none" else args.class_weight,
                     hmm=args.hmm, random_state=args.seed)
     params = {**{k: v for k, v in router.get_params().items()}, "seed": args.seed,
-              "review_threshold": args.review_threshold}
+              "review_threshold": args.review_threshold, "spoken_variants": args.spoken_variants}
     data_digest = digest(train_rows)
     splitter = SplitLexicon.from_lexicons()
     cv = cross_validate(router, splitter, train_rows, args.cv, args.seed, args.review_threshold) if args.cv else {}
-    router.fit(train_rows, [r["primary_reason_code"] for r in train_rows])
+    fit_rows = train_rows + augmented
+    router.fit(fit_rows, [r["primary_reason_code"] for r in fit_rows])
     trained_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     model = FastslowModel(router=router, splitter=splitter,
                           version=model_version(params, data_digest + digest(dev_rows)),  # dev fits the temperature
@@ -256,6 +279,8 @@ def run(args: argparse.Namespace) -> dict:
     calibrated = [ev for ev in evaluations if ev.name in ("dev", "blind")]
     metrics = {k: v for ev in evaluations for k, v in ev.metrics.items()}
     metrics.update(cv)
+    dev_robustness = robustness(model, dev_rows, seed=args.seed)  # label unchanged under spoken variation
+    metrics.update(dev_robustness.metrics("dev"))
     automation_run = None
     if args.automation:  # the condition/action parser rides in the same bundle and run
         automation_run = automation_training.train(args, automation_rows)
@@ -277,6 +302,7 @@ def run(args: argparse.Namespace) -> dict:
         run_id = active.info.run_id
         mlflow.log_params({k: str(v) for k, v in params.items()})
         mlflow.log_params({"train_digest": data_digest, "train_rows": len(train_rows), "only": args.only,
+                           "spoken_rows": len(augmented),
                            "train_files": ",".join([] if args.only else [p.name for p in training_files(args.train_dir)]),
                            "extra_files": ",".join(str(p) for p in args.data),
                            "dev_digest": digest(dev_rows), "fixture_digest": digest(fixture_rows),
@@ -298,6 +324,9 @@ def run(args: argparse.Namespace) -> dict:
             log_evaluation(mlflow, ev, folder)
         mlflow.log_metric("temperature", router.temperature_)
         risk_coverage_frame(calibrated).to_csv(folder / "risk_coverage.csv", index=False)
+        mlflow.log_metrics(dev_robustness.metrics("dev"))
+        (folder / "dev_robustness_flips.jsonl").write_text(
+            "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in dev_robustness.flips), encoding="utf-8")
         if cv:
             mlflow.log_metrics(cv)
             mlflow.log_param("cv_folds", args.cv)
@@ -332,6 +361,7 @@ def run(args: argparse.Namespace) -> dict:
         print(f"({dropped_blind} bundled training rows left out: their query is in the blind set {args.blind.name})")
     print(f"\nrisk–coverage (accuracy of the most confident rows; temperature {router.temperature_:.3f}, "
           f"fitted on {args.dev.name}, dev scored cross-fitted by halves):\n" + risk_coverage_table(calibrated))
+    print("\n" + dev_robustness.table("dev") + f"\n(trained on {len(train_rows)} rows + {len(augmented)} spoken variants)")
     if cv:
         print("\n" + cv_summary(cv, args.cv))
     if automation_run is not None:

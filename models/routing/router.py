@@ -18,6 +18,7 @@ from fastslow.features import (
     TriggerMarkers, WordTokens,
 )
 from fastslow.features.extractors import LexiconFeatures, sparse_row_product
+from fastslow.features.references import BuiltinFunctions, EntityReferences
 from fastslow.models.routing.rules import Route
 from fastslow.models.taxonomy import CODE_LABEL, LABELS
 
@@ -50,9 +51,10 @@ class Router(BaseEstimator, ClassifierMixin):
     """
 
     def __init__(self, C=8.0, char_ngram_range=(1, 2), word_max_n=1, class_weight=None, hmm=False,
-                 calibration_folds=0, secondary_threshold=0.2, max_iter=3000, random_state=0):
+                 calibration_folds=0, secondary_threshold=0.2, max_iter=3000, random_state=0, spoken=True):
         self.C = C
         self.hmm = hmm
+        self.spoken = spoken
         self.char_ngram_range = char_ngram_range
         self.word_max_n = word_max_n
         self.class_weight = class_weight
@@ -77,6 +79,8 @@ class Router(BaseEstimator, ClassifierMixin):
             ("context", ContextFeatures()),
             ("endpoint", EndpointFeatures()),
             ("target", ExplicitTarget()),
+            ("references", EntityReferences()),
+            ("builtins", BuiltinFunctions()),
         ])
 
     def _classifier(self):
@@ -88,7 +92,7 @@ class Router(BaseEstimator, ClassifierMixin):
         unknown = sorted(set(y) - set(CODE_LABEL))
         if unknown:
             raise ValueError(f"unknown reason codes in y: {unknown}")
-        segmenter = Segmenter(hmm=self.hmm).fit()
+        segmenter = Segmenter(hmm=self.hmm, spoken=self.spoken).fit()
         utterances = segmenter.transform(X)  # segment once; the pipeline passes Utterances through
         model = Pipeline([("features", self._features()), ("classify", self._classifier())])
         self.pipeline_ = Pipeline([("segment", segmenter), *clone(model).fit(utterances, y).steps])

@@ -1,0 +1,56 @@
+"""The one normaliser: what every component reads of a query's text (full/half width, spaces next to
+Chinese, the final stop, punctuation), and the identities built from it. The lowest module of the
+text layer: lexicons, the spoken-style module and the segmenter all read through it."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_CJK = r"\u3400-\u9fff\uf900-\ufaff"
+_SPACE_NEAR_CJK = re.compile(rf"\s+(?=[{_CJK}])|(?<=[{_CJK}])\s+")
+_SPACES = re.compile(r"\s+")
+_TRAILING = re.compile(r"[。．.!！~～…\s]+$")
+_HALF_PUNCT = re.compile(rf"(?<=[{_CJK}])[,;:?!]|[,;:?!](?=[{_CJK}])")
+_FULL = {",": "，", ";": "；", ":": "：", "?": "？", "!": "！"}
+_PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
+
+
+def without_spaces_near_chinese(text: str) -> str:
+    return _SPACE_NEAR_CJK.sub("", text)
+
+
+def without_final_stop(text: str) -> str:
+    return _TRAILING.sub("", text)
+
+
+def clean(text: str) -> str:
+    """The one normaliser: NFKC (full-width letters, digits and punctuation to half width), no spaces
+    next to Chinese, runs of spaces as one, no final 。/！/… . Letter case is kept."""
+    text = _SPACES.sub(" ", _SPACE_NEAR_CJK.sub("", unicodedata.normalize("NFKC", text).strip()))
+    return _TRAILING.sub("", text)
+
+
+def normalise(text: str) -> str:
+    """``clean`` and lower case: the text the router reads and lexicons are matched in.
+
+    ``把温度调到 24 度。`` and ``把温度调到24度`` become the same string.
+    """
+    return clean(text).lower()
+
+
+def chinese_punctuation(text: str) -> str:
+    """``,`` next to a Chinese character back to ``，`` (NFKC made it half width); same length."""
+    return _HALF_PUNCT.sub(lambda m: _FULL[m.group()], text)
+
+
+def surface(query) -> str:
+    """``clean`` with Chinese punctuation kept: the text the automation parser reads and quotes from,
+    so ``HyperTask`` and ``，`` are quoted as written. Not a string: ``""``."""
+    return chinese_punctuation(clean(query)) if isinstance(query, str) else ""
+
+
+def fold(text) -> str:
+    """``normalise`` without any space or punctuation: the identity of a condition, subquery or task
+    name (上车时， 打开 空调 == 上车时打开空调). ``None``: ``""``."""
+    return "" if text is None else _PUNCT.sub("", normalise(str(text)))

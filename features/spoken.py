@@ -1,0 +1,372 @@
+"""Spoken style: how a query sounds when people say it to a car or a speaker, and what ASR makes of it.
+
+One place for two jobs:
+
+* **Variation** (training augmentation and ``fastslow robustness``): each kind of spoken variation is
+  a named, seeded, pure function ``kind(text, seed, lexicon=None) -> str``; the same text and seed
+  always give the same variant, and a kind that does not apply returns the text unchanged.
+  ``VARIANTS`` maps the names to the functions; ``spoken_variants`` applies them all.
+* **Stripping** (the text layer, before segmentation): ``strip_disfluencies`` removes what never changes
+  the answer (a leading wake word, hesitations, a stutter, a polite tail) and knows 那个/这个 as a
+  hesitation (那个，打开空调; 那个打开空调) from 那个 as a determiner (那个灯打开; 把那个关了).
+
+The word lists are files in ``lexicons/spoken/`` (see its README), read once per process.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+from fastslow.features.lexicon import LEXICON_DIR, read_entries
+from fastslow.features.normalise import normalise
+
+SPOKEN_DIR = LEXICON_DIR / "spoken"
+
+#: pauses ASR may or may not write; stripped at the edges, kept inside (the splitter reads ，)
+_PAUSE = "，,、。.！!？?；;：: "
+_PUNCT = re.compile(r"[，,、。！!？?；;…~～\s]|(?<!\d)[.:：](?!\d)|(?<=\d)[.:：](?!\d)|(?<!\d)[.:：](?=\d)")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+@dataclass(frozen=True)
+class SpokenLexicon:
+    """The word lists of ``lexicons/spoken/``, longest terms first where they are matched as prefixes."""
+
+    wake_words: tuple[str, ...]
+    hesitations: tuple[str, ...]  # stripped at the start
+    augment_fillers: tuple[str, ...]  # put at the start by ``filler`` (hesitations, 那个/这个, 然后)
+    demonstrative_fillers: tuple[str, ...]  # 那个/这个: a hesitation only before a command
+    stutter_chars: frozenset
+    tails: tuple[str, ...]  # stripped at the end
+    pause_tails: tuple[str, ...]  # stripped at the end only after a pause
+    homophones: tuple[tuple[str, str], ...]  # (word, misrecognition)
+    command_starts: tuple[str, ...]
+    corrections: tuple[tuple[str, str], ...] = ()  # (misrecognition, word) put back before segmentation
+
+    @cached_property
+    def correction_pattern(self) -> re.Pattern | None:
+        wrong = sorted((w for w, _ in self.corrections), key=lambda w: (-len(w), w))
+        return re.compile("|".join(map(re.escape, wrong))) if wrong else None
+
+    @cached_property
+    def edge_chars(self) -> tuple[frozenset, frozenset]:
+        """Characters a strippable start and end begin and finish with: most queries have neither,
+        and ``strip_disfluencies`` returns them after two set lookups and one regular expression."""
+        starts = self.wake_words + self.hesitations + self.demonstrative_fillers
+        ends = self.tails + self.pause_tails
+        return (frozenset(t[0] for t in starts) | frozenset(_PAUSE), frozenset(t[-1] for t in ends) | frozenset(_PAUSE))
+
+    @cached_property
+    def stutter_pattern(self) -> re.Pattern:
+        chars = "".join(sorted(self.stutter_chars))
+        return re.compile(f"([{re.escape(chars)}])\\1+") if chars else re.compile(r"(?!)")
+
+    @classmethod
+    def load(cls, folder: Path = SPOKEN_DIR) -> "SpokenLexicon":
+        folder = Path(folder)
+
+        def entries(name):
+            return read_entries(folder / f"{name}.txt")
+
+        def longest_first(terms):
+            return tuple(sorted(dict.fromkeys(terms), key=lambda t: (-len(t), t)))
+
+        fillers = entries("fillers")
+        tails = entries("tails")
+        return cls(
+            wake_words=longest_first(t for t, _ in entries("wake_words")),
+            hesitations=longest_first(t for t, c in fillers if c == "fillers"),
+            augment_fillers=tuple(dict.fromkeys(t for t, c in fillers if c in ("fillers", "hesitation_demonstrative",
+                                                                                 "augment_only"))),
+            demonstrative_fillers=longest_first(t for t, c in fillers if c == "hesitation_demonstrative"),
+            stutter_chars=frozenset(t for t, c in fillers if c == "stutter"),
+            tails=longest_first(t for t, c in tails if c == "tails"),
+            pause_tails=longest_first(t for t, c in tails if c == "after_pause"),
+            homophones=tuple(entries("homophones")),
+            command_starts=longest_first(t for t, _ in entries("command_starts")),
+            corrections=tuple(entries("asr_corrections")) if (folder / "asr_corrections.txt").is_file() else (),
+        )
+
+
+@lru_cache(maxsize=4)
+def spoken_lexicon(folder: str | None = None) -> SpokenLexicon:
+    """The bundled word lists (or those of ``folder``), loaded once per process."""
+    return SpokenLexicon.load(Path(folder) if folder else SPOKEN_DIR)
+
+
+def _rng(kind: str, text: str, seed: int) -> random.Random:
+    return random.Random(f"{kind}\x1f{seed}\x1f{text}")  # str seeds are hashed with SHA-512: stable across runs
+
+
+# ---------------------------------------------------------------------------------------- numerals
+
+_DIGIT_CN = "零一二三四五六七八九"
+_CN_DIGIT = {c: i for i, c in enumerate(_DIGIT_CN)} | {"两": 2, "〇": 0}
+_CN_UNIT = {"十": 10, "百": 100, "千": 1000}
+_CN_NUM = "零〇一二两三四五六七八九十百千"
+#: a Chinese numeral becomes digits only before one of these (一下, 一点儿, 一些 stay words)
+_UNITS = ("度", "点", "分钟", "分", "小时", "个", "档", "号", "月", "日", "岁", "公里", "米", "级", "倍", "秒",
+          "首", "遍", "次", "格", "块", "元", "天", "%")
+
+
+def int_to_chinese(n: int) -> str:
+    """0…9999 in Chinese numerals as said aloud: 24 → 二十四, 10 → 十, 105 → 一百零五."""
+    if not 0 <= n <= 9999:
+        raise ValueError(f"int_to_chinese: {n} is outside 0…9999")
+    if n < 10:
+        return _DIGIT_CN[n]
+    if n < 20:
+        return "十" + (_DIGIT_CN[n - 10] if n > 10 else "")
+    out, zero = "", False
+    for value, unit in ((1000, "千"), (100, "百"), (10, "十"), (1, "")):
+        d = n // value % 10
+        if d:
+            out += ("零" if zero and out else "") + _DIGIT_CN[d] + unit
+            zero = False
+        elif out:
+            zero = True
+    return out
+
+
+def chinese_to_int(text: str) -> int:
+    """二十四 → 24, 十五 → 15, 一百零五 → 105, 两 → 2; ``ValueError`` for anything else."""
+    if not text or any(c not in _CN_NUM for c in text):
+        raise ValueError(f"chinese_to_int: not a Chinese numeral: {text!r}")
+    total, digit = 0, None
+    for c in text:
+        if c in _CN_UNIT:
+            total += (1 if digit is None else digit) * _CN_UNIT[c]
+            digit = None
+        else:
+            digit = _CN_DIGIT[c] if digit is None else digit * 10 + _CN_DIGIT[c]  # 二四 is rare; read as digits
+    return total + (digit or 0)
+
+
+_TIME_DIGITS = re.compile(r"(\d{1,2})[:：点](\d{1,2})(?:分)?(?!\d)")
+_PERCENT_DIGITS = re.compile(r"(\d{1,3})%")
+_INT_DIGITS = re.compile(r"(?<![\d.])(\d{1,4})(?![\d.%:])")
+_TIME_CN = re.compile(rf"([{_CN_NUM}]{{1,3}})点([{_CN_NUM}]{{1,3}})(分)?")
+_PERCENT_CN = re.compile(rf"百分之([{_CN_NUM}]{{1,3}})")
+_NUM_CN = re.compile(rf"([{_CN_NUM}]{{1,5}})(?=({'|'.join(map(re.escape, _UNITS))}))")
+
+
+def _to_chinese(text: str) -> str:
+    def hour(h: int) -> str:
+        return "两" if h == 2 else int_to_chinese(h)
+
+    text = _TIME_DIGITS.sub(lambda m: f"{hour(int(m[1]))}点{int_to_chinese(int(m[2]))}"
+                            if int(m[1]) <= 24 and int(m[2]) < 60 else m[0], text)
+    text = _PERCENT_DIGITS.sub(lambda m: "百分之" + int_to_chinese(int(m[1])), text)
+    return _INT_DIGITS.sub(lambda m: int_to_chinese(int(m[1])), text)
+
+
+def _to_digits(text: str) -> str:
+    def safe(numeral: str) -> str | None:
+        try:
+            return str(chinese_to_int(numeral))
+        except ValueError:
+            return None
+
+    def time(m):
+        h, mnt = safe(m[1]), safe(m[2])
+        return f"{h}点{mnt}" if h and mnt and int(mnt) < 60 else m[0]
+
+    text = _TIME_CN.sub(time, text)
+    text = _PERCENT_CN.sub(lambda m: (safe(m[1]) + "%") if safe(m[1]) else m[0], text)
+    # a lone 一 (一下, 一点儿, 一个) stays a word
+    return _NUM_CN.sub(lambda m: m[0] if m[1] in ("一", "两") or safe(m[1]) is None else safe(m[1]), text)
+
+
+# ---------------------------------------------------------------------------------------- variants
+
+def filler(text: str, seed: int, lexicon: SpokenLexicon | None = None) -> str:
+    """A hesitation before the query: 嗯打开空调, 那个，打开空调, 就是导航回家."""
+    lex = lexicon or spoken_lexicon()
+    rng = _rng("filler", text, seed)
+    return rng.choice(lex.augment_fillers) + rng.choice(("", "", "，")) + text
+
+
+def wake(text: str, seed: int, lexicon: SpokenLexicon | None = None) -> str:
+    """A wake word before the query: 小爱同学打开空调, 你好小鹏，导航回家."""
+    lex = lexicon or spoken_lexicon()
+    rng = _rng("wake", text, seed)
+    return rng.choice(lex.wake_words) + rng.choice(("", "，")) + text
+
+
+_QUESTION = re.compile(r"[吗呢?？]$|什么|怎么|多少|哪|几|为什么|是不是|有没有")
+
+
+def tail(text: str, seed: int, lexicon: SpokenLexicon | None = None) -> str:
+    """A polite tail after the query: 打开空调谢谢, 打开空调，好吗. Questions only get thanks."""
+    lex = lexicon or spoken_lexicon()
+    rng = _rng("tail", text, seed)
+    body = text.rstrip(_PAUSE)
+    if _QUESTION.search(body):
+        return body + rng.choice(("", "，")) + rng.choice(lex.tails)
+    choice = rng.choice(lex.tails + lex.pause_tails)
+    if choice in lex.pause_tails and body.endswith(choice):
+        choice = rng.choice(lex.tails)
+    return body + rng.choice(("", "，")) + choice
+
+
+def stutter(text: str, seed: int, lexicon: SpokenLexicon | None = None) -> str:
+    """The first one or two characters said twice: 空调空调开一下, 把把温度调低."""
+    rng = _rng("stutter", text, seed)
+    m = re.match(r"[\u3400-\u9fff]{2,}", text)
+    if not m:
+        return text
+    k = rng.choice((1, 2))
+    return text[:k] + text
+
+
+def no_punct(text: str, seed: int = 0, lexicon: SpokenLexicon | None = None) -> str:
+    """Punctuation and spaces dropped, as ASR delivers text (a decimal point or 7:45 stays)."""
+    return _PUNCT.sub("", text)
+
+
+def numerals(text: str, seed: int = 0, lexicon: SpokenLexicon | None = None) -> str:
+    """Digits said as Chinese numerals (24度 → 二十四度, 7点45 → 七点四十五), or the other way round
+    when the query has no digits (二十四度 → 24度)."""
+    if re.search(r"\d", text):
+        return _to_chinese(text)
+    return _to_digits(text)
+
+
+def homophone(text: str, seed: int, lexicon: SpokenLexicon | None = None) -> str:
+    """One word replaced by what ASR often writes for it (座椅 → 坐椅, 导航 → 到航)."""
+    lex = lexicon or spoken_lexicon()
+    present = [(word, wrong) for word, wrong in lex.homophones if word in text]
+    if not present:
+        return text
+    word, wrong = _rng("homophone", text, seed).choice(present)
+    return text.replace(word, wrong, 1)
+
+
+VARIANTS = {"filler": filler, "wake": wake, "tail": tail, "stutter": stutter, "no_punct": no_punct,
+            "numerals": numerals, "homophone": homophone}
+VARIANT_KINDS = tuple(VARIANTS)
+
+
+def spoken_variants(text: str, seed: int = 0, kinds=VARIANT_KINDS,
+                    lexicon: SpokenLexicon | None = None) -> list[tuple[str, str]]:
+    """``(kind, variant)`` for each kind that changes ``text`` (in ``kinds`` order)."""
+    out = []
+    for kind in kinds:
+        if kind not in VARIANTS:
+            raise ValueError(f"unknown spoken variant kind {kind!r} (known: {', '.join(VARIANT_KINDS)})")
+        variant = VARIANTS[kind](text, seed, lexicon)
+        if variant != text:
+            out.append((kind, variant))
+    return out
+
+
+# ---------------------------------------------------------------------------------------- stripping
+
+_REPEAT = re.compile(r"([\u3400-\u9fff]{2,4})\1")
+
+
+def _collapse_repeats(text: str, lex: SpokenLexicon) -> str:
+    text = _REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)  # 谢谢谢谢, 哈哈哈哈 stay
+    return lex.stutter_pattern.sub(r"\1", text)
+
+
+def _hesitation_demonstrative(rest: str, lex: SpokenLexicon) -> bool:
+    """Is 那个/这个 before ``rest`` a hesitation? After a pause, before another filler or wake word,
+    or before a command that has an object of its own (那个打开空调, not 那个打开)."""
+    if not rest:
+        return False
+    if rest[0] in _PAUSE:
+        return True
+    if rest.startswith(lex.hesitations) or rest.startswith(lex.wake_words):
+        return True
+    for start in lex.command_starts:
+        if rest.startswith(start):
+            after = rest[len(start):].strip(_PAUSE)
+            for bare in ("一下", "掉", "了", "吧", "呗", "上", "下"):
+                if after.endswith(bare):
+                    after = after[: -len(bare)]
+            return len(after) >= 1
+    return False
+
+
+def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
+    """``text`` (normalised) without what never changes its answer: a leading wake word, hesitations
+    (嗯, 呃, 就是; 那个/这个 when they are one), stutters (空调空调 → 空调, 把把 → 把) and a polite tail
+    (谢谢; 好吗 after a pause); misrecognitions of asr_corrections.txt are put back (坐椅 → 座椅).
+    A query that would be left empty is returned as it was."""
+    lex = lexicon or spoken_lexicon()
+    out = _collapse_repeats(text, lex)
+    fix = lex.correction_pattern
+    if fix is not None:
+        word = dict(lex.corrections)
+        out = fix.sub(lambda m: word[m[0]], out)
+    starts, ends = lex.edge_chars
+    if not out or (out[0] not in starts and out[-1] not in ends):
+        return out or text
+    while True:
+        before = out
+        out = out.lstrip(_PAUSE)
+        for group in (lex.wake_words, lex.hesitations):
+            for term in group:
+                if out.startswith(term) and len(out) > len(term):
+                    out = out[len(term):]
+                    break
+        for term in lex.demonstrative_fillers:
+            if out.startswith(term) and _hesitation_demonstrative(out[len(term):], lex):
+                out = out[len(term):]
+                break
+        if out == before:
+            break
+    while True:
+        before = out
+        body = out.rstrip(_PAUSE)
+        for term in lex.tails:
+            if body.endswith(term) and len(body) > len(term) + 1:
+                body = body[: -len(term)]
+                break
+        for term in lex.pause_tails:
+            if body.endswith(term) and len(body) > len(term) + 1 and body[-len(term) - 1] in _PAUSE:
+                body = body[: -len(term)]
+                break
+        out = body.rstrip(_PAUSE)
+        if out == before:
+            break
+    out = out.strip(_PAUSE)
+    return out if out else text
+
+
+# ---------------------------------------------------------------------------------------- augmentation
+
+def augment_rows(rows: list[dict], per_row: int, seed: int, held_out: set[str] = frozenset(),
+                 kinds=VARIANT_KINDS, lexicon: SpokenLexicon | None = None) -> list[dict]:
+    """Up to ``per_row`` spoken variants of each labelled row, each of another kind, as new rows with
+    the source's label and codes and ``source`` ``<source>+spoken:<kind>``.
+
+    The leak guard: a variant whose normalised query is in ``held_out`` (the queries of the dev sets and
+    fixtures, normalised) or equals a query already in ``rows`` is not added. Deterministic: the same
+    rows, ``per_row`` and ``seed`` give the same list.
+    """
+    if per_row <= 0:
+        return []
+    seen = {normalise(r["query"]) for r in rows} | set(held_out)
+    out = []
+    for row in rows:
+        query = row["query"]
+        order = list(kinds)
+        _rng("augment", query, seed).shuffle(order)
+        added = 0
+        for kind in order:
+            if added >= per_row:
+                break
+            variant = VARIANTS[kind](query, seed, lexicon)
+            key = normalise(variant)
+            if variant == query or key in seen:
+                continue
+            seen.add(key)
+            out.append({**row, "query": variant, "source": f"{row.get('source') or 'train'}+spoken:{kind}"})
+            added += 1
+    return out

@@ -1,0 +1,99 @@
+"""Spoken style (features/spoken.py): the variant kinds, the filler stripper, augmentation and its leak guard."""
+
+from __future__ import annotations
+
+import pytest
+
+from fastslow.features.spoken import (
+    VARIANT_KINDS, augment_rows, chinese_to_int, filler, homophone, int_to_chinese, no_punct, numerals,
+    spoken_lexicon, spoken_variants, strip_disfluencies, stutter, tail, wake,
+)
+from fastslow.features.text import Segmenter
+
+
+@pytest.mark.parametrize("n, text", [(0, "零"), (7, "七"), (10, "十"), (15, "十五"), (24, "二十四"), (45, "四十五"),
+                                     (100, "一百"), (105, "一百零五"), (1010, "一千零一十")])
+def test_numbers_are_said_as_chinese_numerals_and_read_back(n, text):
+    assert int_to_chinese(n) == text
+    assert chinese_to_int(text) == n
+
+
+def test_numerals_turn_digits_into_spoken_numbers_and_back():
+    assert numerals("把温度调到24度", 0) == "把温度调到二十四度"
+    assert numerals("7点45叫我起床", 0) == "七点四十五叫我起床"
+    assert numerals("电量低于20%时提醒我", 0) == "电量低于百分之二十时提醒我"
+    assert numerals("把空调调到二十四度", 0) == "把空调调到24度"
+    assert numerals("明天七点四十五提醒我开会", 0) == "明天7点45提醒我开会"
+
+
+def test_numerals_leave_words_made_of_numerals_alone():
+    assert numerals("调低一点", 0) == "调低一点"
+    assert numerals("开一下空调", 0) == "开一下空调"
+
+
+def test_each_kind_is_seeded_and_pure():
+    lex = spoken_lexicon()
+    text = "把空调调到二十四度，然后打开座椅加热"
+    for kind in VARIANT_KINDS:
+        first = spoken_variants(text, 5, kinds=(kind,))
+        assert first == spoken_variants(text, 5, kinds=(kind,))
+    assert filler(text, 1)[: -len(text)].rstrip("，") in lex.augment_fillers
+    assert wake(text, 1)[: -len(text)].rstrip("，") in lex.wake_words
+    assert tail("打开空调", 1)[len("打开空调"):].lstrip("，") in lex.tails + lex.pause_tails
+    assert tail("空调开了吗", 2)[len("空调开了吗"):].lstrip("，") in lex.tails  # a question is only thanked
+    assert stutter("空调开一下", 0) in ("空空调开一下", "空调空调开一下")
+    assert no_punct(text) == "把空调调到二十四度然后打开座椅加热"
+    assert no_punct("导航去评分4.5以上的川菜，7:45出发") == "导航去评分4.5以上的川菜7:45出发"
+    assert homophone("打开座椅加热", 0) in {"打开" + w for w in ("坐椅加热", "座椅加惹")} | {"大开座椅加热"}
+    assert homophone("今天几号", 0) == "今天几号"  # no word of the lexicon: unchanged
+
+
+def test_unknown_kind_is_refused_by_name():
+    with pytest.raises(ValueError, match="whisper"):
+        spoken_variants("打开空调", 0, kinds=("whisper",))
+
+
+@pytest.mark.parametrize("said, meant", [
+    ("那个打开空调", "打开空调"),                 # 那个 before a command with its own object: a hesitation
+    ("那个，打开空调", "打开空调"),               # ... after a pause: a hesitation
+    ("小爱同学嗯那个把把空调打开谢谢", "把空调打开"),
+    ("空调空调开一下", "空调开一下"),
+    ("打开空调，好吗", "打开空调"),
+    ("你好小鹏，导航回家", "导航回家"),
+    ("那个灯打开", "那个灯打开"),                 # 那个 before a noun points at it
+    ("那个打开", "那个打开"),                     # ... and is the object of a bare verb
+    ("把那个关了", "把那个关了"),
+    ("今天天气好吗", "今天天气好吗"),             # 好吗 without a pause is the question itself
+    ("额度还有多少", "额度还有多少"),
+    ("打开开关", "打开开关"),
+    ("嗯", "嗯"),                                 # never emptied
+    ("打开坐椅加热", "打开座椅加热"),             # a misrecognition that is no word is put back
+    ("打开车床", "打开车床"),                     # ... but one that is a word (a lathe) is not
+])
+def test_the_stripper_removes_hesitations_but_keeps_determiners(said, meant):
+    assert strip_disfluencies(said) == meant
+
+
+def test_a_spoken_segmenter_strips_before_segmenting():
+    plain = Segmenter(hmm=False).fit()
+    spoken = Segmenter(hmm=False, spoken=True).fit()
+    assert spoken.utterance("那个，打开空调").text == "打开空调"
+    assert plain.utterance("那个，打开空调").text == "那个,打开空调"  # NFKC: a half-width comma
+
+
+def test_augmented_rows_keep_their_label_and_never_equal_a_held_out_query():
+    rows = [{"query": "把温度调到24度", "label": "快", "primary_reason_code": "DIRECT_ACTION", "source": "core"},
+            {"query": "脚底下好冷", "label": "慢", "primary_reason_code": "INTENT_INFERENCE", "source": "core"}]
+    out = augment_rows(rows, 3, seed=13)
+    assert out == augment_rows(rows, 3, seed=13)
+    assert len(out) == 6
+    for row in out:
+        source = next(r for r in rows if row["source"].startswith(r["source"]) and row["label"] == r["label"])
+        assert row["primary_reason_code"] == source["primary_reason_code"]
+        assert row["source"].split("+spoken:")[1] in VARIANT_KINDS
+    assert augment_rows(rows, 0, seed=13) == []
+    # the leak guard: a held-out query (normalised) is never produced
+    numerals_variant = "把温度调到二十四度"
+    guarded = augment_rows(rows[:1], len(VARIANT_KINDS), seed=13, held_out={numerals_variant})
+    assert numerals_variant not in {r["query"] for r in guarded}
+    assert numerals_variant in {r["query"] for r in augment_rows(rows[:1], len(VARIANT_KINDS), seed=13)}
