@@ -4,7 +4,8 @@ Every learned or fitted part is a scikit-learn transformer over a list of ``Utte
 (see ``features.text``), so segmentation happens once per query and every extractor reads it.
 """
 
-from fastslow.features.text import Utterance, Segmenter, normalise
+from fastslow.features.text import Utterance, Segmenter
+from fastslow.features.normalise import normalise
 from fastslow.features.extractors import (
     CharNgrams,
     WordTokens,

@@ -7,7 +7,6 @@ import logging
 import math
 import re
 import threading
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import jieba
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from fastslow.features.lexicon import LEXICON_DIR, ROUTER_LEXICONS, LexiconBank, load_lexicon
-from fastslow.features.normalise import chinese_punctuation, clean, fold, normalise, surface  # noqa: F401 - the text layer's face
+from fastslow.features.normalise import chinese_punctuation, clean, normalise
 
 try:  # jieba-rs: the same algorithm and dictionary, compiled (see RustCut)
     import rjieba

@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origi
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints
 
+from fastslow.data.io import lone_surrogate
 from fastslow.models.capture.policy import CandidateAction, Interruption, Outcome
 from fastslow.models.routing.rules import Route, default_route, fast_system_pending
 from fastslow.models.taxonomy import DEFAULT_ROUTE, ENDPOINTS, LABELS, REASON_CODES
@@ -271,6 +272,10 @@ def validate_input(raw: Any, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> 
         raise InputError("query", f"too long: {len(query)} characters (limit {max_query_chars})")
     if any(0xD800 <= ord(ch) <= 0xDFFF for ch in query):
         raise InputError("query", "not valid UTF-8 text")
+    for name in ("id", "context", "existing_tasks"):  # echoed or hashed: must encode as UTF-8
+        found = lone_surrogate(raw.get(name), name)
+        if found:
+            raise InputError(found[0], f"a lone surrogate ({found[1]}) is not Unicode text")
     qid = raw.get("id")
     if qid is not None and (isinstance(qid, bool) or not isinstance(qid, (str, int))):
         raise InputError("id", f"must be a string or an integer, got {type(qid).__name__}")
@@ -356,13 +361,16 @@ def echo(query: Any) -> str | None:
     ``ECHO_CHARS`` and its length (a 50 MB query must not make a 50 MB record); anything else as None."""
     if not isinstance(query, str):
         return None
+    if lone_surrogate(query):  # no UTF-8 writer can encode it: shown as U+FFFD
+        query = "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in query)
     return query if len(query) <= DEFAULT_MAX_QUERY_CHARS else f"{query[:ECHO_CHARS]}… ({len(query)} characters)"
 
 
 def error_record(qid: Any, query: Any, error: str, line: int | None = None) -> dict:
     """The record of a row that could not be scored: its id (or line number), its query (``echo``) and a
     clear error. An id that JSON cannot hold (``NaN``, ``1e400``) is not echoed: it becomes null."""
-    record = {"id": qid if finite_json(qid) else None, "query": echo(query), "error": error}
+    record = {"id": qid if finite_json(qid) and not lone_surrogate(qid) else None, "query": echo(query),
+              "error": error}
     if line is not None:
         record["line"] = line
     return record

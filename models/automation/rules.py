@@ -24,7 +24,7 @@ from typing import Callable, Sequence
 
 from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.features.split import join_actionless, pieces_between
-from fastslow.features.text import chinese_punctuation, surface, without_final_stop, without_spaces_near_chinese
+from fastslow.features.normalise import chinese_punctuation, surface, without_final_stop, without_spaces_near_chinese
 
 SPAN_KINDS = ("C", "A", "D", "N", "E")
 DEFAULT = "default"
@@ -57,7 +57,7 @@ class Span:
 # --------------------------------------------------------------------------------------------
 
 def automation_text(query) -> str:
-    """The text the parser reads and quotes from: ``features.text.surface`` (the one normaliser, letter
+    """The text the parser reads and quotes from: ``features.normalise.surface`` (the one normaliser, letter
     case and Chinese punctuation kept, so ``HyperTask`` is quoted as written)."""
     return surface(query)
 

@@ -25,7 +25,7 @@ import hashlib
 import json
 from typing import Any, Sequence
 
-from fastslow.features.text import fold
+from fastslow.features.normalise import fold
 
 from fastslow.models.capture.policy import CaptureSignals, TaskOwner, run_capture_policy
 

@@ -83,7 +83,7 @@ def load_training(train_dir: Path = TRAIN_DIR) -> list[dict]:
 
 def query_key(row: dict) -> str:
     """Identity of a query for leakage checks: its normalised text and context."""
-    from fastslow.features.text import normalise
+    from fastslow.features.normalise import normalise
 
     return normalise(row["query"]) + "\x1f" + json.dumps(row.get("context") or [], ensure_ascii=False)
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from fastslow.data import DATA_DIR, DataError
 from fastslow.data.io import InputFileError, read_rows
 from fastslow.features.spoken import augment_rows
-from fastslow.features.text import normalise
+from fastslow.features.normalise import normalise
 from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.features.lexicon import lexicons_digest
 from fastslow.models.lifecycle import automation_training
