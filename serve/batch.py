@@ -118,15 +118,9 @@ def _load_scorer(model_path: str, output_fmt: str, review_fmt: str | None, revie
     """Load the bundle and warm it up for this process's chunks; any failure (a truncated or foreign
     file whose manifest matches) is a ``ModelLoadError`` that says why."""
     global _worker
-    from fastslow.models.lifecycle.bundle import ModelLoadError, load_bundle
+    from fastslow.models.lifecycle.bundle import load_bundle, warmed
 
-    try:
-        model = load_bundle(model_path).warm_up()
-    except ModelLoadError:
-        raise
-    except Exception as exc:  # noqa: BLE001 - an unpickling error says little on its own
-        raise ModelLoadError(f"cannot load {model_path}: {type(exc).__name__}: {exc} (a damaged file, or one "
-                             "written by another version of fastslow? retrain it with this one)") from None
+    model = warmed(load_bundle(model_path), model_path)
     _worker = ChunkScorer(model, output_fmt, review_fmt, review_below, explain, memo)
     # The model is hundreds of thousands of long-lived objects (vocabularies, lexicons). Left in the
     # collector's generations, every full collection walks them all: a third of batch scoring time.

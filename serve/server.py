@@ -40,11 +40,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from fastslow.models.lifecycle.bundle import DEFAULT_MODEL_PATH, FastslowModel, ModelLoadError, load_bundle
+from fastslow.models.lifecycle.bundle import DEFAULT_MODEL_PATH, FastslowModel, ModelLoadError, load_bundle, warmed
+from fastslow.models.lifecycle.manifest import MODEL_ENV
 from fastslow.models.record import ErrorRecord, InputError, Record, RouteInput, error_record, validate_input
 from fastslow.serve.metrics import MULTIPROC_ENV, Metrics
 
-MODEL_ENV = "FASTSLOW_MODEL"
 MAX_ITEMS_ENV = "FASTSLOW_MAX_BATCH_ITEMS"
 MAX_BODY_ENV = "FASTSLOW_MAX_BODY_BYTES"
 BODY_TIMEOUT_ENV = "FASTSLOW_BODY_TIMEOUT"
@@ -553,19 +553,8 @@ def load_model(path: Path, model: FastslowModel | None = None, *, expect_sha256:
     """``load_bundle`` (SHA-256, manifest, signature or pin, library versions) and a warm-up (jieba's dictionary,
     first-call costs) now rather than on the first request. Any failure becomes a ``ModelLoadError`` that says why."""
     if model is None:
-        try:
-            model = load_bundle(path, expect_sha256=expect_sha256, pinned_by=pinned_by)
-        except ModelLoadError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - an unpickling error says little on its own
-            raise ModelLoadError(f"cannot load {path}: {type(exc).__name__}: {exc} (written by another version "
-                                 f"of fastslow? retrain it with this one)") from exc
-    try:
-        model.warm_up()
-    except Exception as exc:  # noqa: BLE001
-        raise ModelLoadError(f"{path} loaded but cannot score: {type(exc).__name__}: {exc} (written by another "
-                             f"version of fastslow? retrain it with this one)") from exc
-    return model
+        model = load_bundle(path, expect_sha256=expect_sha256, pinned_by=pinned_by)
+    return warmed(model, path)
 
 
 def app_from_env() -> FastAPI:

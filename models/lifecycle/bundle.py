@@ -18,7 +18,7 @@ from fastslow.models.lifecycle.manifest import (DEFAULT_MODEL_PATH, ModelLoadErr
                                                 sha256_of, verify_bundle)
 from fastslow.models.pipeline import FastslowModel
 
-__all__ = ["DEFAULT_MODEL_PATH", "FastslowModel", "ModelLoadError", "load_bundle", "save_bundle"]
+__all__ = ["DEFAULT_MODEL_PATH", "FastslowModel", "ModelLoadError", "load_bundle", "save_bundle", "warmed"]
 
 
 def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None,
@@ -51,8 +51,22 @@ def load_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = Tr
     data = path.read_bytes() if path.is_file() else None  # read once: the bytes checked are the bytes unpickled
     manifest = verify_bundle(path, check_versions, expect_sha256=expect_sha256, pinned_by=pinned_by, data=data)
     actual = manifest["sha256"]
-    model = joblib.load(io.BytesIO(data))
+    try:
+        model = joblib.load(io.BytesIO(data))
+    except Exception as exc:  # noqa: BLE001 - an unpickling error says little on its own
+        raise ModelLoadError(f"cannot load {path}: {type(exc).__name__}: {exc} (a damaged file, or one written by "
+                             "another version of fastslow? retrain it with this one)") from None
     if not isinstance(model, FastslowModel):
         raise ModelLoadError(f"{path} does not hold a fastslow model")
     model.info = {**model.info, "sha256": actual, "manifest": manifest}
     return model
+
+
+def warmed(model: FastslowModel, path: Path | str) -> FastslowModel:
+    """``model`` warmed up (jieba's dictionary, first-call costs) now rather than on its first row; a
+    model that loads but cannot score is a ``ModelLoadError``."""
+    try:
+        return model.warm_up()
+    except Exception as exc:  # noqa: BLE001
+        raise ModelLoadError(f"{path} loaded but cannot score: {type(exc).__name__}: {exc} (written by another "
+                             "version of fastslow? retrain it with this one)") from exc
