@@ -15,6 +15,7 @@ import pytest
 
 from fastslow.data.sinks import read_records
 from fastslow.models.lifecycle.manifest import sha256_of
+from fastslow.models.lifecycle.signing import sign
 
 from test_batch import log_lines, run
 from test_cli import fastslow, records
@@ -214,12 +215,15 @@ def test_score_reports_a_broken_manifest(trained, tmp_path, manifest, says):
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
-def test_score_reports_a_truncated_model_whose_manifest_matches(trained, tmp_path, jobs):
+def test_score_reports_a_truncated_model_whose_manifest_matches(trained, tmp_path, jobs, signing_key):
+    """A damaged file whose manifest (and its signature) vouch for it: the unpickling error is a message."""
     model = _copy_model(trained, tmp_path / "m")
     model.write_bytes(model.read_bytes()[: model.stat().st_size // 2])
     manifest_file = tmp_path / "m" / "fastslow.manifest.json"
     manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
-    manifest_file.write_text(json.dumps({**manifest, "sha256": sha256_of(model)}), encoding="utf-8")
+    manifest = {**manifest, "sha256": sha256_of(model)}
+    manifest["signature"] = sign(manifest, signing_key)
+    manifest_file.write_text(json.dumps(manifest), encoding="utf-8")
     path = tmp_path / "in.jsonl"
     path.write_text("\n".join(log_lines(6)) + "\n", encoding="utf-8")
     result = fastslow("score", path, "-o", tmp_path / "out.jsonl", "--model", model, "--jobs", jobs,

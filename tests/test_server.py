@@ -233,7 +233,7 @@ def test_a_lone_surrogate_in_any_field_is_refused_with_a_422_never_a_500(server,
 
 
 def test_the_schema_says_what_the_server_does_about_blank_text(server):
-    """``\u001f`` is whitespace to Python (refused as blank) but not to JSON Schema's ``\S``; the schema
+    r"""``\u001f`` is whitespace to Python (refused as blank) but not to JSON Schema's ``\S``; the schema
     spells out Python's whitespace, so both refuse it, and both accept ``\u0000``."""
     import jsonschema
 
