@@ -101,7 +101,9 @@ def test_blank_means_what_str_strip_removes_in_both_regex_flavours():
 
 def test_the_flat_record_layout_is_the_schemas_fields():
     assert record_layout() == RECORD.columns
-    assert [name for name, _ in RECORD.columns] == [*Record.model_fields, "error", "line"]
+    required = [name for name, f in Record.model_fields.items() if f.is_required()]
+    assert [name for name, _ in RECORD.columns] == [*required, "error", "line"]
+    assert [n for n in Record.model_fields if n not in required] == ["explanation"]  # only with --explain
     assert set(ErrorRecord.model_fields) <= set(RECORD.names)
 
 
@@ -129,3 +131,19 @@ def test_an_id_json_cannot_hold_is_refused_and_not_echoed(qid):
 def test_finite_ids_are_echoed_as_given():
     assert error_record(1.5, 3, "id: bad")["id"] == 1.5
     assert error_record({"a": [1, "x"]}, None, "id: bad") == {"id": {"a": [1, "x"]}, "query": None, "error": "id: bad"}
+
+
+@pytest.mark.parametrize("raw, field", [({"query": "打开空调", "id": "a\ud800"}, "id"),
+                                        ({"query": "打开空调", "context": [{"role": "user", "text": "\udfff"}]},
+                                         "context[0].text"),
+                                        ({"query": "打开空调", "existing_tasks": [{"id": "t", "name": "\ud800"}]},
+                                         "existing_tasks[0].name")])
+def test_a_lone_surrogate_in_any_echoed_field_is_an_input_error_and_never_echoed(raw, field):
+    """Rows from a pyfunc DataFrame or a caller of ``FastslowModel.score`` reach no reader that checks
+    for half a UTF-16 pair: the validator refuses it, and the error record holds nothing unencodable."""
+    with pytest.raises(InputError) as caught:
+        validate_input(raw)
+    assert caught.value.field == field
+    record = error_record(raw.get("id"), raw["query"] + "\ud800", str(caught.value))
+    assert json.dumps(record, ensure_ascii=False).encode("utf-8")
+    assert record["query"] == "打开空调\ufffd"

@@ -19,6 +19,8 @@ EXTRA = [
     {"query": "你们这车的续航是怎么算的", "label": "模糊", "primary_reason_code": "PRODUCT_KNOWLEDGE"},
 ]
 
+BIGGER_ROWS = 600
+
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory, monkeypatch_module):
@@ -31,7 +33,7 @@ def store(tmp_path_factory, monkeypatch_module):
     tiny = sample_rows(120, seed=7)
     write_jsonl(folder / "tiny" / "core.jsonl", tiny)
     extra = write_jsonl(folder / "reviewed.jsonl", EXTRA)
-    bigger = write_jsonl(folder / "bigger.jsonl", sample_rows(300, seed=11))
+    bigger = write_jsonl(folder / "bigger.jsonl", sample_rows(BIGGER_ROWS, seed=11))  # clearly better than tiny
     contract = json.loads(CAPTURE_FIXTURE_FILE.read_text(encoding="utf-8"))
     contract["cases"][0]["expected"]["outcome"] = "ignore"  # was pending_candidate: the policy now fails one check
     broken = folder / "capture_broken.json"
@@ -108,9 +110,9 @@ def test_each_run_logs_its_tables_and_a_model_card(store):
     assert card == beside
     for heading in ("## Intended use", "## Data", "## Metrics", "## Known weaknesses"):
         assert heading in card
-    assert f"MLflow run `{run_id}`" in card and "| routing_train | training | 300 |" in card
+    assert f"MLflow run `{run_id}`" in card and f"| routing_train | training | {BIGGER_ROWS} |" in card
     worst = store["runs"][1]["metrics"]
-    assert f"| dev | 396 | {worst['dev_label_accuracy']:.3f} |" in card
+    assert f"| dev | {len(load_labelled(DEV_FILE))} | {worst['dev_label_accuracy']:.3f} |" in card
     assert "F1" in card.split("## Known weaknesses")[1]   # the worst reason codes on dev, by name
 
 
