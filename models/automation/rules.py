@@ -408,8 +408,9 @@ _SEAT_LIST_JOINERS = re.compile(r"^(和|与|跟|及|以及|、|,|，|还有)$")
 def inheritance_mode(condition: str, lex: AutomationLexicons) -> tuple[str, list[str]]:
     """Spec 带 trigger 的位置继承: which seats an action without its own seat inherits.
 
-    ``("all", [主驾, 副驾])`` when the condition lists seats together (主驾和副驾都有人: the action is
-    meant for every one of them, so it is split); otherwise ``("nearest", [last seat])``, the seat
+    ``("all", [主驾, 副驾])`` when the condition lists seats together (主驾和副驾都有人) or names them
+    with one word (主副驾, 前排: positions.txt category ``主驾|副驾``): the action is meant for every one
+    of them, so it is split; otherwise ``("nearest", [last seat])``, the seat
     closest to the action (主驾有人上车时或……主驾系上安全带时 → 主驾); ``("none", [])`` without seats."""
     seats = seat_mentions(condition, lex)
     if not seats:
@@ -421,7 +422,8 @@ def inheritance_mode(condition: str, lex: AutomationLexicons) -> tuple[str, list
             listed.insert(0, prev)
         else:
             break
-    surfaces = list(dict.fromkeys(s[2] for s in listed))
+    # a word naming several seats at once (主副驾, 前排: category 主驾|副驾) stands for all of them
+    surfaces = list(dict.fromkeys(name for s in listed for name in (s[3].split("|") if "|" in s[3] else [s[2]])))
     if len(surfaces) > 1:
         return "all", surfaces
     return "nearest", [seats[-1][2]]
