@@ -29,3 +29,24 @@ def test_one_word_for_both_front_seats_inherits_both():
 def test_a_front_row_word_before_another_seat_is_not_the_nearest_seat():
     # 就近继承: the seat nearest to the action (后排) wins over an earlier 前排 in another state
     assert inheritance_mode("关闭前排空调且后排有人时", LEX) == ("nearest", ["后排"])
+
+
+# ---------------------------------------------------------------- 执行一次 said in other words
+
+def test_once_variants_become_the_execute_once_prefix():
+    # 执行一次: 限定词拼接到条件中，格式为 执行一次+原始条件 (the marker tagged as an N span)
+    assert groups("[C:明天早上八点][A:打开空调][N:仅此一次]") == [("执行一次明天早上八点", ["打开空调"])]
+    assert groups("[N:只执行这一次][C:明天七点][A:叫我起床]") == [("执行一次明天七点", ["提醒我起床"])]
+
+
+def test_once_variant_inside_a_condition_or_action_span_moves_to_the_condition():
+    # the marker left inside a span is still no part of the condition or the subquery
+    assert groups("[C:只执行这一次明天七点][A:叫我起床]") == [("执行一次明天七点", ["提醒我起床"])]
+    assert groups("[C:到家的时候][A:打开客厅灯只要一次]") == [("执行一次到家的时候", ["打开客厅灯"])]
+    assert groups("[C:下班的时候][A:放点音乐就一次]") == [("执行一次下班的时候", ["放点音乐"])]
+    assert groups("[C:上车时][A:打开座椅加热一次就好]") == [("执行一次上车时", ["打开座椅加热"])]
+
+
+def test_a_once_word_inside_an_action_is_kept():
+    # only a marker at an edge is one: 一次性 in the middle of a request stays
+    assert groups("[C:到家时][A:把一次性杯子扔掉]") == [("到家时", ["把一次性杯子扔掉"])]

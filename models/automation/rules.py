@@ -455,6 +455,25 @@ def inherit_location(condition: str | None, actions: Sequence[str], lex: Automat
     return out
 
 
+def without_once(text: str, lex: AutomationLexicons) -> tuple[str, bool]:
+    """Spec 执行一次: a once marker (once_markers.txt: 仅此一次, 只要一次, 一次就好 …) said at either
+    edge of a condition or an action span is no part of it: (the text without it, whether one was
+    there). 明天八点仅此一次 → (明天八点, True); 打开空调只执行这一次 → (打开空调, True)."""
+    found = False
+    prev = None
+    while prev != text and text:
+        prev = text
+        low = lowered(text)
+        hits = lex.once.find(low)
+        heads = [b for a, b, _, _ in hits if a == 0 and b < len(text)]
+        tails = [a for a, b, _, _ in hits if b == len(text) and a > 0]
+        if heads:
+            text, found = strip_fillers(text[max(heads):], lex), True
+        elif tails:
+            text, found = strip_fillers(text[:min(tails)], lex), True
+    return text, found
+
+
 def once_condition(condition: str | None) -> str:
     """Spec 执行一次: ``执行一次+原始条件``."""
     if condition and condition.startswith(ONCE):
@@ -592,16 +611,21 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
         span = raw.actions[0]
         return [Group(DEFAULT, [super_task_clause(clean_subquery(span.text, lex), lex)], ["system"], [span.intent])]
     condition = condition_text(text, raw.conditions, lex)
+    once = bool(raw.once)
+    if condition:
+        condition, said = without_once(condition, lex)
+        once = once or said
     actions, intents = [], []
     for span in raw.actions:
-        cleaned = clean_subquery(span.text, lex)
+        cleaned, said = without_once(clean_subquery(span.text, lex), lex)
+        once = once or said
         if cleaned:
             actions.append(add_missing_verb(reminder_from_noun(cleaned), lex))
             intents.append(span.intent)
     if raw.durations:
         durations = [clean_subquery(d.text, lex) for d in raw.durations]
         condition = duration_condition(condition, [d for d in durations if d])
-    if raw.once:
+    if once:
         condition = once_condition(condition)
     if condition:
         pairs = []
