@@ -4,7 +4,10 @@ in other words. Spans are given (no model), so a failure is a rule's fault; the 
 none is in the training, dev or fixture data."""
 
 from fastslow.features.automation_lexicons import load_automation_lexicons
-from fastslow.models.automation.rules import assemble, inheritance_mode, parse_markup
+from fastslow.models.automation.parser import surface_of
+from fastslow.models.automation.rules import (
+    Span, assemble, demote_signalless_conditions, has_condition_signal, inheritance_mode, parse_markup,
+)
 
 LEX = load_automation_lexicons()
 
@@ -50,3 +53,50 @@ def test_once_variant_inside_a_condition_or_action_span_moves_to_the_condition()
 def test_a_once_word_inside_an_action_is_kept():
     # only a marker at an edge is one: 一次性 in the middle of a request stays
     assert groups("[C:到家时][A:把一次性杯子扔掉]") == [("到家时", ["把一次性杯子扔掉"])]
+
+
+# ---------------------------------------------------------------- plain commands with a seat or window position
+
+def test_seats_directions_and_device_names_are_no_condition_signal():
+    # 条件定义: a condition needs a trigger, time or event; the 后 / 前 of 后排, 左后, 往后, 后视镜 is none
+    for plain in ("副驾座椅往后调一点", "后排左边窗户关上", "左后车窗打开一半", "后排座椅加热调到最高",
+                  "主驾后视镜往下调一点", "副驾座椅往前挪一点", "把主驾车窗打开一半"):
+        assert not has_condition_signal(plain, LEX), plain
+    for conditional in ("后排有人的时候打开空调", "上车后打开主驾座椅加热", "到家前十分钟打开空调"):
+        assert has_condition_signal(conditional, LEX), conditional
+
+
+def test_a_seat_condition_span_without_a_signal_becomes_part_of_the_action():
+    # a tagger's condition over a seat / direction (主驾座椅靠背往后|放一点) is the plain command it cuts
+    text = "主驾座椅靠背往后放一点"
+    spans = [Span("C", 0, 8, text[:8]), Span("A", 8, 11, text[8:])]
+    assert demote_signalless_conditions(text, spans, LEX) == [Span("A", 0, 11, text)]
+    text = "主驾后视镜往下调一点"
+    spans = [Span("C", 0, 3, text[:3]), Span("A", 3, 10, text[3:])]
+    assert demote_signalless_conditions(text, spans, LEX) == [Span("A", 0, 10, text)]
+
+
+def test_a_real_seat_condition_stays():
+    text = "后排有人的时候打开空调"
+    spans = [Span("C", 0, 7, text[:7]), Span("A", 7, 11, text[7:])]
+    assert demote_signalless_conditions(text, spans, LEX) == spans
+    text = "副驾座椅往后就打开座椅通风"  # a condition before 就 is kept whole (复合条件完整性)
+    spans = [Span("C", 0, 6, text[:6]), Span("A", 7, 13, text[7:])]
+    assert demote_signalless_conditions(text, spans, LEX) == spans
+
+
+# ---------------------------------------------------------------- spoken noise around the request
+
+def test_wake_words_fillers_and_polite_tails_are_not_read():
+    # what the parser reads: the spoken layer's strip_disfluencies of the query
+    # 那个 before a time is not the spoken layer's hesitation; the condition's edge strip drops it
+    assert surface_of("小爱同学那个明天早上七点叫我起床好吗") == "那个明天早上七点叫我起床好吗"
+    assert groups("[C:那个明天早上七点][A:叫我起床好吗]") == [("明天早上七点", ["提醒我起床"])]
+    assert surface_of("你好小鹏下雨的时候关闭天窗") == "下雨的时候关闭天窗"
+    assert surface_of("嗯嗯下班以后打开导航回家谢谢") == "下班以后打开导航回家"
+    assert surface_of("呃，到家时打开空调，谢谢你") == "到家时打开空调"
+
+
+def test_a_polite_tail_span_is_no_subquery():
+    assert groups("[C:进入隧道的时候][A:关上车窗][A:好吗]") == [("进入隧道的时候", ["关上车窗"])]
+    assert groups("[A:谢谢]") == [(None, ["谢谢"])]  # said alone it is the request (闲聊)

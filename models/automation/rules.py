@@ -135,6 +135,51 @@ def tags_to_spans(text: str, tags: Sequence[str]) -> list[Span]:
     return spans
 
 
+def signal_text(text: str, lex: AutomationLexicons) -> str:
+    """``lowered(text)`` with every seat, direction and signal-looking device name blanked out (``\\x00``):
+    the 后 of 后排 / 左后, 往后 / 向前 and 后视镜 is part of a name or a direction, never a trigger
+    (后 / 前 are triggers in triggers.txt). The positions of the text are kept."""
+    low = lowered(text)
+    hits = list(lex.positions.find(low))
+    if lex.directions is not None:
+        hits += lex.directions.find(low)
+    hits += [h for h in lex.device_kinds.find(low) if lex.signal(h[2])]
+    chars = list(low)
+    for a, b, *_ in hits:
+        chars[a:b] = "\x00" * (b - a)
+    return "".join(chars)
+
+
+def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
+    """``lex.signal`` outside seat, direction and device names: 副驾座椅往后调一点, 左后车窗打开一半 and
+    后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候)."""
+    return lex.signal(signal_text(text, lex))
+
+
+def demote_signalless_conditions(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A condition span naming a seat, direction or device with no condition signal of its own outside
+    those names (副驾座椅往前挪一点, 主驾后|视镜往下调) is a plain command, not a condition: it becomes an
+    action, joined to an action span that touches it. One followed by 就 / 便 / 那么 stays."""
+    masked = signal_text(text, lex)
+    then = lex.triggers.terms("then")
+    out: list[Span] = []
+    demoted = False  # was the last span of ``out`` a demoted condition?
+    for sp in spans:
+        was_condition = False
+        if sp.kind == "C":
+            named = "\x00" in masked[sp.start:sp.end]
+            follows = lowered(text[sp.end:sp.end + 2])
+            if named and not lex.signal(masked[sp.start:sp.end]) and not any(follows.startswith(t) for t in then):
+                sp, was_condition = Span("A", sp.start, sp.end, sp.text, sp.intent), True
+        if sp.kind == "A" and out and out[-1].kind == "A" and out[-1].end == sp.start and (demoted or was_condition):
+            prev = out.pop()
+            sp = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
+            was_condition = True
+        out.append(sp)
+        demoted = was_condition
+    return out
+
+
 _NEGATION_BEFORE = re.compile(r"(?:千万|可)?(?:别|不要|不用|不许|不准|禁止|勿)再?(?:给我|帮我|替我)?$")
 
 
@@ -619,6 +664,8 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
     for span in raw.actions:
         cleaned, said = without_once(clean_subquery(span.text, lex), lex)
         once = once or said
+        if lowered(cleaned) in lex.fillers.terms("suffix") and (condition or len(raw.actions) > 1):
+            continue  # a polite tail said after the request (关上车窗好吗) is no request of its own
         if cleaned:
             actions.append(add_missing_verb(reminder_from_noun(cleaned), lex))
             intents.append(span.intent)
