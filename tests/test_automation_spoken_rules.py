@@ -100,3 +100,29 @@ def test_wake_words_fillers_and_polite_tails_are_not_read():
 def test_a_polite_tail_span_is_no_subquery():
     assert groups("[C:进入隧道的时候][A:关上车窗][A:好吗]") == [("进入隧道的时候", ["关上车窗"])]
     assert groups("[A:谢谢]") == [(None, ["谢谢"])]  # said alone it is the request (闲聊)
+
+
+# ---------------------------------------------------------------- 持续时间: the spec's rewrite, not the raw verb
+
+def test_duration_action_is_the_device_switched_on():
+    # 持续时间: 座椅加热十分钟 → condition 持续十分钟, subquery 打开座椅加热
+    assert groups("[A:加湿器开][D:一小时]") == [("持续一小时", ["打开加湿器"])]
+    assert groups("[A:空调就开着][D:一个小时]") == [("持续一个小时", ["打开空调"])]
+    assert groups("[A:开着座椅加热][D:二十分钟]") == [("持续二十分钟", ["打开座椅加热"])]
+    assert groups("[A:座椅通风再开][D:半个小时]") == [("持续半个小时", ["打开座椅通风"])]
+    assert groups("[A:空调关][D:十分钟]") == [("持续十分钟", ["关闭空调"])]
+    # 若同时存在触发事件，则改写为 触发条件+持续+时间
+    assert groups("[C:上车后][A:座椅加热开][D:10分钟]") == [("上车后持续10分钟", ["打开座椅加热"])]
+
+
+def test_duration_action_with_its_own_request_is_left_as_said():
+    assert groups("[A:空调调到26度][D:半小时]") == [("持续半小时", ["空调调到26度"])]
+    assert groups("[A:把香氛打开][D:二十分钟]") == [("持续二十分钟", ["把香氛打开"])]  # README: 把… stays
+
+
+def test_a_once_span_gives_back_what_it_took_from_the_condition():
+    from fastslow.models.automation.rules import snap_once_spans
+    text = "只执行这一次明天七点叫我起床"
+    spans = [Span("N", 0, 7, text[:7]), Span("C", 7, 10, text[7:10]), Span("A", 10, 14, text[10:])]
+    assert snap_once_spans(text, spans, LEX) == [
+        Span("N", 0, 6, "只执行这一次"), Span("C", 6, 10, "明天七点"), Span("A", 10, 14, "叫我起床")]

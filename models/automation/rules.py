@@ -519,6 +519,53 @@ def without_once(text: str, lex: AutomationLexicons) -> tuple[str, bool]:
     return text, found
 
 
+def snap_once_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A once span (N) is the once marker it holds: characters the tagger added past the marker
+    (只执行这一次明|天七点) go back to the condition span that touches it."""
+    out = list(spans)
+    low = lowered(text)
+    for k, sp in enumerate(out):
+        if sp.kind != "N":
+            continue
+        hits = [(a, b) for a, b, _, _ in lex.once.find(low) if a < sp.end and b > sp.start]
+        if not hits:
+            continue
+        a, b = hits[0][0], hits[-1][1]
+        nxt = out[k + 1] if k + 1 < len(out) else None
+        prv = out[k - 1] if k > 0 else None
+        if b < sp.end and nxt is not None and nxt.kind == "C" and nxt.start == sp.end:
+            out[k + 1] = Span("C", b, nxt.end, text[b:nxt.end], nxt.intent)
+            out[k] = sp = Span("N", sp.start, b, text[sp.start:b])
+        if a > sp.start and prv is not None and prv.kind == "C" and prv.end == sp.start:
+            out[k - 1] = Span("C", prv.start, a, text[prv.start:a], prv.intent)
+            out[k] = Span("N", a, sp.end, text[a:sp.end])
+    return out
+
+
+_DURATION_WORDS = re.compile(r"就|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着")
+#: a duration's action said verb-first that still needs the rewrite (开着座椅加热, 再开空调)
+_DURATION_LEAD = re.compile(r"^(开着|一直开着|继续开|再开|一直开)")
+
+
+def duration_action(action: str, lex: AutomationLexicons) -> str:
+    """Spec 持续时间 (座椅加热十分钟 → 打开座椅加热): the action of a duration is the device switched on
+    (or off), whatever verb and adverbs were said after it: 加湿器开 / 空调就开着 / 开着座椅加热 / 空调再开 /
+    座椅加热保持 → 打开 + device; 空调关 → 关闭空调. A request said verb first (开启空气净化) or with 把
+    (把香氛打开: data/automation/README.md) and anything else (空调调到26度) are left as said."""
+    low = lowered(action)
+    device_first = any(a == 0 for a, *_ in lex.device_kinds.find(low) + lex.positions.find(low))
+    if is_bare_device(action, lex) or not (device_first or _DURATION_LEAD.match(action)):
+        return add_missing_verb(action, lex)  # 开启空气净化, 把香氛打开 stay as said (data/automation/README.md)
+    said = _DURATION_WORDS.findall(action)
+    rest = _DURATION_WORDS.sub("", action)
+    if not said or not rest or not is_bare_device(rest, lex):
+        return action
+    if [d for _, _, d, _ in devices_in(rest, lex)] != [d for _, _, d, _ in devices_in(action, lex)]:
+        return action  # a device name lost a character (开关, 关门): not the device as said
+    closing = any(w.startswith("关") for w in said)
+    return ("关闭" if closing else "打开") + rest
+
+
 def once_condition(condition: str | None) -> str:
     """Spec 执行一次: ``执行一次+原始条件``."""
     if condition and condition.startswith(ONCE):
@@ -670,6 +717,7 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
             actions.append(add_missing_verb(reminder_from_noun(cleaned), lex))
             intents.append(span.intent)
     if raw.durations:
+        actions = [duration_action(a, lex) for a in actions]
         durations = [clean_subquery(d.text, lex) for d in raw.durations]
         condition = duration_condition(condition, [d for d in durations if d])
     if once:
