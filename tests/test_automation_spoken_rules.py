@@ -126,3 +126,39 @@ def test_a_once_span_gives_back_what_it_took_from_the_condition():
     spans = [Span("N", 0, 7, text[:7]), Span("C", 7, 10, text[7:10]), Span("A", 10, 14, text[10:])]
     assert snap_once_spans(text, spans, LEX) == [
         Span("N", 0, 6, "只执行这一次"), Span("C", 6, 10, "明天七点"), Span("A", 10, 14, "叫我起床")]
+
+
+# ---------------------------------------------------------------- 不向左回溯 on an unpunctuated run-on
+
+def _run_on(text: str, cuts: list[tuple[str, int, int]]) -> list[tuple[str, str]]:
+    from fastslow.models.automation.rules import split_run_on
+    spans = [Span(kind, a, b, text[a:b]) for kind, a, b in cuts]
+    return [(sp.kind, sp.text) for sp in split_run_on(text, spans, LEX)]
+
+
+def test_a_condition_span_starting_with_a_plain_command_is_split():
+    # 不向左回溯: 播放音乐上车时打开空调 → [null: 播放音乐] [上车时: 打开空调]
+    assert _run_on("关闭车窗到公司的时候提醒我打卡", [("C", 0, 10), ("A", 10, 15)]) == \
+        [("A", "关闭车窗"), ("C", "到公司的时候"), ("A", "提醒我打卡")]
+    assert _run_on("导航去公司快到的时候提醒我买早餐", [("C", 0, 10), ("A", 10, 16)]) == \
+        [("A", "导航去公司"), ("C", "快到的时候"), ("A", "提醒我买早餐")]
+
+
+def test_an_action_span_ending_in_a_condition_before_another_action_is_split():
+    text = "先放首歌等我上车了再打开座椅加热"
+    assert _run_on(text, [("A", 0, 9), ("A", 10, 16)]) == [("A", "先放首歌"), ("C", "等我上车了"), ("A", "打开座椅加热")]
+    text, spans = parse_markup("[A:先放首歌][C:等我上车了]再[A:打开座椅加热]")
+    assert [(g["condition"], [q["subquery"] for q in g["querys"]]) for g in assemble(text, spans, LEX)] == \
+        [(None, ["放首歌"]), ("等我上车了", ["打开座椅加热"])]
+
+
+def test_a_compound_condition_or_a_reminder_is_not_cut():
+    # 复合条件完整性: 关闭后排空调且副驾座椅加热开启时 is one condition (且)
+    text = "关闭后排空调且副驾座椅加热开启时打开副驾座椅通风"
+    assert _run_on(text, [("C", 0, 16), ("A", 16, 24)]) == [("C", text[:16]), ("A", text[16:])]
+    # a reminder's content is not a condition: 提醒我等雨停了收衣服 stays one action
+    text = "提醒我等雨停了收衣服然后关窗"
+    assert _run_on(text, [("A", 0, 10), ("A", 12, 14)]) == [("A", "提醒我等雨停了收衣服"), ("A", "关窗")]
+    # 开车到公司: too short to be a command of its own
+    assert _run_on("开车到公司的时候提醒我打卡", [("C", 0, 8), ("A", 8, 13)]) == \
+        [("C", "开车到公司的时候"), ("A", "提醒我打卡")]

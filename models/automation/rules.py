@@ -180,6 +180,57 @@ def demote_signalless_conditions(text: str, spans: Sequence[Span], lex: Automati
     return out
 
 
+#: single-character prefix triggers that can start a condition said right after an action (等我上车了)
+_RUN_ON_SHORT = frozenset({"等", "当"})
+
+
+def _condition_starts(low: str, lex: AutomationLexicons, events: bool) -> list[int]:
+    """Where a condition can begin inside ``low``: a prefix trigger (如果, 要是, 等, 当 …; not 到 / 在 / 一,
+    which are too often part of a request: 调到, 在家) and, if ``events``, an event word (到公司, 快到)."""
+    starts = [a for a, b, term, cat in lex.triggers.find(low) if cat == "prefix" and (b - a >= 2 or term in _RUN_ON_SHORT)]
+    if events:
+        starts += [a for a, *_ in lex.events.find(low)]
+    return sorted(set(starts))
+
+
+def _is_plain_command(text: str, lex: AutomationLexicons) -> bool:
+    """A request that is whole on its own and holds no condition signal: it starts with a verb of two
+    characters or more (打开, 关闭, 导航, 播放) or names a device and has a verb (放首歌: media)."""
+    text = strip_fillers(text, lex)
+    if len(text) < 3 or has_condition_signal(text, lex):
+        return False
+    low = lowered(text)
+    head = lex.action_verbs.prefix(low)
+    return bool(head and len(head) >= 2) or bool(devices_in(text, lex) and has_verb(text, lex))
+
+
+def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """Spec 不向左回溯 on an unpunctuated run-on (action + condition + action): a condition span that
+    starts with a whole plain command (关闭车窗|到公司的时候, 导航去公司|快到的时候) is that action and
+    the condition after it; an action span ending in a condition (先放首歌|等我上车了) followed by
+    another action is split the same way. The command before the cut must hold no condition signal,
+    so 关闭后排空调且后排有人时 (且) stays whole (复合条件完整性)."""
+    out: list[Span] = []
+    ordered = sorted(spans, key=lambda sp: sp.start)
+    for k, sp in enumerate(ordered):
+        nxt = ordered[k + 1] if k + 1 < len(ordered) else None
+        cut = None
+        if sp.kind == "C" or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
+                              and not sentence_break(text, sp.end, nxt.start)
+                              and not lex.reminder_verbs.prefix(lowered(sp.text))):
+            for p in _condition_starts(lowered(sp.text), lex, events=sp.kind == "C"):
+                if p > 0 and _is_plain_command(sp.text[:p], lex) and sp.text[p:].strip():
+                    cut = p
+                    break
+        if cut is None:
+            out.append(sp)
+            continue
+        m = sp.start + cut
+        out.append(Span("A", sp.start, m, text[sp.start:m], sp.intent if sp.kind == "A" else None))
+        out.append(Span("C", m, sp.end, text[m:sp.end]))
+    return out
+
+
 _NEGATION_BEFORE = re.compile(r"(?:千万|可)?(?:别|不要|不用|不许|不准|禁止|勿)再?(?:给我|帮我|替我)?$")
 
 
