@@ -162,3 +162,32 @@ def test_a_compound_condition_or_a_reminder_is_not_cut():
     # 开车到公司: too short to be a command of its own
     assert _run_on("开车到公司的时候提醒我打卡", [("C", 0, 8), ("A", 8, 13)]) == \
         [("C", "开车到公司的时候"), ("A", "提醒我打卡")]
+
+
+# ---------------------------------------------------------------- 时间点: a spoken clock time is one span
+
+def test_a_condition_cut_inside_a_clock_time_takes_the_rest_of_it():
+    from fastslow.models.automation.rules import whole_clock_times
+    text = "七点四十五打开空调"
+    spans = [Span("C", 0, 2, "七点"), Span("A", 2, 9, text[2:])]
+    assert whole_clock_times(text, spans) == [Span("C", 0, 5, "七点四十五"), Span("A", 5, 9, "打开空调")]
+    text = "下午三点一刻提醒我喝水"
+    spans = [Span("C", 0, 4, "下午三点"), Span("A", 4, 6, "一刻"), Span("A", 6, 11, "提醒我喝水")]
+    assert whole_clock_times(text, spans) == [Span("C", 0, 6, "下午三点一刻"), Span("A", 6, 11, "提醒我喝水")]
+
+
+def test_clock_times_with_minutes_and_what_is_no_clock():
+    from fastslow.models.automation.rules import clock_times
+    found = lambda t: [t[a:b] for a, b in clock_times(t)]
+    assert found("十二点零五播放音乐") == ["十二点零五"]
+    assert found("明天8点40打开空调") == ["8点40"]
+    assert found("八点半和九点一刻") == ["八点半", "九点一刻"]
+    assert found("把空调温度调高一点五度") == []
+    assert found("七点钟叫我") == []  # no minutes: nothing to keep together
+
+
+def test_a_clock_time_between_two_commands_is_their_condition():
+    from fastslow.models.automation.rules import split_run_on
+    text = "打开空调七点四十五关掉空调"
+    assert [(sp.kind, sp.text) for sp in split_run_on(text, [Span("A", 0, 13, text)], LEX)] == \
+        [("A", "打开空调"), ("C", "七点四十五"), ("A", "关掉空调")]

@@ -204,6 +204,42 @@ def _is_plain_command(text: str, lex: AutomationLexicons) -> bool:
     return bool(head and len(head) >= 2) or bool(devices_in(text, lex) and has_verb(text, lex))
 
 
+#: a spoken clock time, minutes included: 七点四十五, 八点半, 十二点零五, 三点一刻, 7点45, 7:45
+SPOKEN_CLOCK = re.compile(
+    rf"(?:\d{{1,2}}|[零一二两三四五六七八九十]{{1,3}})(?:点钟?|:)(?:半|[一三]刻|(?:\d{{1,2}}|[零一二三四五六七八九十]{{1,3}})分?)?")
+
+
+def clock_times(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every spoken clock time of ``text`` that has minutes (七点四十五, 八点半)."""
+    out = []
+    for m in SPOKEN_CLOCK.finditer(text):
+        word = m.group()
+        if re.fullmatch(r".+点钟?|.+:", word) or re.match(r"度|%|倍|公里|米|档|级", text[m.end():]):
+            continue  # no minutes, or a number (一点五度)
+        if word.startswith("一点") and not re.search(r"(半|刻|分)$", word):
+            continue  # 调高一点五: "a bit", not one o'clock
+        out.append(m.span())
+    return out
+
+
+def whole_clock_times(text: str, spans: Sequence[Span]) -> list[Span]:
+    """Spec 常见时间条件 (时间点): a clock time is one condition, never cut in two: a condition span
+    ending inside 七点四十五 / 八点半 / 三点一刻 takes the rest of it from the span after it."""
+    out = list(spans)
+    for a, b in clock_times(text):
+        for k, sp in enumerate(out):
+            if sp.kind == "C" and a <= sp.end - 1 < b - 1 and sp.start <= a:
+                nxt = out[k + 1] if k + 1 < len(out) else None
+                if nxt is not None and nxt.start < b:
+                    if nxt.end <= b:
+                        out.pop(k + 1)
+                    else:
+                        out[k + 1] = Span(nxt.kind, b, nxt.end, text[b:nxt.end], nxt.intent)
+                out[k] = Span("C", sp.start, b, text[sp.start:b], sp.intent)
+                break
+    return out
+
+
 def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """Spec 不向左回溯 on an unpunctuated run-on (action + condition + action): a condition span that
     starts with a whole plain command (关闭车窗|到公司的时候, 导航去公司|快到的时候) is that action and
@@ -222,6 +258,17 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
                 if p > 0 and _is_plain_command(sp.text[:p], lex) and sp.text[p:].strip():
                     cut = p
                     break
+        if cut is None and sp.kind == "A":
+            # 打开空调七点四十五关掉空调: a clock time between two commands in one action span
+            for a, b in clock_times(sp.text):
+                if a > 0 and _is_plain_command(sp.text[:a], lex) and has_verb(sp.text[b:], lex):
+                    m, e = sp.start + a, sp.start + b
+                    out += [Span("A", sp.start, m, text[sp.start:m], sp.intent), Span("C", m, e, text[m:e]),
+                            Span("A", e, sp.end, text[e:sp.end])]
+                    cut = -1
+                    break
+        if cut == -1:
+            continue
         if cut is None:
             out.append(sp)
             continue
