@@ -191,3 +191,10 @@ def test_a_clock_time_between_two_commands_is_their_condition():
     text = "打开空调七点四十五关掉空调"
     assert [(sp.kind, sp.text) for sp in split_run_on(text, [Span("A", 0, 13, text)], LEX)] == \
         [("A", "打开空调"), ("C", "七点四十五"), ("A", "关掉空调")]
+
+
+def test_an_event_as_the_object_of_the_first_command_does_not_stop_the_split():
+    # 导航回家: 回家 is where to go, not a trigger; the condition starts at 等
+    text = "先导航回家等我进小区了再打开车库门"
+    assert _run_on(text, [("A", 0, 11), ("A", 12, 17)]) == \
+        [("A", "先导航回家"), ("C", "等我进小区了"), ("A", "打开车库门")]

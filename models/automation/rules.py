@@ -194,11 +194,14 @@ def _condition_starts(low: str, lex: AutomationLexicons, events: bool) -> list[i
 
 
 def _is_plain_command(text: str, lex: AutomationLexicons) -> bool:
-    """A request that is whole on its own and holds no condition signal: it starts with a verb of two
-    characters or more (打开, 关闭, 导航, 播放) or names a device and has a verb (放首歌: media)."""
+    """A request that is whole on its own and holds no trigger word or time (an event may be its
+    object: 导航回家): it starts with a verb of two characters or more (打开, 关闭, 导航, 播放) or names a device and has a verb (放首歌: media)."""
     text = strip_fillers(text, lex)
-    if len(text) < 3 or has_condition_signal(text, lex):
+    if len(text) < 3 or has_time_expression(text, lex):
         return False
+    masked = signal_text(text, lex)
+    if any(cat != "prefix" or b - a >= 2 for a, b, _, cat in lex.triggers.find(masked)):
+        return False  # a trigger of its own (且, 时, 如果, 超过): part of a condition (an event, 回家, is not)
     low = lowered(text)
     head = lex.action_verbs.prefix(low)
     return bool(head and len(head) >= 2) or bool(devices_in(text, lex) and has_verb(text, lex))
