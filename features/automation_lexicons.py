@@ -46,6 +46,8 @@ class AutomationLexicons:
     #: features/lexicons/builtin_functions.txt: built-in functions by class, and the safety events the car
     #: watches itself (None in parsers fitted before it existed)
     builtin_functions: Matcher | None = None
+    #: features/lexicons/directions.txt: 往后 / 向前 …, whose 前/后 are no trigger (None in older parsers)
+    directions: Matcher | None = None
 
     #: the matchers the tagger turns into per-character features
     FEATURE_MATCHERS = ("time_words", "triggers", "positions", "device_kinds", "action_verbs",
@@ -85,6 +87,7 @@ MATCHER_FILES = {
     "scope_end": ("scope_end", None), "fillers": ("fillers", None), "events": ("events", None),
     "manage_verbs": ("manage_verbs", None), "habit_change": ("manage_verbs", "habit_change"),
     "breaks": ("connectors", "automation"), "builtin_functions": ("builtin_functions", None),
+    "directions": ("directions", None),
 }
 
 

@@ -27,10 +27,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
 from fastslow.features.lexicon import Scanner
+from fastslow.features.spoken import strip_disfluencies
 from fastslow.features.text import Utterance, domain_cut
 from fastslow.models.automation.rules import (
-    Span, automation_text, bind_scopes, group_dict, lowered, memo_edit_group, missing_super_task_clauses, plain_groups,
-    plan_groups,
+    Span, automation_text, bind_scopes, demote_signalless_conditions, group_dict, has_condition_signal, lowered, memo_edit_group, missing_super_task_clauses, plain_groups,
+    plan_groups, snap_once_spans, split_run_on, whole_clock_times,
     keep_negation, rewrite_group, spans_to_tags, tags_to_spans,
 )
 from fastslow.models.automation.intents import IntentClassifier
@@ -266,10 +267,14 @@ class AutomationTagger(BaseEstimator):
 
 def surface_of(query) -> str:
     """The text the parser reads: an ``Utterance``'s ``surface`` (normalised once, by the segmenter),
-    or ``automation_text`` of a raw query."""
+    or ``automation_text`` of a raw query, without what is said around the request (the spoken
+    layer's ``strip_disfluencies``: a leading wake word or hesitation, a polite tail), so that 小爱同学
+    or 谢谢 never ends up in a condition or a subquery."""
     if isinstance(query, Utterance):
-        return query.surface if query.surface is not None else query.text
-    return automation_text(query)
+        text = query.surface if query.surface is not None else query.text
+    else:
+        text = automation_text(query)
+    return strip_disfluencies(text) if text else text
 
 
 class AutomationParser(BaseEstimator):
@@ -325,7 +330,7 @@ class AutomationParser(BaseEstimator):
         lex = self.lexicons_
         texts = [surface_of(q) for q in queries]
         memo = [memo_edit_group(t, lex) if t else None for t in texts]  # a rule, not the tagger's call
-        signal = [bool(t) and m is None and lex.signal(lowered(t)) for t, m in zip(texts, memo)]
+        signal = [bool(t) and m is None and has_condition_signal(t, lex) for t, m in zip(texts, memo)]
         signalled = [t for t, s in zip(texts, signal) if s]
         if with_confidence:
             tag_lists, marginal_lists = self.tagger_.predict_marginals(signalled)
@@ -340,7 +345,7 @@ class AutomationParser(BaseEstimator):
                 confidences.append([None] * len(groups))
                 continue
             tags, marginals = next(tagged)
-            spans = keep_negation(text, tags_to_spans(text, tags))
+            spans = demote_signalless_conditions(text, snap_once_spans(text, split_run_on(text, whole_clock_times(text, keep_negation(text, tags_to_spans(text, tags))), self.lexicons_), self.lexicons_), self.lexicons_)
             if not with_confidence:
                 plans.append(plan_groups(text, spans, lex))
                 continue
@@ -370,15 +375,15 @@ class AutomationParser(BaseEstimator):
         characters), or, when the tagger did not run, which rule made the groups instead (``decided_by``:
         ``tagger``, ``memo`` for a memo edit, ``no_signal`` for a query without any signal word)."""
         check_is_fitted(self, "tagger_")
-        text = automation_text(query)
+        text = surface_of(query)
         if not text:
             return {"text": text, "decided_by": "no_signal", "spans": []}
         if memo_edit_group(text, self.lexicons_) is not None:
             return {"text": text, "decided_by": "memo", "spans": []}
-        if not self.lexicons_.signal(lowered(text)):
+        if not has_condition_signal(text, self.lexicons_):
             return {"text": text, "decided_by": "no_signal", "spans": []}
         (tags,), (marginals,) = self.tagger_.predict_marginals([text])
-        spans = keep_negation(text, tags_to_spans(text, tags))
+        spans = demote_signalless_conditions(text, snap_once_spans(text, split_run_on(text, whole_clock_times(text, keep_negation(text, tags_to_spans(text, tags))), self.lexicons_), self.lexicons_), self.lexicons_)
         return {"text": text, "decided_by": "tagger", "spans": [
             {"kind": SPAN_NAMES.get(sp.kind, sp.kind), "text": sp.text, "start": sp.start, "end": sp.end,
              "confidence": round(float(min(marginals[sp.start:sp.end], default=1.0)), 4)} for sp in spans]}

@@ -135,6 +135,152 @@ def tags_to_spans(text: str, tags: Sequence[str]) -> list[Span]:
     return spans
 
 
+def signal_text(text: str, lex: AutomationLexicons) -> str:
+    """``lowered(text)`` with every seat, direction and signal-looking device name blanked out (``\\x00``):
+    the 后 of 后排 / 左后, 往后 / 向前 and 后视镜 is part of a name or a direction, never a trigger
+    (后 / 前 are triggers in triggers.txt). The positions of the text are kept."""
+    low = lowered(text)
+    hits = list(lex.positions.find(low))
+    if lex.directions is not None:
+        hits += lex.directions.find(low)
+    hits += [h for h in lex.device_kinds.find(low) if lex.signal(h[2])]
+    chars = list(low)
+    for a, b, *_ in hits:
+        chars[a:b] = "\x00" * (b - a)
+    return "".join(chars)
+
+
+def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
+    """``lex.signal`` outside seat, direction and device names: 副驾座椅往后调一点, 左后车窗打开一半 and
+    后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候)."""
+    return lex.signal(signal_text(text, lex))
+
+
+def demote_signalless_conditions(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A condition span naming a seat, direction or device with no condition signal of its own outside
+    those names (副驾座椅往前挪一点, 主驾后|视镜往下调) is a plain command, not a condition: it becomes an
+    action, joined to an action span that touches it. One followed by 就 / 便 / 那么 stays."""
+    masked = signal_text(text, lex)
+    then = lex.triggers.terms("then")
+    out: list[Span] = []
+    demoted = False  # was the last span of ``out`` a demoted condition?
+    for sp in spans:
+        was_condition = False
+        if sp.kind == "C":
+            named = "\x00" in masked[sp.start:sp.end]
+            follows = lowered(text[sp.end:sp.end + 2])
+            if named and not lex.signal(masked[sp.start:sp.end]) and not any(follows.startswith(t) for t in then):
+                sp, was_condition = Span("A", sp.start, sp.end, sp.text, sp.intent), True
+        if sp.kind == "A" and out and out[-1].kind == "A" and out[-1].end == sp.start and (demoted or was_condition):
+            prev = out.pop()
+            sp = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
+            was_condition = True
+        out.append(sp)
+        demoted = was_condition
+    return out
+
+
+#: single-character prefix triggers that can start a condition said right after an action (等我上车了)
+_RUN_ON_SHORT = frozenset({"等", "当"})
+
+
+def _condition_starts(low: str, lex: AutomationLexicons, events: bool) -> list[int]:
+    """Where a condition can begin inside ``low``: a prefix trigger (如果, 要是, 等, 当 …; not 到 / 在 / 一,
+    which are too often part of a request: 调到, 在家) and, if ``events``, an event word (到公司, 快到)."""
+    starts = [a for a, b, term, cat in lex.triggers.find(low) if cat == "prefix" and (b - a >= 2 or term in _RUN_ON_SHORT)]
+    if events:
+        starts += [a for a, *_ in lex.events.find(low)]
+    return sorted(set(starts))
+
+
+def _is_plain_command(text: str, lex: AutomationLexicons) -> bool:
+    """A request that is whole on its own and holds no trigger word or time (an event may be its
+    object: 导航回家): it starts with a verb of two characters or more (打开, 关闭, 导航, 播放) or names a device and has a verb (放首歌: media)."""
+    text = strip_fillers(text, lex)
+    if len(text) < 3 or has_time_expression(text, lex):
+        return False
+    masked = signal_text(text, lex)
+    if any(cat != "prefix" or b - a >= 2 for a, b, _, cat in lex.triggers.find(masked)):
+        return False  # a trigger of its own (且, 时, 如果, 超过): part of a condition (an event, 回家, is not)
+    low = lowered(text)
+    head = lex.action_verbs.prefix(low)
+    return bool(head and len(head) >= 2) or bool(devices_in(text, lex) and has_verb(text, lex))
+
+
+#: a spoken clock time, minutes included: 七点四十五, 八点半, 十二点零五, 三点一刻, 7点45, 7:45
+SPOKEN_CLOCK = re.compile(
+    rf"(?:\d{{1,2}}|[零一二两三四五六七八九十]{{1,3}})(?:点钟?|:)(?:半|[一三]刻|(?:\d{{1,2}}|[零一二三四五六七八九十]{{1,3}})分?)?")
+
+
+def clock_times(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every spoken clock time of ``text`` that has minutes (七点四十五, 八点半)."""
+    out = []
+    for m in SPOKEN_CLOCK.finditer(text):
+        word = m.group()
+        if re.fullmatch(r".+点钟?|.+:", word) or re.match(r"度|%|倍|公里|米|档|级", text[m.end():]):
+            continue  # no minutes, or a number (一点五度)
+        if word.startswith("一点") and not re.search(r"(半|刻|分)$", word):
+            continue  # 调高一点五: "a bit", not one o'clock
+        out.append(m.span())
+    return out
+
+
+def whole_clock_times(text: str, spans: Sequence[Span]) -> list[Span]:
+    """Spec 常见时间条件 (时间点): a clock time is one condition, never cut in two: a condition span
+    ending inside 七点四十五 / 八点半 / 三点一刻 takes the rest of it from the span after it."""
+    out = list(spans)
+    for a, b in clock_times(text):
+        for k, sp in enumerate(out):
+            if sp.kind == "C" and a <= sp.end - 1 < b - 1 and sp.start <= a:
+                nxt = out[k + 1] if k + 1 < len(out) else None
+                if nxt is not None and nxt.start < b:
+                    if nxt.end <= b:
+                        out.pop(k + 1)
+                    else:
+                        out[k + 1] = Span(nxt.kind, b, nxt.end, text[b:nxt.end], nxt.intent)
+                out[k] = Span("C", sp.start, b, text[sp.start:b], sp.intent)
+                break
+    return out
+
+
+def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """Spec 不向左回溯 on an unpunctuated run-on (action + condition + action): a condition span that
+    starts with a whole plain command (关闭车窗|到公司的时候, 导航去公司|快到的时候) is that action and
+    the condition after it; an action span ending in a condition (先放首歌|等我上车了) followed by
+    another action is split the same way. The command before the cut must hold no condition signal,
+    so 关闭后排空调且后排有人时 (且) stays whole (复合条件完整性)."""
+    out: list[Span] = []
+    ordered = sorted(spans, key=lambda sp: sp.start)
+    for k, sp in enumerate(ordered):
+        nxt = ordered[k + 1] if k + 1 < len(ordered) else None
+        cut = None
+        if sp.kind == "C" or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
+                              and not sentence_break(text, sp.end, nxt.start)
+                              and not lex.reminder_verbs.prefix(lowered(sp.text))):
+            for p in _condition_starts(lowered(sp.text), lex, events=sp.kind == "C"):
+                if p > 0 and _is_plain_command(sp.text[:p], lex) and sp.text[p:].strip():
+                    cut = p
+                    break
+        if cut is None and sp.kind == "A":
+            # 打开空调七点四十五关掉空调: a clock time between two commands in one action span
+            for a, b in clock_times(sp.text):
+                if a > 0 and _is_plain_command(sp.text[:a], lex) and has_verb(sp.text[b:], lex):
+                    m, e = sp.start + a, sp.start + b
+                    out += [Span("A", sp.start, m, text[sp.start:m], sp.intent), Span("C", m, e, text[m:e]),
+                            Span("A", e, sp.end, text[e:sp.end])]
+                    cut = -1
+                    break
+        if cut == -1:
+            continue
+        if cut is None:
+            out.append(sp)
+            continue
+        m = sp.start + cut
+        out.append(Span("A", sp.start, m, text[sp.start:m], sp.intent if sp.kind == "A" else None))
+        out.append(Span("C", m, sp.end, text[m:sp.end]))
+    return out
+
+
 _NEGATION_BEFORE = re.compile(r"(?:千万|可)?(?:别|不要|不用|不许|不准|禁止|勿)再?(?:给我|帮我|替我)?$")
 
 
@@ -408,8 +554,9 @@ _SEAT_LIST_JOINERS = re.compile(r"^(和|与|跟|及|以及|、|,|，|还有)$")
 def inheritance_mode(condition: str, lex: AutomationLexicons) -> tuple[str, list[str]]:
     """Spec 带 trigger 的位置继承: which seats an action without its own seat inherits.
 
-    ``("all", [主驾, 副驾])`` when the condition lists seats together (主驾和副驾都有人: the action is
-    meant for every one of them, so it is split); otherwise ``("nearest", [last seat])``, the seat
+    ``("all", [主驾, 副驾])`` when the condition lists seats together (主驾和副驾都有人) or names them
+    with one word (主副驾, 前排: positions.txt category ``主驾|副驾``): the action is meant for every one
+    of them, so it is split; otherwise ``("nearest", [last seat])``, the seat
     closest to the action (主驾有人上车时或……主驾系上安全带时 → 主驾); ``("none", [])`` without seats."""
     seats = seat_mentions(condition, lex)
     if not seats:
@@ -421,7 +568,8 @@ def inheritance_mode(condition: str, lex: AutomationLexicons) -> tuple[str, list
             listed.insert(0, prev)
         else:
             break
-    surfaces = list(dict.fromkeys(s[2] for s in listed))
+    # a word naming several seats at once (主副驾, 前排: category 主驾|副驾) stands for all of them
+    surfaces = list(dict.fromkeys(name for s in listed for name in (s[3].split("|") if "|" in s[3] else [s[2]])))
     if len(surfaces) > 1:
         return "all", surfaces
     return "nearest", [seats[-1][2]]
@@ -451,6 +599,72 @@ def inherit_location(condition: str | None, actions: Sequence[str], lex: Automat
             continue
         out.extend(insert_seat(action, seat, lex) for seat in seats)
     return out
+
+
+def without_once(text: str, lex: AutomationLexicons) -> tuple[str, bool]:
+    """Spec 执行一次: a once marker (once_markers.txt: 仅此一次, 只要一次, 一次就好 …) said at either
+    edge of a condition or an action span is no part of it: (the text without it, whether one was
+    there). 明天八点仅此一次 → (明天八点, True); 打开空调只执行这一次 → (打开空调, True)."""
+    found = False
+    prev = None
+    while prev != text and text:
+        prev = text
+        low = lowered(text)
+        hits = lex.once.find(low)
+        heads = [b for a, b, _, _ in hits if a == 0 and b < len(text)]
+        tails = [a for a, b, _, _ in hits if b == len(text) and a > 0]
+        if heads:
+            text, found = strip_fillers(text[max(heads):], lex), True
+        elif tails:
+            text, found = strip_fillers(text[:min(tails)], lex), True
+    return text, found
+
+
+def snap_once_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A once span (N) is the once marker it holds: characters the tagger added past the marker
+    (只执行这一次明|天七点) go back to the condition span that touches it."""
+    out = list(spans)
+    low = lowered(text)
+    for k, sp in enumerate(out):
+        if sp.kind != "N":
+            continue
+        hits = [(a, b) for a, b, _, _ in lex.once.find(low) if a < sp.end and b > sp.start]
+        if not hits:
+            continue
+        a, b = hits[0][0], hits[-1][1]
+        nxt = out[k + 1] if k + 1 < len(out) else None
+        prv = out[k - 1] if k > 0 else None
+        if b < sp.end and nxt is not None and nxt.kind == "C" and nxt.start == sp.end:
+            out[k + 1] = Span("C", b, nxt.end, text[b:nxt.end], nxt.intent)
+            out[k] = sp = Span("N", sp.start, b, text[sp.start:b])
+        if a > sp.start and prv is not None and prv.kind == "C" and prv.end == sp.start:
+            out[k - 1] = Span("C", prv.start, a, text[prv.start:a], prv.intent)
+            out[k] = Span("N", a, sp.end, text[a:sp.end])
+    return out
+
+
+_DURATION_WORDS = re.compile(r"就|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着")
+#: a duration's action said verb-first that still needs the rewrite (开着座椅加热, 再开空调)
+_DURATION_LEAD = re.compile(r"^(开着|一直开着|继续开|再开|一直开)")
+
+
+def duration_action(action: str, lex: AutomationLexicons) -> str:
+    """Spec 持续时间 (座椅加热十分钟 → 打开座椅加热): the action of a duration is the device switched on
+    (or off), whatever verb and adverbs were said after it: 加湿器开 / 空调就开着 / 开着座椅加热 / 空调再开 /
+    座椅加热保持 → 打开 + device; 空调关 → 关闭空调. A request said verb first (开启空气净化) or with 把
+    (把香氛打开: data/automation/README.md) and anything else (空调调到26度) are left as said."""
+    low = lowered(action)
+    device_first = any(a == 0 for a, *_ in lex.device_kinds.find(low) + lex.positions.find(low))
+    if is_bare_device(action, lex) or not (device_first or _DURATION_LEAD.match(action)):
+        return add_missing_verb(action, lex)  # 开启空气净化, 把香氛打开 stay as said (data/automation/README.md)
+    said = _DURATION_WORDS.findall(action)
+    rest = _DURATION_WORDS.sub("", action)
+    if not said or not rest or not is_bare_device(rest, lex):
+        return action
+    if [d for _, _, d, _ in devices_in(rest, lex)] != [d for _, _, d, _ in devices_in(action, lex)]:
+        return action  # a device name lost a character (开关, 关门): not the device as said
+    closing = any(w.startswith("关") for w in said)
+    return ("关闭" if closing else "打开") + rest
 
 
 def once_condition(condition: str | None) -> str:
@@ -590,16 +804,24 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
         span = raw.actions[0]
         return [Group(DEFAULT, [super_task_clause(clean_subquery(span.text, lex), lex)], ["system"], [span.intent])]
     condition = condition_text(text, raw.conditions, lex)
+    once = bool(raw.once)
+    if condition:
+        condition, said = without_once(condition, lex)
+        once = once or said
     actions, intents = [], []
     for span in raw.actions:
-        cleaned = clean_subquery(span.text, lex)
+        cleaned, said = without_once(clean_subquery(span.text, lex), lex)
+        once = once or said
+        if lowered(cleaned) in lex.fillers.terms("suffix") and (condition or len(raw.actions) > 1):
+            continue  # a polite tail said after the request (关上车窗好吗) is no request of its own
         if cleaned:
             actions.append(add_missing_verb(reminder_from_noun(cleaned), lex))
             intents.append(span.intent)
     if raw.durations:
+        actions = [duration_action(a, lex) for a in actions]
         durations = [clean_subquery(d.text, lex) for d in raw.durations]
         condition = duration_condition(condition, [d for d in durations if d])
-    if raw.once:
+    if once:
         condition = once_condition(condition)
     if condition:
         pairs = []

@@ -1,0 +1,200 @@
+"""The automation rules on spoken-style queries (issue 12, "Automation:"): no punctuation, fillers,
+wake words and polite tails, seats said as one word (主副驾, 前排), spoken clock times, 执行一次 said
+in other words. Spans are given (no model), so a failure is a rule's fault; the queries are new,
+none is in the training, dev or fixture data."""
+
+from fastslow.features.automation_lexicons import load_automation_lexicons
+from fastslow.models.automation.parser import surface_of
+from fastslow.models.automation.rules import (
+    Span, assemble, demote_signalless_conditions, has_condition_signal, inheritance_mode, parse_markup,
+)
+
+LEX = load_automation_lexicons()
+
+
+def groups(markup: str) -> list[tuple]:
+    text, spans = parse_markup(markup)
+    return [(g["condition"], [q["subquery"] for q in g["querys"]]) for g in assemble(text, spans, LEX)]
+
+
+# ---------------------------------------------------------------- 带 trigger 的位置继承: one word, two seats
+
+def test_one_word_for_both_front_seats_inherits_both():
+    # 继承 trigger 全部位置：动作语义上作用于所有位置时拆分 (主副驾 / 前排 name 主驾 and 副驾 together)
+    assert inheritance_mode("主副驾都有人的时候", LEX) == ("all", ["主驾", "副驾"])
+    assert inheritance_mode("前排乘客都下车以后", LEX) == ("all", ["主驾", "副驾"])
+    assert groups("[C:主副驾都系好安全带后][A:打开空调]") == \
+        [("主副驾都系好安全带后", ["打开主驾空调", "打开副驾空调"])]
+    assert groups("[C:前排有人坐下的时候][A:打开座椅通风]") == \
+        [("前排有人坐下的时候", ["打开主驾座椅通风", "打开副驾座椅通风"])]
+
+
+def test_a_front_row_word_before_another_seat_is_not_the_nearest_seat():
+    # 就近继承: the seat nearest to the action (后排) wins over an earlier 前排 in another state
+    assert inheritance_mode("关闭前排空调且后排有人时", LEX) == ("nearest", ["后排"])
+
+
+# ---------------------------------------------------------------- 执行一次 said in other words
+
+def test_once_variants_become_the_execute_once_prefix():
+    # 执行一次: 限定词拼接到条件中，格式为 执行一次+原始条件 (the marker tagged as an N span)
+    assert groups("[C:明天早上八点][A:打开空调][N:仅此一次]") == [("执行一次明天早上八点", ["打开空调"])]
+    assert groups("[N:只执行这一次][C:明天七点][A:叫我起床]") == [("执行一次明天七点", ["提醒我起床"])]
+
+
+def test_once_variant_inside_a_condition_or_action_span_moves_to_the_condition():
+    # the marker left inside a span is still no part of the condition or the subquery
+    assert groups("[C:只执行这一次明天七点][A:叫我起床]") == [("执行一次明天七点", ["提醒我起床"])]
+    assert groups("[C:到家的时候][A:打开客厅灯只要一次]") == [("执行一次到家的时候", ["打开客厅灯"])]
+    assert groups("[C:下班的时候][A:放点音乐就一次]") == [("执行一次下班的时候", ["放点音乐"])]
+    assert groups("[C:上车时][A:打开座椅加热一次就好]") == [("执行一次上车时", ["打开座椅加热"])]
+
+
+def test_a_once_word_inside_an_action_is_kept():
+    # only a marker at an edge is one: 一次性 in the middle of a request stays
+    assert groups("[C:到家时][A:把一次性杯子扔掉]") == [("到家时", ["把一次性杯子扔掉"])]
+
+
+# ---------------------------------------------------------------- plain commands with a seat or window position
+
+def test_seats_directions_and_device_names_are_no_condition_signal():
+    # 条件定义: a condition needs a trigger, time or event; the 后 / 前 of 后排, 左后, 往后, 后视镜 is none
+    for plain in ("副驾座椅往后调一点", "后排左边窗户关上", "左后车窗打开一半", "后排座椅加热调到最高",
+                  "主驾后视镜往下调一点", "副驾座椅往前挪一点", "把主驾车窗打开一半"):
+        assert not has_condition_signal(plain, LEX), plain
+    for conditional in ("后排有人的时候打开空调", "上车后打开主驾座椅加热", "到家前十分钟打开空调"):
+        assert has_condition_signal(conditional, LEX), conditional
+
+
+def test_a_seat_condition_span_without_a_signal_becomes_part_of_the_action():
+    # a tagger's condition over a seat / direction (主驾座椅靠背往后|放一点) is the plain command it cuts
+    text = "主驾座椅靠背往后放一点"
+    spans = [Span("C", 0, 8, text[:8]), Span("A", 8, 11, text[8:])]
+    assert demote_signalless_conditions(text, spans, LEX) == [Span("A", 0, 11, text)]
+    text = "主驾后视镜往下调一点"
+    spans = [Span("C", 0, 3, text[:3]), Span("A", 3, 10, text[3:])]
+    assert demote_signalless_conditions(text, spans, LEX) == [Span("A", 0, 10, text)]
+
+
+def test_a_real_seat_condition_stays():
+    text = "后排有人的时候打开空调"
+    spans = [Span("C", 0, 7, text[:7]), Span("A", 7, 11, text[7:])]
+    assert demote_signalless_conditions(text, spans, LEX) == spans
+    text = "副驾座椅往后就打开座椅通风"  # a condition before 就 is kept whole (复合条件完整性)
+    spans = [Span("C", 0, 6, text[:6]), Span("A", 7, 13, text[7:])]
+    assert demote_signalless_conditions(text, spans, LEX) == spans
+
+
+# ---------------------------------------------------------------- spoken noise around the request
+
+def test_wake_words_fillers_and_polite_tails_are_not_read():
+    # what the parser reads: the spoken layer's strip_disfluencies of the query
+    # 那个 before a time is not the spoken layer's hesitation; the condition's edge strip drops it
+    assert surface_of("小爱同学那个明天早上七点叫我起床好吗") == "那个明天早上七点叫我起床好吗"
+    assert groups("[C:那个明天早上七点][A:叫我起床好吗]") == [("明天早上七点", ["提醒我起床"])]
+    assert surface_of("你好小鹏下雨的时候关闭天窗") == "下雨的时候关闭天窗"
+    assert surface_of("嗯嗯下班以后打开导航回家谢谢") == "下班以后打开导航回家"
+    assert surface_of("呃，到家时打开空调，谢谢你") == "到家时打开空调"
+
+
+def test_a_polite_tail_span_is_no_subquery():
+    assert groups("[C:进入隧道的时候][A:关上车窗][A:好吗]") == [("进入隧道的时候", ["关上车窗"])]
+    assert groups("[A:谢谢]") == [(None, ["谢谢"])]  # said alone it is the request (闲聊)
+
+
+# ---------------------------------------------------------------- 持续时间: the spec's rewrite, not the raw verb
+
+def test_duration_action_is_the_device_switched_on():
+    # 持续时间: 座椅加热十分钟 → condition 持续十分钟, subquery 打开座椅加热
+    assert groups("[A:加湿器开][D:一小时]") == [("持续一小时", ["打开加湿器"])]
+    assert groups("[A:空调就开着][D:一个小时]") == [("持续一个小时", ["打开空调"])]
+    assert groups("[A:开着座椅加热][D:二十分钟]") == [("持续二十分钟", ["打开座椅加热"])]
+    assert groups("[A:座椅通风再开][D:半个小时]") == [("持续半个小时", ["打开座椅通风"])]
+    assert groups("[A:空调关][D:十分钟]") == [("持续十分钟", ["关闭空调"])]
+    # 若同时存在触发事件，则改写为 触发条件+持续+时间
+    assert groups("[C:上车后][A:座椅加热开][D:10分钟]") == [("上车后持续10分钟", ["打开座椅加热"])]
+
+
+def test_duration_action_with_its_own_request_is_left_as_said():
+    assert groups("[A:空调调到26度][D:半小时]") == [("持续半小时", ["空调调到26度"])]
+    assert groups("[A:把香氛打开][D:二十分钟]") == [("持续二十分钟", ["把香氛打开"])]  # README: 把… stays
+
+
+def test_a_once_span_gives_back_what_it_took_from_the_condition():
+    from fastslow.models.automation.rules import snap_once_spans
+    text = "只执行这一次明天七点叫我起床"
+    spans = [Span("N", 0, 7, text[:7]), Span("C", 7, 10, text[7:10]), Span("A", 10, 14, text[10:])]
+    assert snap_once_spans(text, spans, LEX) == [
+        Span("N", 0, 6, "只执行这一次"), Span("C", 6, 10, "明天七点"), Span("A", 10, 14, "叫我起床")]
+
+
+# ---------------------------------------------------------------- 不向左回溯 on an unpunctuated run-on
+
+def _run_on(text: str, cuts: list[tuple[str, int, int]]) -> list[tuple[str, str]]:
+    from fastslow.models.automation.rules import split_run_on
+    spans = [Span(kind, a, b, text[a:b]) for kind, a, b in cuts]
+    return [(sp.kind, sp.text) for sp in split_run_on(text, spans, LEX)]
+
+
+def test_a_condition_span_starting_with_a_plain_command_is_split():
+    # 不向左回溯: 播放音乐上车时打开空调 → [null: 播放音乐] [上车时: 打开空调]
+    assert _run_on("关闭车窗到公司的时候提醒我打卡", [("C", 0, 10), ("A", 10, 15)]) == \
+        [("A", "关闭车窗"), ("C", "到公司的时候"), ("A", "提醒我打卡")]
+    assert _run_on("导航去公司快到的时候提醒我买早餐", [("C", 0, 10), ("A", 10, 16)]) == \
+        [("A", "导航去公司"), ("C", "快到的时候"), ("A", "提醒我买早餐")]
+
+
+def test_an_action_span_ending_in_a_condition_before_another_action_is_split():
+    text = "先放首歌等我上车了再打开座椅加热"
+    assert _run_on(text, [("A", 0, 9), ("A", 10, 16)]) == [("A", "先放首歌"), ("C", "等我上车了"), ("A", "打开座椅加热")]
+    text, spans = parse_markup("[A:先放首歌][C:等我上车了]再[A:打开座椅加热]")
+    assert [(g["condition"], [q["subquery"] for q in g["querys"]]) for g in assemble(text, spans, LEX)] == \
+        [(None, ["放首歌"]), ("等我上车了", ["打开座椅加热"])]
+
+
+def test_a_compound_condition_or_a_reminder_is_not_cut():
+    # 复合条件完整性: 关闭后排空调且副驾座椅加热开启时 is one condition (且)
+    text = "关闭后排空调且副驾座椅加热开启时打开副驾座椅通风"
+    assert _run_on(text, [("C", 0, 16), ("A", 16, 24)]) == [("C", text[:16]), ("A", text[16:])]
+    # a reminder's content is not a condition: 提醒我等雨停了收衣服 stays one action
+    text = "提醒我等雨停了收衣服然后关窗"
+    assert _run_on(text, [("A", 0, 10), ("A", 12, 14)]) == [("A", "提醒我等雨停了收衣服"), ("A", "关窗")]
+    # 开车到公司: too short to be a command of its own
+    assert _run_on("开车到公司的时候提醒我打卡", [("C", 0, 8), ("A", 8, 13)]) == \
+        [("C", "开车到公司的时候"), ("A", "提醒我打卡")]
+
+
+# ---------------------------------------------------------------- 时间点: a spoken clock time is one span
+
+def test_a_condition_cut_inside_a_clock_time_takes_the_rest_of_it():
+    from fastslow.models.automation.rules import whole_clock_times
+    text = "七点四十五打开空调"
+    spans = [Span("C", 0, 2, "七点"), Span("A", 2, 9, text[2:])]
+    assert whole_clock_times(text, spans) == [Span("C", 0, 5, "七点四十五"), Span("A", 5, 9, "打开空调")]
+    text = "下午三点一刻提醒我喝水"
+    spans = [Span("C", 0, 4, "下午三点"), Span("A", 4, 6, "一刻"), Span("A", 6, 11, "提醒我喝水")]
+    assert whole_clock_times(text, spans) == [Span("C", 0, 6, "下午三点一刻"), Span("A", 6, 11, "提醒我喝水")]
+
+
+def test_clock_times_with_minutes_and_what_is_no_clock():
+    from fastslow.models.automation.rules import clock_times
+    found = lambda t: [t[a:b] for a, b in clock_times(t)]
+    assert found("十二点零五播放音乐") == ["十二点零五"]
+    assert found("明天8点40打开空调") == ["8点40"]
+    assert found("八点半和九点一刻") == ["八点半", "九点一刻"]
+    assert found("把空调温度调高一点五度") == []
+    assert found("七点钟叫我") == []  # no minutes: nothing to keep together
+
+
+def test_a_clock_time_between_two_commands_is_their_condition():
+    from fastslow.models.automation.rules import split_run_on
+    text = "打开空调七点四十五关掉空调"
+    assert [(sp.kind, sp.text) for sp in split_run_on(text, [Span("A", 0, 13, text)], LEX)] == \
+        [("A", "打开空调"), ("C", "七点四十五"), ("A", "关掉空调")]
+
+
+def test_an_event_as_the_object_of_the_first_command_does_not_stop_the_split():
+    # 导航回家: 回家 is where to go, not a trigger; the condition starts at 等
+    text = "先导航回家等我进小区了再打开车库门"
+    assert _run_on(text, [("A", 0, 11), ("A", 12, 17)]) == \
+        [("A", "先导航回家"), ("C", "等我进小区了"), ("A", "打开车库门")]
