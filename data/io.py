@@ -50,6 +50,12 @@ def detect_format(path: str | Path, fmt: str | None = None) -> str:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")  # JSON's \ud800 ... \udfff: a surrogate, maybe lone
 
 
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a UTF-16 surrogate code point (a JSON ``\\ud800`` escape decodes to one),
+    which no UTF-8 writer or hash can encode."""
+    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+
+
 def lone_surrogate(value, where: str | None = None) -> tuple[str, str] | None:
     """``(field, code)`` of the first string in a parsed JSON value that holds a lone UTF-16 surrogate
     (``"\\ud800"`` decodes to one; no UTF-8 writer or hash can encode it), or None. ``field`` is the path

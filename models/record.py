@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origi
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints
 
-from fastslow.data.io import lone_surrogate
+from fastslow.data.io import has_surrogate, lone_surrogate
 from fastslow.models.capture.policy import CandidateAction, Interruption, Outcome
 from fastslow.models.routing.rules import Route, default_route, fast_system_pending
 from fastslow.models.taxonomy import DEFAULT_ROUTE, ENDPOINTS, LABELS, REASON_CODES
@@ -270,7 +270,7 @@ def validate_input(raw: Any, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> 
         raise InputError("query", "empty or whitespace only")
     if len(query) > max_query_chars:
         raise InputError("query", f"too long: {len(query)} characters (limit {max_query_chars})")
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in query):
+    if has_surrogate(query):
         raise InputError("query", "not valid UTF-8 text")
     for name in ("id", "context", "existing_tasks"):  # echoed or hashed: must encode as UTF-8
         found = lone_surrogate(raw.get(name), name)
@@ -361,7 +361,7 @@ def echo(query: Any) -> str | None:
     ``ECHO_CHARS`` and its length (a 50 MB query must not make a 50 MB record); anything else as None."""
     if not isinstance(query, str):
         return None
-    if lone_surrogate(query):  # no UTF-8 writer can encode it: shown as U+FFFD
+    if has_surrogate(query):  # no UTF-8 writer can encode it: shown as U+FFFD
         query = "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in query)
     return query if len(query) <= DEFAULT_MAX_QUERY_CHARS else f"{query[:ECHO_CHARS]}… ({len(query)} characters)"
 

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from fastslow.data.io import has_surrogate
 from fastslow.models.lifecycle.bundle import DEFAULT_MODEL_PATH, FastslowModel, ModelLoadError, load_bundle, warmed
 from fastslow.models.lifecycle.manifest import MODEL_ENV
 from fastslow.models.record import ErrorRecord, InputError, Record, RouteInput, error_record, validate_input
@@ -211,21 +212,17 @@ class _NotJSON:
         self.name = name
 
 
-def _has_surrogate(text: str) -> bool:
-    return any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
-
-
 def invalid_value(value: Any, path: str = "") -> tuple[str, str] | None:
     """``(where, why)`` of the first value a record cannot hold, or None: text that is not valid UTF-8
     (bytes that did not decode, or a lone surrogate sent as an escape) or ``NaN``/``Infinity``.
     ``where`` is a field path such as ``query`` or ``context[0].text``."""
     if isinstance(value, str):
-        return (path or "body", "not valid UTF-8 text") if _has_surrogate(value) else None
+        return (path or "body", "not valid UTF-8 text") if has_surrogate(value) else None
     if isinstance(value, _NotJSON):
         return path or "body", f"{value.name} is not valid JSON"
     if isinstance(value, dict):
         for key, item in value.items():
-            if _has_surrogate(key):
+            if has_surrogate(key):
                 return path or "body", "a field name is not valid UTF-8 text"
             found = invalid_value(item, f"{path}.{key}" if path else key)
             if found:

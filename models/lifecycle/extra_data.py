@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from fastslow.models.automation.data import check_row
 from fastslow.models.automation.metrics import groups_match, rules_output
