@@ -76,9 +76,12 @@ def test_the_wheel_installs_one_top_level_name_with_its_runtime_data(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert top == {"fastslow"}
-    for needed in ("fastslow/data/taxonomy/reason_codes.tsv", "fastslow/data/taxonomy/intents.tsv",
-                   "fastslow/features/lexicons/devices.txt", "fastslow/data/fixtures/capture_v2.json"):
-        assert needed in names, needed
+    # every file the code reads at run time: all lexicons (sub-folders too), the taxonomy, the fixtures
+    runtime = [p for folder in ("features/lexicons", "data/taxonomy", "data/fixtures")
+               for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    assert len(runtime) > 30
+    missing = [str(p.relative_to(ROOT)) for p in runtime if f"fastslow/{p.relative_to(ROOT).as_posix()}" not in names]
+    assert not missing, f"left out of the wheel: {missing}"
     assert not [n for n in names if n.startswith("fastslow/tests/") or "/artifacts/" in n or n.endswith(".db")]
 
 
