@@ -60,3 +60,28 @@ def test_fastslow_score_memo_writes_the_same_file(model, trained, tmp_path):
         assert main(["score", str(source), "-o", str(out), "--model", str(trained["path"]), "--jobs", "1", *extra]) == 0
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1] == outputs[2]
+
+
+def test_row_softmax_is_scipys_softmax_bit_for_bit(model):
+    from scipy.special import softmax
+
+    router = model.router
+    utterances = router.utterances(["上车时打开空调", "我好冷", "导航去公司然后播放音乐", "第二个", "今天天气怎么样"])
+    scaled = router._logits(utterances) / router.temperature_
+    assert np.array_equal(router_module.row_softmax(scaled), softmax(scaled, axis=1))
+    assert np.array_equal(router_module.row_softmax(scaled[:1]), softmax(scaled[:1], axis=1))
+
+
+def test_an_unfitted_estimator_still_says_so():
+    import pytest
+    from sklearn.exceptions import NotFittedError
+
+    from fastslow.models.automation.intents import IntentClassifier
+    from fastslow.models.automation.parser import AutomationParser
+
+    with pytest.raises(NotFittedError):
+        router_module.Router().route(["打开空调"])
+    with pytest.raises(NotFittedError):
+        AutomationParser().parse("上车时打开空调")
+    with pytest.raises(NotFittedError):
+        IntentClassifier().decision_function(["打开空调"])

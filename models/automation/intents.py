@@ -20,10 +20,9 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils.validation import check_is_fitted
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
-from fastslow.features.extractors import sparse_row_product, tfidf_row
+from fastslow.features.extractors import require_fitted, sparse_row_product, tfidf_row
 from fastslow.models.automation.rules import devices_in, lowered, seat_mentions
 from fastslow.data import TAXONOMY_DIR
 
@@ -142,7 +141,7 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
 
     def decision_function(self, X) -> np.ndarray:
         """The model's scores for raw subqueries: ``model_.decision_function(_features(X))`` row by row."""
-        check_is_fitted(self, "weights_")
+        require_fitted(self, "weights_")
         if len(X) <= DENSE_ROWS:  # a single query's few subqueries: no sparse matrix
             return np.vstack([sparse_row_product(*self._row(s), self.weights_) + self.intercept_ for s in X])
         indptr, indices, data = [0], [], []
