@@ -74,7 +74,9 @@ def sparse_row_product(indices: list, data: list, weights: np.ndarray) -> np.nda
     first axis adds row after row)."""
     if not indices:
         return np.zeros(weights.shape[1])
-    return np.add.reduce(np.asarray(data, dtype=np.float64)[:, None] * weights[indices], axis=0)
+    products = weights.take(np.array(indices, dtype=np.intp), axis=0)  # take: a tenth of indexing by a list
+    products *= np.array(data, dtype=np.float64)[:, None]
+    return np.add.reduce(products, axis=0)
 
 
 def tfidf_row(grams, vocabulary: dict, idf: list[float], sublinear: bool = True) -> tuple[list[int], list[float]]:

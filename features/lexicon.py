@@ -27,6 +27,7 @@ from fastslow.features.normalise import normalise
 
 LEXICON_DIR = Path(str(files("fastslow.features"))) / "lexicons"  # package data (importlib.resources)
 GAP = "…"
+FIND_MEMO = 4096  # texts whose matches a ``Matcher`` keeps (see ``Matcher.find``)
 MAX_GAP_CHARS = 20
 
 
@@ -248,11 +249,31 @@ class Matcher:
         return cls.build(lexicon, read_entries(resolve_lexicon(lexicon, lexicon_dir), column))
 
     def find(self, lowered: str) -> list[tuple[int, int, str, str]]:
-        """(start, end, term, category) of every match in ``lowered`` (already lower-cased)."""
-        if self.pattern is None:
-            return []
-        category = self.category
-        return [(m.start(), m.end(), m.group(), category[m.group()]) for m in self.pattern.finditer(lowered)]
+        """(start, end, term, category) of every match in ``lowered`` (already lower-cased).
+
+        A pure function of the text: the automation rules ask it again and again about the same
+        query, span and subquery (``has_verb``, ``is_bare_device``, ``devices_in`` …), so the last
+        ``FIND_MEMO`` distinct texts' matches are kept (a new list is returned each time)."""
+        found = self._found.get(lowered)
+        if found is None:
+            if self.pattern is None:
+                return []
+            category = self.category
+            found = tuple((m.start(), m.end(), m.group(), category[m.group()]) for m in self.pattern.finditer(lowered))
+            memo = self._found
+            if len(memo) >= FIND_MEMO:
+                memo.clear()
+            memo[lowered] = found
+        return list(found)
+
+    @cached_property
+    def _found(self) -> dict:
+        return {}
+
+    def __getstate__(self):  # the memo is this process's, never part of a saved model
+        state = dict(self.__dict__)
+        state.pop("_found", None)
+        return state
 
     def search(self, lowered: str):
         return self.pattern.search(lowered) if self.pattern is not None else None

@@ -85,3 +85,31 @@ def test_an_unfitted_estimator_still_says_so():
         AutomationParser().parse("上车时打开空调")
     with pytest.raises(NotFittedError):
         IntentClassifier().decision_function(["打开空调"])
+
+
+def test_intents_of_a_batch_are_the_intents_one_by_one_with_or_without_the_memo(model):
+    intents = model.automation.intents_
+    subqueries = ["打开空调", "播放音乐", "提醒我带伞", "打开主驾座椅加热", "导航去公司", "关闭车窗", "打开空调"]
+    intents.__dict__.pop("_predicted", None)
+    batch = intents.predict(subqueries)
+    assert intents.predict(subqueries) == batch  # from the memo
+    one_by_one = []
+    for s in subqueries:
+        intents.__dict__.pop("_predicted", None)
+        one_by_one += intents._predict([s])
+    assert one_by_one == batch == intents._predict(subqueries)
+    assert "_predicted" not in intents.__getstate__()
+
+
+def test_matcher_find_gives_the_same_matches_from_its_memo_and_after_pickling(model):
+    import pickle
+
+    devices = model.automation.lexicons_.device_kinds
+    text = "打开座椅加热和主驾空调"
+    first = devices.find(text)
+    again = devices.find(text)
+    assert first == again and first is not again  # a new list each time: a caller may change it
+    again.append(None)
+    assert devices.find(text) == first
+    copy = pickle.loads(pickle.dumps(devices))
+    assert "_found" not in copy.__dict__ and copy.find(text) == first

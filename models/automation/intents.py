@@ -28,6 +28,7 @@ from fastslow.data import TAXONOMY_DIR
 
 INTENTS_FILE = TAXONOMY_DIR / "intents.tsv"
 DENSE_ROWS = 4  # up to this many subqueries, scores are computed without a sparse matrix
+PREDICT_MEMO = 65536  # distinct subqueries whose intent a process keeps (``IntentClassifier.predict``)
 CAR_CONTROL, DEVICE_CONTROL, OTHER = "车载控制", "设备控制", "其他"
 CONTROL_INTENTS = (CAR_CONTROL, DEVICE_CONTROL)
 
@@ -155,10 +156,31 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         return np.asarray(features @ self.weights_) + self.intercept_
 
     def predict(self, X):
+        """The intent of each subquery: the model's best class, then ``resolve_intent``.
+
+        A pure function of the subquery, and subqueries repeat across queries far more than queries
+        do (打开空调 ends hundreds of different requests), so the last ``PREDICT_MEMO`` distinct
+        subqueries' intents are kept for this process (never pickled)."""
         X = list(X)
         if not X:
             return []
+        memo = self.__dict__.setdefault("_predicted", {})
+        missing = [s for s in dict.fromkeys(X) if s not in memo]
+        if missing:
+            if len(memo) + len(missing) > PREDICT_MEMO:
+                memo.clear()
+                missing = list(dict.fromkeys(X))
+            for s, intent in zip(missing, self._predict(missing)):
+                memo[s] = intent
+        return [memo[s] for s in X]
+
+    def _predict(self, X: list[str]) -> list[str]:
         scores = self.decision_function(X)
         best = scores.argmax(axis=1) if scores.shape[1] > 1 else (scores[:, 0] > 0).astype(int)  # binary: one column
         predicted = self.classes_[best]
         return [resolve_intent(s, str(p), self.lexicons_) for s, p in zip(X, predicted)]
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_predicted", None)
+        return state
