@@ -113,3 +113,51 @@ def test_matcher_find_gives_the_same_matches_from_its_memo_and_after_pickling(mo
     assert devices.find(text) == first
     copy = pickle.loads(pickle.dumps(devices))
     assert "_found" not in copy.__dict__ and copy.find(text) == first
+
+
+# ---- fast paths of the text layer against their definitions, on generated text (hypothesis)
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from fastslow.data.io import has_surrogate  # noqa: E402
+from fastslow.features import spoken  # noqa: E402
+from fastslow.features.automation_lexicons import load_automation_lexicons  # noqa: E402
+
+_LEX = spoken.spoken_lexicon()
+_AUTO = load_automation_lexicons()
+_ALPHABET = "".join(sorted({c for w in (*_LEX.hesitations, *_LEX.tails, *(w for w, _ in _LEX.corrections),
+                                        *_AUTO.signal.terms[:200]) for c in w})) + "空调打开一二三12:%，。 "
+_TEXTS = st.text(alphabet=_ALPHABET, max_size=24)
+_WORDS = st.lists(st.sampled_from(sorted({*_AUTO.signal.terms, *(w for w, _ in _LEX.corrections), "空调", "打开"})),
+                  max_size=4).map("".join)
+
+
+def _slow_strip(text, lex):
+    """strip_disfluencies as it was before its fast paths (no set test, no first-character test)."""
+    out = spoken._REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)
+    out = lex.stutter_pattern.sub(r"\1", out)
+    if lex.correction_pattern is not None:
+        word = dict(lex.corrections)
+        out = lex.correction_pattern.sub(lambda m: word[m[0]], out)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_TEXTS, _WORDS, st.tuples(_WORDS, _WORDS).map(lambda p: p[0] + p[0] + p[1])))
+def test_repeat_and_correction_fast_paths_change_nothing(text):
+    fixed = spoken._collapse_repeats(text, _LEX)
+    if _LEX.correction_pattern is not None and not _LEX.correction_firsts.isdisjoint(fixed):
+        fixed = _LEX.correction_pattern.sub(lambda m: _LEX.correction_map[m[0]], fixed)
+    assert fixed == _slow_strip(text, _LEX)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_TEXTS, _WORDS, st.tuples(_TEXTS, _WORDS, _TEXTS).map("".join)))
+def test_the_signal_automaton_answers_as_the_signal_pattern(text):
+    assert _AUTO.signal.terms  # a freshly loaded signal has its terms: the automaton path runs
+    assert _AUTO.signal(text) == (_AUTO.signal.pattern.search(text) is not None)
+
+
+@given(st.text(max_size=12))
+def test_has_surrogate_is_a_test_of_every_character(text):
+    assert has_surrogate(text) == any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
