@@ -161,3 +161,54 @@ def test_the_signal_automaton_answers_as_the_signal_pattern(text):
 @given(st.text(max_size=12))
 def test_has_surrogate_is_a_test_of_every_character(text):
     assert has_surrogate(text) == any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+
+
+def test_a_text_memo_empties_when_full_pickles_empty_and_clear_memos_reaches_every_memo():
+    import pickle
+
+    from fastslow.features.memo import TextMemo, clear_memos
+
+    memo, other = TextMemo(2), TextMemo(2)
+    memo.put("a", 1)
+    memo.put("b", 2)
+    memo.put("c", 3)  # full: emptied first
+    assert memo == {"c": 3}
+    other.put("a", 1)
+    copy = pickle.loads(pickle.dumps(memo))
+    assert isinstance(copy, TextMemo) and copy == {} and copy.size == 2
+    clear_memos()
+    assert memo == {} and other == {}
+
+
+def _bank_match_reference(bank, tokens, charset, text):
+    """LexiconBank.match as it was before its gap index: every gap's set test, in order."""
+    hits = [{} for _ in bank.digests]
+    for token in tokens:
+        for index, col in bank.words.get(token, ()):
+            hits[index][col] = hits[index].get(col, 0) + 1
+    for ch in charset & bank.char_set:
+        for index, col in bank.chars[ch]:
+            hits[index][col] = hits[index].get(col, 0) + 1
+    for (pattern, index, col), needed in zip(bank.gaps, bank.gap_chars):
+        if needed <= charset and pattern.search(text):
+            hits[index][col] = hits[index].get(col, 0) + 1
+    return dict(zip(bank.digests, hits))
+
+
+def test_the_lexicon_bank_finds_what_every_gap_finds_in_the_same_order(model):
+    segmenter = model.router.segmenter
+    bank = segmenter.lexicons_
+    assert bank.gaps and bank.gap_chars
+    heads = sorted({c for needed in bank.gap_chars for c in needed})
+    alphabet = "".join(heads) + "打开空调时的了"
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=alphabet, max_size=30))
+    def check(text):
+        tokens = segmenter.segment(text)
+        charset = frozenset(text)
+        got = bank.match(tokens, charset, text)
+        want = _bank_match_reference(bank, tokens, charset, text)
+        assert [(d, list(h.items())) for d, h in got.items()] == [(d, list(h.items())) for d, h in want.items()]
+
+    check()

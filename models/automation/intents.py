@@ -23,6 +23,7 @@ from sklearn.linear_model import LogisticRegression
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
 from fastslow.features.extractors import require_fitted, sparse_row_product, tfidf_row
+from fastslow.features.memo import TextMemo
 from fastslow.models.automation.rules import devices_in, lowered, seat_mentions
 from fastslow.data import TAXONOMY_DIR
 
@@ -164,14 +165,15 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         X = list(X)
         if not X:
             return []
-        memo = self.__dict__.setdefault("_predicted", {})
+        memo = self.__dict__.get("_predicted")
+        if memo is None:
+            memo = self.__dict__["_predicted"] = TextMemo(PREDICT_MEMO)
         missing = [s for s in dict.fromkeys(X) if s not in memo]
         if missing:
-            if len(memo) + len(missing) > PREDICT_MEMO:
+            if len(memo) + len(missing) > memo.size:
                 memo.clear()
                 missing = list(dict.fromkeys(X))
-            for s, intent in zip(missing, self._predict(missing)):
-                memo[s] = intent
+            memo.update(zip(missing, self._predict(missing)))
         return [memo[s] for s in X]
 
     def _predict(self, X: list[str]) -> list[str]:
