@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left
-from collections import Counter
 from functools import partial
 
 import numpy as np
@@ -82,12 +81,16 @@ def sparse_row_product(indices: list, data: list, weights: np.ndarray) -> np.nda
 def tfidf_row(grams, vocabulary: dict, idf: list[float], sublinear: bool = True) -> tuple[list[int], list[float]]:
     """Columns and l2-normalised tf-idf weights of one document's grams: what a fitted
     ``TfidfVectorizer(norm="l2")`` gives for that row, without its per-call validation."""
-    counts = Counter([col for col in map(vocabulary.get, grams) if col is not None])
-    columns = list(counts)
+    get = vocabulary.get
+    counts: dict[int, int] = {}  # columns in the order of their first gram, as Counter keeps them
+    for gram in grams:
+        col = get(gram)
+        if col is not None:
+            counts[col] = counts.get(col, 0) + 1
     weights = [idf[col] if n == 1 else ((1.0 + math.log(n)) if sublinear else n) * idf[col]
                for col, n in counts.items()]
     scale = 1.0 / (math.sqrt(sum([w * w for w in weights])) or 1.0)
-    return columns, [w * scale for w in weights]
+    return list(counts), [w * scale for w in weights]
 
 
 def char_ngrams(text, min_n=1, max_n=3):

@@ -212,3 +212,24 @@ def test_the_lexicon_bank_finds_what_every_gap_finds_in_the_same_order(model):
         assert [(d, list(h.items())) for d, h in got.items()] == [(d, list(h.items())) for d, h in want.items()]
 
     check()
+
+
+def _tfidf_row_reference(grams, vocabulary, idf, sublinear=True):
+    """tfidf_row as it was written first (collections.Counter)."""
+    import math
+    from collections import Counter
+
+    counts = Counter([col for col in map(vocabulary.get, grams) if col is not None])
+    weights = [idf[col] if n == 1 else ((1.0 + math.log(n)) if sublinear else n) * idf[col] for col, n in counts.items()]
+    scale = 1.0 / (math.sqrt(sum([w * w for w in weights])) or 1.0)
+    return list(counts), [w * scale for w in weights]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from("abcdefgh"), max_size=30), st.booleans())
+def test_tfidf_row_gives_the_counter_version_bit_for_bit(grams, sublinear):
+    from fastslow.features.extractors import tfidf_row
+
+    vocabulary = {g: i for i, g in enumerate("hgfedcb")}  # "a" is out of the vocabulary
+    idf = [1.0 + i / 7 for i in range(7)]
+    assert tfidf_row(grams, vocabulary, idf, sublinear) == _tfidf_row_reference(grams, vocabulary, idf, sublinear)
