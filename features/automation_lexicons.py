@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import ahocorasick
+
 from fastslow.features.lexicon import Matcher, read_entries, resolve_lexicon
 
 
@@ -67,15 +69,41 @@ _CN = "零一二两三四五六七八九十百半几"
 _TIME_NUMBER = (rf"(?:\d+|[{_CN}]+)\s*(?:个)?(?:分钟|小时|钟头|秒|号|%|度)|%|百分之"
                 rf"|(?:\d+|[{_CN}]{{2,}}|[零二两三四五六七八九十])点|一点(?:钟|半|\d|[{_CN}]+分)|\d{{1,2}}:\d\d")
 
+_TIME_NUMBER_RE = re.compile(_TIME_NUMBER)
+
 
 @dataclass(frozen=True)
 class Signal:
-    """One regular expression for "might this query hold more than plain unconditional actions?"."""
+    """One regular expression for "might this query hold more than plain unconditional actions?".
+
+    ``pattern`` is the definition: any of ``terms`` or the time/number shapes. A parser fitted since
+    ``terms`` exists answers with one Aho-Corasick pass for the terms and the short time/number
+    expression (a regular expression of a thousand alternatives tries them at every position);
+    the answer is the same, which a test holds."""
 
     pattern: re.Pattern
+    terms: tuple[str, ...] = ()  # the literal alternatives of ``pattern`` (empty in parsers fitted before)
 
     def __call__(self, lowered_text: str) -> bool:
-        return self.pattern.search(lowered_text) is not None
+        if not self.terms:
+            return self.pattern.search(lowered_text) is not None
+        automaton = self.__dict__.get("_automaton")
+        if automaton is None:
+            automaton = self._build()
+        return next(automaton.iter(lowered_text), None) is not None or _TIME_NUMBER_RE.search(lowered_text) is not None
+
+    def _build(self):
+        automaton = ahocorasick.Automaton()
+        for term in self.terms:
+            automaton.add_word(term, term)
+        automaton.make_automaton()
+        self.__dict__["_automaton"] = automaton
+        return automaton
+
+    def __getstate__(self):  # the automaton is rebuilt in each process
+        state = dict(self.__dict__)
+        state.pop("_automaton", None)
+        return state
 
 
 #: each matcher of ``AutomationLexicons``: its lexicon file (by name) and column (None: the first)
@@ -111,5 +139,5 @@ def load_automation_lexicons(lexicon_dir: str | Path | None = None) -> Automatio
 def build_signal(matchers: list[Matcher], memo: Matcher) -> Signal:
     terms = {t for m in matchers for t in m.category if t not in SIGNAL_STOP}
     terms |= {t for t, c in memo.category.items() if c in SIGNAL_MEMO or t in SIGNAL_MEMO_WORDS}
-    alternatives = [re.escape(t) for t in sorted(terms, key=lambda t: (-len(t), t))]  # deterministic order
-    return Signal(re.compile("|".join(alternatives + [_TIME_NUMBER])))
+    ordered = tuple(sorted(terms, key=lambda t: (-len(t), t)))  # deterministic order
+    return Signal(re.compile("|".join([re.escape(t) for t in ordered] + [_TIME_NUMBER])), ordered)

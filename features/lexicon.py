@@ -23,10 +23,12 @@ from importlib.resources import files
 from pathlib import Path
 
 import ahocorasick
+from fastslow.features.memo import TextMemo
 from fastslow.features.normalise import normalise
 
 LEXICON_DIR = Path(str(files("fastslow.features"))) / "lexicons"  # package data (importlib.resources)
 GAP = "…"
+FIND_MEMO = 4096  # texts whose matches a ``Matcher`` keeps (see ``Matcher.find``)
 MAX_GAP_CHARS = 20
 
 
@@ -216,11 +218,40 @@ class LexiconBank:
             for index, col in self.chars[ch]:
                 found = hits[index]
                 found[col] = found.get(col, 0) + 1
-        for (pattern, index, col), needed in zip(self.gaps, self.gap_chars or [frozenset()] * len(self.gaps)):
-            if needed <= charset and pattern.search(text):  # a set test first: most queries miss most gaps
-                found = hits[index]
-                found[col] = found.get(col, 0) + 1
+        if self.gap_chars:
+            gaps, by_char = self.gaps, self._gaps_by_char
+            # only the gaps one of whose needed characters is here, in their order; then the full set test
+            candidates = [k for c in charset & by_char.keys() for k in by_char[c]] + list(by_char.get("", ()))
+            if len(candidates) > 1:
+                candidates.sort()
+            for k in candidates:
+                pattern, index, col = gaps[k]
+                if self.gap_chars[k] <= charset and pattern.search(text):
+                    found = hits[index]
+                    found[col] = found.get(col, 0) + 1
+        else:  # a bank pickled before gap_chars: every gap's pattern
+            for pattern, index, col in self.gaps:
+                if pattern.search(text):
+                    found = hits[index]
+                    found[col] = found.get(col, 0) + 1
         return dict(zip(self.digests, hits))
+
+    @property
+    def _gaps_by_char(self) -> dict[str, tuple[int, ...]]:
+        """Gap numbers by one character each needs (its smallest): a gap is tried only when it is there."""
+        by_char = self.__dict__.get("_gaps_by_char_cache")
+        if by_char is None:
+            grouped: dict[str, list[int]] = {}
+            for k, needed in enumerate(self.gap_chars):
+                grouped.setdefault(min(needed) if needed else "", []).append(k)  # "": needs nothing, always tried
+            by_char = {c: tuple(ks) for c, ks in grouped.items()}
+            self.__dict__["_gaps_by_char_cache"] = by_char
+        return by_char
+
+    def __getstate__(self):  # the gap index is rebuilt in each process
+        state = dict(self.__dict__)
+        state.pop("_gaps_by_char_cache", None)
+        return state
 
 
 @dataclass(frozen=True)
@@ -248,11 +279,28 @@ class Matcher:
         return cls.build(lexicon, read_entries(resolve_lexicon(lexicon, lexicon_dir), column))
 
     def find(self, lowered: str) -> list[tuple[int, int, str, str]]:
-        """(start, end, term, category) of every match in ``lowered`` (already lower-cased)."""
-        if self.pattern is None:
-            return []
-        category = self.category
-        return [(m.start(), m.end(), m.group(), category[m.group()]) for m in self.pattern.finditer(lowered)]
+        """(start, end, term, category) of every match in ``lowered`` (already lower-cased).
+
+        A pure function of the text: the automation rules ask it again and again about the same
+        query, span and subquery (``has_verb``, ``is_bare_device``, ``devices_in`` …), so the last
+        ``FIND_MEMO`` distinct texts' matches are kept (a new list is returned each time)."""
+        found = self._found.get(lowered)
+        if found is None:
+            if self.pattern is None:
+                return []
+            category = self.category
+            found = tuple((m.start(), m.end(), m.group(), category[m.group()]) for m in self.pattern.finditer(lowered))
+            self._found.put(lowered, found)
+        return list(found)
+
+    @cached_property
+    def _found(self) -> TextMemo:
+        return TextMemo(FIND_MEMO)
+
+    def __getstate__(self):  # the memo is this process's, never part of a saved model
+        state = dict(self.__dict__)
+        state.pop("_found", None)
+        return state
 
     def search(self, lowered: str):
         return self.pattern.search(lowered) if self.pattern is not None else None

@@ -53,6 +53,15 @@ class SpokenLexicon:
         return re.compile("|".join(map(re.escape, wrong))) if wrong else None
 
     @cached_property
+    def correction_map(self) -> dict[str, str]:
+        return dict(self.corrections)
+
+    @cached_property
+    def correction_firsts(self) -> frozenset:
+        """First characters of the misrecognitions: a text with none of them needs no correction."""
+        return frozenset(w[0] for w, _ in self.corrections if w)
+
+    @cached_property
     def edge_chars(self) -> tuple[frozenset, frozenset]:
         """Characters a strippable start and end begin and finish with: most queries have neither,
         and ``strip_disfluencies`` returns them after two set lookups and one regular expression."""
@@ -270,6 +279,8 @@ _REPEAT = re.compile(r"([\u3400-\u9fff]{2,4})\1")
 
 
 def _collapse_repeats(text: str, lex: SpokenLexicon) -> str:
+    if len(set(text)) == len(text):  # both patterns repeat a character: most queries repeat none
+        return text
     text = _REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)  # 谢谢谢谢, 哈哈哈哈 stay
     return lex.stutter_pattern.sub(r"\1", text)
 
@@ -301,8 +312,8 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     lex = lexicon or spoken_lexicon()
     out = _collapse_repeats(text, lex)
     fix = lex.correction_pattern
-    if fix is not None:
-        word = dict(lex.corrections)
+    if fix is not None and not lex.correction_firsts.isdisjoint(out):
+        word = lex.correction_map
         out = fix.sub(lambda m: word[m[0]], out)
     starts, ends = lex.edge_chars
     if not out or (out[0] not in starts and out[-1] not in ends):

@@ -60,3 +60,176 @@ def test_fastslow_score_memo_writes_the_same_file(model, trained, tmp_path):
         assert main(["score", str(source), "-o", str(out), "--model", str(trained["path"]), "--jobs", "1", *extra]) == 0
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1] == outputs[2]
+
+
+def test_row_softmax_is_scipys_softmax_bit_for_bit(model):
+    from scipy.special import softmax
+
+    router = model.router
+    utterances = router.utterances(["上车时打开空调", "我好冷", "导航去公司然后播放音乐", "第二个", "今天天气怎么样"])
+    scaled = router._logits(utterances) / router.temperature_
+    assert np.array_equal(router_module.row_softmax(scaled), softmax(scaled, axis=1))
+    assert np.array_equal(router_module.row_softmax(scaled[:1]), softmax(scaled[:1], axis=1))
+
+
+def test_an_unfitted_estimator_still_says_so():
+    import pytest
+    from sklearn.exceptions import NotFittedError
+
+    from fastslow.models.automation.intents import IntentClassifier
+    from fastslow.models.automation.parser import AutomationParser
+
+    with pytest.raises(NotFittedError):
+        router_module.Router().route(["打开空调"])
+    with pytest.raises(NotFittedError):
+        AutomationParser().parse("上车时打开空调")
+    with pytest.raises(NotFittedError):
+        IntentClassifier().decision_function(["打开空调"])
+
+
+def test_intents_of_a_batch_are_the_intents_one_by_one_with_or_without_the_memo(model):
+    intents = model.automation.intents_
+    subqueries = ["打开空调", "播放音乐", "提醒我带伞", "打开主驾座椅加热", "导航去公司", "关闭车窗", "打开空调"]
+    intents.__dict__.pop("_predicted", None)
+    batch = intents.predict(subqueries)
+    assert intents.predict(subqueries) == batch  # from the memo
+    one_by_one = []
+    for s in subqueries:
+        intents.__dict__.pop("_predicted", None)
+        one_by_one += intents._predict([s])
+    assert one_by_one == batch == intents._predict(subqueries)
+    assert "_predicted" not in intents.__getstate__()
+
+
+def test_matcher_find_gives_the_same_matches_from_its_memo_and_after_pickling(model):
+    import pickle
+
+    devices = model.automation.lexicons_.device_kinds
+    text = "打开座椅加热和主驾空调"
+    first = devices.find(text)
+    again = devices.find(text)
+    assert first == again and first is not again  # a new list each time: a caller may change it
+    again.append(None)
+    assert devices.find(text) == first
+    copy = pickle.loads(pickle.dumps(devices))
+    assert "_found" not in copy.__dict__ and copy.find(text) == first
+
+
+# ---- fast paths of the text layer against their definitions, on generated text (hypothesis)
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from fastslow.data.io import has_surrogate  # noqa: E402
+from fastslow.features import spoken  # noqa: E402
+from fastslow.features.automation_lexicons import load_automation_lexicons  # noqa: E402
+
+_LEX = spoken.spoken_lexicon()
+_AUTO = load_automation_lexicons()
+_ALPHABET = "".join(sorted({c for w in (*_LEX.hesitations, *_LEX.tails, *(w for w, _ in _LEX.corrections),
+                                        *_AUTO.signal.terms[:200]) for c in w})) + "空调打开一二三12:%，。 "
+_TEXTS = st.text(alphabet=_ALPHABET, max_size=24)
+_WORDS = st.lists(st.sampled_from(sorted({*_AUTO.signal.terms, *(w for w, _ in _LEX.corrections), "空调", "打开"})),
+                  max_size=4).map("".join)
+
+
+def _slow_strip(text, lex):
+    """strip_disfluencies as it was before its fast paths (no set test, no first-character test)."""
+    out = spoken._REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)
+    out = lex.stutter_pattern.sub(r"\1", out)
+    if lex.correction_pattern is not None:
+        word = dict(lex.corrections)
+        out = lex.correction_pattern.sub(lambda m: word[m[0]], out)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_TEXTS, _WORDS, st.tuples(_WORDS, _WORDS).map(lambda p: p[0] + p[0] + p[1])))
+def test_repeat_and_correction_fast_paths_change_nothing(text):
+    fixed = spoken._collapse_repeats(text, _LEX)
+    if _LEX.correction_pattern is not None and not _LEX.correction_firsts.isdisjoint(fixed):
+        fixed = _LEX.correction_pattern.sub(lambda m: _LEX.correction_map[m[0]], fixed)
+    assert fixed == _slow_strip(text, _LEX)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(_TEXTS, _WORDS, st.tuples(_TEXTS, _WORDS, _TEXTS).map("".join)))
+def test_the_signal_automaton_answers_as_the_signal_pattern(text):
+    assert _AUTO.signal.terms  # a freshly loaded signal has its terms: the automaton path runs
+    assert _AUTO.signal(text) == (_AUTO.signal.pattern.search(text) is not None)
+
+
+@given(st.text(max_size=12))
+def test_has_surrogate_is_a_test_of_every_character(text):
+    assert has_surrogate(text) == any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+
+
+def test_a_text_memo_empties_when_full_pickles_empty_and_clear_memos_reaches_every_memo():
+    import pickle
+
+    from fastslow.features.memo import TextMemo, clear_memos
+
+    memo, other = TextMemo(2), TextMemo(2)
+    memo.put("a", 1)
+    memo.put("b", 2)
+    memo.put("c", 3)  # full: emptied first
+    assert memo == {"c": 3}
+    other.put("a", 1)
+    copy = pickle.loads(pickle.dumps(memo))
+    assert isinstance(copy, TextMemo) and copy == {} and copy.size == 2
+    clear_memos()
+    assert memo == {} and other == {}
+
+
+def _bank_match_reference(bank, tokens, charset, text):
+    """LexiconBank.match as it was before its gap index: every gap's set test, in order."""
+    hits = [{} for _ in bank.digests]
+    for token in tokens:
+        for index, col in bank.words.get(token, ()):
+            hits[index][col] = hits[index].get(col, 0) + 1
+    for ch in charset & bank.char_set:
+        for index, col in bank.chars[ch]:
+            hits[index][col] = hits[index].get(col, 0) + 1
+    for (pattern, index, col), needed in zip(bank.gaps, bank.gap_chars):
+        if needed <= charset and pattern.search(text):
+            hits[index][col] = hits[index].get(col, 0) + 1
+    return dict(zip(bank.digests, hits))
+
+
+def test_the_lexicon_bank_finds_what_every_gap_finds_in_the_same_order(model):
+    segmenter = model.router.segmenter
+    bank = segmenter.lexicons_
+    assert bank.gaps and bank.gap_chars
+    heads = sorted({c for needed in bank.gap_chars for c in needed})
+    alphabet = "".join(heads) + "打开空调时的了"
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=alphabet, max_size=30))
+    def check(text):
+        tokens = segmenter.segment(text)
+        charset = frozenset(text)
+        got = bank.match(tokens, charset, text)
+        want = _bank_match_reference(bank, tokens, charset, text)
+        assert [(d, list(h.items())) for d, h in got.items()] == [(d, list(h.items())) for d, h in want.items()]
+
+    check()
+
+
+def _tfidf_row_reference(grams, vocabulary, idf, sublinear=True):
+    """tfidf_row as it was written first (collections.Counter)."""
+    import math
+    from collections import Counter
+
+    counts = Counter([col for col in map(vocabulary.get, grams) if col is not None])
+    weights = [idf[col] if n == 1 else ((1.0 + math.log(n)) if sublinear else n) * idf[col] for col, n in counts.items()]
+    scale = 1.0 / (math.sqrt(sum([w * w for w in weights])) or 1.0)
+    return list(counts), [w * scale for w in weights]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from("abcdefgh"), max_size=30), st.booleans())
+def test_tfidf_row_gives_the_counter_version_bit_for_bit(grams, sublinear):
+    from fastslow.features.extractors import tfidf_row
+
+    vocabulary = {g: i for i, g in enumerate("hgfedcb")}  # "a" is out of the vocabulary
+    idf = [1.0 + i / 7 for i in range(7)]
+    assert tfidf_row(grams, vocabulary, idf, sublinear) == _tfidf_row_reference(grams, vocabulary, idf, sublinear)

@@ -20,15 +20,16 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
-from sklearn.utils.validation import check_is_fitted
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
-from fastslow.features.extractors import sparse_row_product, tfidf_row
+from fastslow.features.extractors import require_fitted, sparse_row_product, tfidf_row
+from fastslow.features.memo import TextMemo
 from fastslow.models.automation.rules import devices_in, lowered, seat_mentions
 from fastslow.data import TAXONOMY_DIR
 
 INTENTS_FILE = TAXONOMY_DIR / "intents.tsv"
 DENSE_ROWS = 4  # up to this many subqueries, scores are computed without a sparse matrix
+PREDICT_MEMO = 65536  # distinct subqueries whose intent a process keeps (``IntentClassifier.predict``)
 CAR_CONTROL, DEVICE_CONTROL, OTHER = "车载控制", "设备控制", "其他"
 CONTROL_INTENTS = (CAR_CONTROL, DEVICE_CONTROL)
 
@@ -142,7 +143,7 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
 
     def decision_function(self, X) -> np.ndarray:
         """The model's scores for raw subqueries: ``model_.decision_function(_features(X))`` row by row."""
-        check_is_fitted(self, "weights_")
+        require_fitted(self, "weights_")
         if len(X) <= DENSE_ROWS:  # a single query's few subqueries: no sparse matrix
             return np.vstack([sparse_row_product(*self._row(s), self.weights_) + self.intercept_ for s in X])
         indptr, indices, data = [0], [], []
@@ -156,10 +157,32 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         return np.asarray(features @ self.weights_) + self.intercept_
 
     def predict(self, X):
+        """The intent of each subquery: the model's best class, then ``resolve_intent``.
+
+        A pure function of the subquery, and subqueries repeat across queries far more than queries
+        do (打开空调 ends hundreds of different requests), so the last ``PREDICT_MEMO`` distinct
+        subqueries' intents are kept for this process (never pickled)."""
         X = list(X)
         if not X:
             return []
+        memo = self.__dict__.get("_predicted")
+        if memo is None:
+            memo = self.__dict__["_predicted"] = TextMemo(PREDICT_MEMO)
+        missing = [s for s in dict.fromkeys(X) if s not in memo]
+        if missing:
+            if len(memo) + len(missing) > memo.size:
+                memo.clear()
+                missing = list(dict.fromkeys(X))
+            memo.update(zip(missing, self._predict(missing)))
+        return [memo[s] for s in X]
+
+    def _predict(self, X: list[str]) -> list[str]:
         scores = self.decision_function(X)
         best = scores.argmax(axis=1) if scores.shape[1] > 1 else (scores[:, 0] > 0).astype(int)  # binary: one column
         predicted = self.classes_[best]
         return [resolve_intent(s, str(p), self.lexicons_) for s, p in zip(X, predicted)]
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_predicted", None)
+        return state

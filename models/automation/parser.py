@@ -23,9 +23,9 @@ import threading
 
 import pycrfsuite
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
+from fastslow.features.extractors import require_fitted
 from fastslow.features.lexicon import Scanner
 from fastslow.features.spoken import strip_disfluencies
 from fastslow.features.text import Utterance, domain_cut
@@ -236,7 +236,7 @@ class AutomationTagger(BaseEstimator):
         return state
 
     def predict(self, X, tokens=None):
-        check_is_fitted(self, "model_")
+        require_fitted(self, "model_")
         tagger = self._tagger()
         out = []
         for k, text in enumerate(X):
@@ -251,7 +251,7 @@ class AutomationTagger(BaseEstimator):
 
     def predict_marginals(self, X) -> tuple[list[list[str]], list[list[float]]]:
         """Tag sequences and, per character, the CRF's marginal probability of the tag it chose."""
-        check_is_fitted(self, "model_")
+        require_fitted(self, "model_")
         tagger = self._tagger()
         tags_out, marginals = [], []
         for text in X:
@@ -326,7 +326,7 @@ class AutomationParser(BaseEstimator):
         return self._parse(queries, with_confidence=True)
 
     def _parse(self, queries, with_confidence: bool):
-        check_is_fitted(self, "tagger_")
+        require_fitted(self, "tagger_")
         lex = self.lexicons_
         texts = [surface_of(q) for q in queries]
         memo = [memo_edit_group(t, lex) if t else None for t in texts]  # a rule, not the tagger's call
@@ -374,7 +374,7 @@ class AutomationParser(BaseEstimator):
         place in the parser's text and confidence (the lowest CRF marginal of the tag chosen over its
         characters), or, when the tagger did not run, which rule made the groups instead (``decided_by``:
         ``tagger``, ``memo`` for a memo edit, ``no_signal`` for a query without any signal word)."""
-        check_is_fitted(self, "tagger_")
+        require_fitted(self, "tagger_")
         text = surface_of(query)
         if not text:
             return {"text": text, "decided_by": "no_signal", "spans": []}
