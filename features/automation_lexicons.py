@@ -86,7 +86,7 @@ MATCHER_FILES = {
     "super_task": ("super_task_keywords", None), "memo": ("memo_words", None), "once": ("once_markers", None),
     "scope_end": ("scope_end", None), "fillers": ("fillers", None), "events": ("events", None),
     "manage_verbs": ("manage_verbs", None), "habit_change": ("manage_verbs", "habit_change"),
-    "breaks": ("connectors", "automation"), "builtin_functions": ("builtin_functions", None),
+    "breaks": ("connectors", "automation"), "builtin_functions": ("builtin_functions", "automation"),
     "directions": ("directions", None),
 }
 

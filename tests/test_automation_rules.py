@@ -297,3 +297,36 @@ def test_deleting_changing_or_looking_up_a_memo_item_is_one_default_request(quer
 ])
 def test_memo_edit_rule_leaves_new_reminders_messages_and_triggers_alone(query):
     assert memo_edit_group(query, LEX) is None
+
+
+# ---------------------------------------------------------------- issue 12: built-in behaviours phrased anew
+
+@pytest.mark.parametrize("condition, action", [
+    # the class behind 条件负例 (builtin_functions.txt, automation view): a situation the car watches, and
+    # a built-in function, a warning or a reminder under it
+    ("紧急刹车时", "打开危险警示灯"), ("挂倒档以后", "打开360影像"), ("前方有障碍物的时候", "发出警报声"),
+    ("跟车太近时", "座椅震动"), ("出现疲劳的时候", "提醒我"),
+    # under a plain moment of the car (熄火, 天黑) only a built-in function counts
+    ("天色变暗天黑以后", "自动开启近光灯"), ("熄火以后", "车门自动落锁"),
+])
+def test_builtin_behaviours_phrased_anew_are_flagged(condition, action):
+    [(cond, subs, builtin)] = groups(f"[C:{condition}][A:{action}]")
+    assert (cond, subs, builtin) == (condition, [action], True)
+
+
+@pytest.mark.parametrize("condition, action", [
+    ("到幼儿园门口的时候", "打开双闪"),  # the user's own place: the user's task
+    ("熄火以后", "提醒我拿钥匙"),  # a moment of the car and a personal reminder
+    ("天黑以后", "打开氛围灯"),  # a moment and no built-in function
+    ("车速超过一百的时候", "提醒我看一下油耗"),
+])
+def test_user_tasks_near_the_builtin_class_are_not_flagged(condition, action):
+    assert not is_builtin(condition, [action], LEX)
+
+
+def test_a_builtin_behaviour_is_vehicle_control_and_keeps_its_zidong():
+    # what the car does by itself is 车载控制; 自动 is quoted as said (data/automation/README.md)
+    text, spans = parse_markup("[C:紧急刹车时][A:自动打开双闪]")
+    assert assemble(text, spans, LEX) == [{"condition": "紧急刹车时", "builtin": True,
+                                           "querys": [{"subquery": "自动打开双闪", "intent": "车载控制"}]}]
+    assert groups("[C:到家以后][A:自动打开客厅空调]") == [("到家以后", ["自动打开客厅空调"], False)]

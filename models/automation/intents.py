@@ -24,12 +24,12 @@ from sklearn.utils.validation import check_is_fitted
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
 from fastslow.features.extractors import sparse_row_product, tfidf_row
-from fastslow.models.automation.rules import devices_in, lowered, seat_mentions
+from fastslow.models.automation.rules import INTENT_VEHICLE, devices_in, lowered, seat_mentions
 from fastslow.data import TAXONOMY_DIR
 
 INTENTS_FILE = TAXONOMY_DIR / "intents.tsv"
 DENSE_ROWS = 4  # up to this many subqueries, scores are computed without a sparse matrix
-CAR_CONTROL, DEVICE_CONTROL, OTHER = "车载控制", "设备控制", "其他"
+CAR_CONTROL, DEVICE_CONTROL, OTHER = INTENT_VEHICLE, "设备控制", "其他"
 CONTROL_INTENTS = (CAR_CONTROL, DEVICE_CONTROL)
 
 

@@ -35,6 +35,7 @@ ONCE = "执行一次"
 
 INTENT_SYSTEM = "系统控制"
 INTENT_REMINDER = "提醒"
+INTENT_VEHICLE = "车载控制"
 
 _EDGE_PUNCT = " \t,，、;；:：。.!！?？~～…\"'“”‘’()（）[]【】"
 #: punctuation that ends a sentence, and with it every condition's scope
@@ -317,8 +318,6 @@ def strip_fillers(text: str, lex: AutomationLexicons) -> str:
         head = lex.fillers.prefix(lowered(text))
         if head and head in prefixes and len(text) > len(head):
             text = text[len(head):]
-        elif text.startswith("自动") and lex.action_verbs.prefix(lowered(text[2:])):
-            text = text[2:]  # 自动锁门 → 锁门, but 自动驻车 (a function) stays
         low = lowered(text)
         for size in range(min(len(text) - 1, lex.fillers.max_len), 0, -1):
             if low[-size:] in suffixes:
@@ -761,15 +760,26 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
 
 
 def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
-    """The class behind the spec's 条件负例 (lexicons/builtin_functions.txt): the condition is a driving
-    situation the car watches itself (超速, 变道, 走远; or a built-in function's own state) and every action
-    only reminds or warns, or works a built-in function (变道时打开盲区监测, 疲劳驾驶的时候提醒我). A
-    built-in function under a condition of the user's own (进入高速后打开自适应巡航) stays a user task."""
+    """The class behind the spec's 条件负例 (lexicons/builtin_functions.txt, automation view): the condition is
+    a situation the car watches itself (超速, 变道, 急刹车, 车门没关好: ``event``; or a built-in function's own
+    state) and every action only reminds or warns, or works a built-in function (变道时打开盲区监测, 疲劳驾驶的
+    时候提醒我, 急刹车的时候自动打开双闪). Under a plain ``moment`` of the car (熄火, 天黑) only a built-in
+    function counts (天黑的时候自动打开大灯; 熄火后提醒我带钥匙 is the user's own reminder). A built-in
+    function under a condition of the user's own (进入高速后打开自适应巡航) stays a user task."""
     functions = getattr(lex, "builtin_functions", None)
-    if functions is None or not functions.find(condition):
+    if functions is None:
         return False
-    return all(is_reminder(a) or _WARN.search(a) or any(cat != "event" for *_, cat in functions.find(lowered(a)))
+    found = {cat for *_, cat in functions.find(lowered(condition))}
+    if not found:
+        return False
+    warnings_count = bool(found - {"moment"})
+    return all(builtin_function_action(a, lex) or (warnings_count and (is_reminder(a) or _WARN.search(a) is not None))
                for a in actions)
+
+
+def builtin_function_action(action: str, lex: AutomationLexicons) -> bool:
+    """Does the action work a built-in function (a lexicons/builtin_functions.txt term that is no situation)?"""
+    return any(cat not in ("event", "moment") for *_, cat in lex.builtin_functions.find(lowered(action)))
 
 
 _WARN = re.compile(r"^(?:警告|告警|报警|预警|提示|提醒|警示)")
@@ -793,7 +803,7 @@ class Group:
 
     condition: str | None
     subqueries: list[str]
-    kinds: list[str]  # per subquery: "system" (super task), "memo", "reminder" or "" (ordinary)
+    kinds: list[str]  # per subquery: "system" (super task), "memo", "reminder", "vehicle" (a built-in behaviour) or ""
     span_intents: list[str | None]
     builtin: bool = False
 
@@ -830,8 +840,9 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
             for inherited in inherit_location(condition, [action], lex):
                 pairs.append((inherited, intent))
         subs = [a for a, _ in pairs]
-        kinds = ["reminder" if is_reminder(a) else "" for a in subs]
-        return [Group(condition, subs, kinds, [i for _, i in pairs], is_builtin(condition, subs, lex))]
+        builtin = is_builtin(condition, subs, lex)
+        kinds = ["reminder" if is_reminder(a) else ("vehicle" if builtin else "") for a in subs]
+        return [Group(condition, subs, kinds, [i for _, i in pairs], builtin)]
     # no condition: default (super-task / memo management) or null, split into runs in text order
     groups: list[Group] = []
     for action, intent in zip(actions, intents):
@@ -921,5 +932,7 @@ def group_dict(group: Group, intents: Sequence[str | None]) -> dict:
 
 
 def fixed_intent(kind: str) -> str | None:
-    """Spec: super-task management clauses are 系统控制; reminders and memo items are 提醒."""
-    return {"system": INTENT_SYSTEM, "memo": INTENT_REMINDER, "reminder": INTENT_REMINDER}.get(kind)
+    """Spec: super-task management clauses are 系统控制; reminders and memo items are 提醒; what a built-in
+    vehicle behaviour does (后视镜自动折叠, 自动打开双闪, 发出警报) is the car's own: 车载控制."""
+    return {"system": INTENT_SYSTEM, "memo": INTENT_REMINDER, "reminder": INTENT_REMINDER,
+            "vehicle": INTENT_VEHICLE}.get(kind)

@@ -401,11 +401,25 @@ class Gen:
     def row(self):
         name = self.weighted(self.TEMPLATES)
         pieces, rules = getattr(self, name)()
-        pieces = self.noise(pieces)
+        pieces = self.noise(inner_auto(pieces))
         markup = "".join(
             p[1] if p[0] is None else (f"[{p[0]}/{p[2]}:{p[1]}]" if len(p) > 2 and p[2] else f"[{p[0]}:{p[1]}]")
             for p in pieces)
         return markup, rules, name
+
+
+def inner_auto(pieces: list) -> list:
+    """自动 said right before an action is part of it, quoted as said (到家后自动打开空调 → 自动打开空调;
+    data/automation/README.md): a filler piece ending in 自动 gives it to the action after it."""
+    out = []
+    for piece in pieces:
+        if piece[0] == "A" and out and out[-1][0] is None and out[-1][1].endswith("自动"):
+            head = out.pop()[1][:-2]
+            if head:
+                out.append((None, head))
+            piece = ("A", "自动" + piece[1], *piece[2:])
+        out.append(piece)
+    return out
 
 
 def expected_groups(text, spans, lex) -> list[dict]:
