@@ -191,8 +191,17 @@ def test_super_task_keyword_adds_a_management_clause():
     # 超级任务: 包含超级任务相关关键词 → 新增管理动作子句, intent 系统控制
     text, spans = parse_markup("[A:创建一个智能场景]：[C:上车时][A:打开空调]")
     out = assemble(text, spans, LEX)
-    assert out[0] == {"condition": DEFAULT, "querys": [{"subquery": "创建智能场景", "intent": "系统控制"}]}
+    assert out[0] == {"condition": DEFAULT, "querys": [{"subquery": "创建一个智能场景", "intent": "系统控制"}]}
     assert (out[1]["condition"], out[1]["querys"][0]["subquery"]) == ("上车时", "打开空调")
+
+
+def test_a_management_clause_is_quoted_as_said_minus_fillers():
+    # 一个 / 我的 are what was said; 我想 / 帮我 are fillers; a verb said after the keyword is its verb
+    assert super_task_clause("删除我的智能场景", LEX) == "删除我的智能场景"
+    assert groups("[A:我想编辑一下周末露营智能习惯]") == [(DEFAULT, ["编辑一下周末露营智能习惯"], False)]
+    assert super_task_clause("把叫午休的智能场景停掉", LEX) == "把叫午休的智能场景停掉"
+    # a named rule is super-task management, not a memo, even when its name holds 提醒
+    assert memo_edit_group("删掉喝水提醒那条规则", LEX) is None
 
 
 def test_a_keyword_the_tagger_missed_still_gets_its_clause():
@@ -228,7 +237,10 @@ def test_memo_management_is_default_and_everything_else_null(action, kind):
 
 def test_missing_verb_is_added_only_to_a_bare_device():
     assert add_missing_verb("座椅加热", LEX) == "打开座椅加热"
-    assert add_missing_verb("空调开", LEX) == "打开空调"
+    # a plain command said with its verb is quoted (后排空调关掉 stays): only a duration's action is rewritten
+    assert add_missing_verb("空调开", LEX) == "空调开"
+    assert add_missing_verb("后排空调关掉", LEX) == "后排空调关掉"
+    assert groups("[A:右后车窗关上]") == [(None, ["右后车窗关上"], False)]
     assert add_missing_verb("把空调打开", LEX) == "把空调打开"
     assert add_missing_verb("切回外循环", LEX) == "切回外循环"
     assert reminder_from_noun("打开提醒") == "打开提醒"

@@ -117,7 +117,15 @@ def test_duration_action_is_the_device_switched_on():
 
 def test_duration_action_with_its_own_request_is_left_as_said():
     assert groups("[A:空调调到26度][D:半小时]") == [("持续半小时", ["空调调到26度"])]
-    assert groups("[A:把香氛打开][D:二十分钟]") == [("持续二十分钟", ["把香氛打开"])]  # README: 把… stays
+    assert groups("[A:开启空气净化][D:二十分钟]") == [("持续二十分钟", ["开启空气净化"])]  # verb first
+
+
+def test_duration_action_said_with_ba_or_an_unlisted_thing_is_switched_on():
+    # 加湿器开一小时 → 打开加湿器 (issue 12), also with 把, a room, or a thing no lexicon lists
+    assert groups("[A:把书房加湿器开][D:一刻钟]") == [("持续一刻钟", ["打开书房加湿器"])]
+    assert groups("[A:把香氛打开][D:二十分钟]") == [("持续二十分钟", ["打开香氛"])]
+    assert groups("[A:阳台晾衣架烘干开][D:两小时]") == [("持续两小时", ["打开阳台晾衣架烘干"])]
+    assert groups("[A:灯的开关][D:两小时]") == [("持续两小时", ["灯的开关"])]
 
 
 def test_a_once_span_gives_back_what_it_took_from_the_condition():

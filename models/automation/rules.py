@@ -472,7 +472,6 @@ def clean_subquery(text: str, lex: AutomationLexicons) -> str:
     return strip_fillers(text, lex)
 
 
-_OBJECT_VERB = re.compile(r"^(?P<obj>.+?)(?P<verb>打开|开启|开着|开|关闭|关掉|关上|关)$")
 _BARE_REST = re.compile(r"^[的和与、,，\s]*$")
 
 
@@ -488,13 +487,9 @@ def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
 
 
 def add_missing_verb(action: str, lex: AutomationLexicons) -> str:
-    """Spec 持续时间 example: ``座椅加热`` → ``打开座椅加热``; ``空调开`` → ``打开空调``.
-
-    A device named alone gets 打开 (播放 for media); a device followed by 开/关 becomes verb + object.
-    Anything else is left as said (把空调打开 keeps its 把)."""
-    m = _OBJECT_VERB.match(action)
-    if m and is_bare_device(m.group("obj"), lex):
-        return ("打开" if "开" in m.group("verb") else "关闭") + m.group("obj")
+    """Spec 持续时间 example: ``座椅加热`` → ``打开座椅加热``: a device named alone gets 打开 (播放 for
+    media). Anything said with a verb is left as said (后排空调关掉, 把空调打开: a plain command is quoted;
+    only a duration's action is rewritten, ``duration_action``)."""
     if not is_bare_device(action, lex):
         return action
     kinds = [kind for *_, kind in devices_in(action, lex)]
@@ -642,28 +637,30 @@ def snap_once_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -
     return out
 
 
-_DURATION_WORDS = re.compile(r"就|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着")
-#: a duration's action said verb-first that still needs the rewrite (开着座椅加热, 再开空调)
-_DURATION_LEAD = re.compile(r"^(开着|一直开着|继续开|再开|一直开)")
+#: what is said around a duration's device: a lead (把, 开着, 再开) and a tail of adverbs and on/off verbs
+_DURATION_LEAD = re.compile(r"^(?:把|开着|一直开着|继续开|再开|一直开)")
+_DURATION_TAIL = re.compile(r"(?:就|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着)+$")
 
 
 def duration_action(action: str, lex: AutomationLexicons) -> str:
-    """Spec 持续时间 (座椅加热十分钟 → 打开座椅加热): the action of a duration is the device switched on
-    (or off), whatever verb and adverbs were said after it: 加湿器开 / 空调就开着 / 开着座椅加热 / 空调再开 /
-    座椅加热保持 → 打开 + device; 空调关 → 关闭空调. A request said verb first (开启空气净化) or with 把
-    (把香氛打开: data/automation/README.md) and anything else (空调调到26度) are left as said."""
-    low = lowered(action)
-    device_first = any(a == 0 for a, *_ in lex.device_kinds.find(low) + lex.positions.find(low))
-    if is_bare_device(action, lex) or not (device_first or _DURATION_LEAD.match(action)):
-        return add_missing_verb(action, lex)  # 开启空气净化, 把香氛打开 stay as said (data/automation/README.md)
-    said = _DURATION_WORDS.findall(action)
-    rest = _DURATION_WORDS.sub("", action)
-    if not said or not rest or not is_bare_device(rest, lex):
+    """Spec 持续时间 (座椅加热十分钟 → 打开座椅加热): the action of a duration is the thing switched on
+    (or off), whatever was said around it: 加湿器开 / 把卧室加湿器开 / 空调就开着 / 开着座椅加热 / 空调再开 /
+    座椅加热保持 → 打开 + what is switched; 空调关 → 关闭空调. The thing need not be a known device
+    (后挡风玻璃除雾开 → 打开后挡风玻璃除雾), but holds no verb of its own. A request said verb first
+    (开启空气净化) and anything else (空调调到26度) are left as said."""
+    if is_bare_device(action, lex):
+        return add_missing_verb(action, lex)
+    lead = _DURATION_LEAD.match(action)
+    body = action[lead.end():] if lead else action
+    tail = _DURATION_TAIL.search(body)
+    thing = body[:tail.start()] if tail else body
+    said = (lead.group() if lead else "") + (tail.group() if tail else "")
+    if not thing or not said or said == "把" or "开关" in said or (has_verb(thing, lex) and not is_bare_device(thing, lex)):
         return action
-    if [d for _, _, d, _ in devices_in(rest, lex)] != [d for _, _, d, _ in devices_in(action, lex)]:
+    if [d for _, _, d, _ in devices_in(thing, lex)] != [d for _, _, d, _ in devices_in(body, lex)]:
         return action  # a device name lost a character (开关, 关门): not the device as said
-    closing = any(w.startswith("关") for w in said)
-    return ("关闭" if closing else "打开") + rest
+    closing = "关" in said
+    return ("关闭" if closing else "打开") + thing
 
 
 def once_condition(condition: str | None) -> str:
@@ -679,8 +676,8 @@ _MANAGE_SUFFIX = re.compile(r"(里面|里|中|内|的方式|来)$")
 
 def super_task_clause(action: str, lex: AutomationLexicons) -> str:
     """Spec 超级任务: the management clause of a super-task mention. A bare keyword (用自动化, 智能场景里)
-    becomes ``创建+keyword``; a clause with its own verb (删除自定义习惯) stays as said."""
-    action = re.sub(r"一个|一条|我的", "", action) or action
+    becomes ``创建+keyword``; a clause with its own verb (删除自定义习惯, 新建一个超级任务, 把那个叫露营的自动化停掉)
+    stays as said."""
     if lex.manage_verbs.search(action):
         return action
     bare = _MANAGE_SUFFIX.sub("", _MANAGE_PREFIX.sub("", action)) or action
@@ -725,6 +722,8 @@ def memo_edit_group(text: str, lex: AutomationLexicons) -> Group | None:
     low = lowered(text)
     if _TRIGGER_WORDS.search(low) or _COMMUNICATION.search(low) or _REMIND_SOMEONE.search(low):
         return None  # a trigger, a message (发消息说会议推迟) or a new reminder (提醒我检查胎压)
+    if is_super_task_mention(text, lex):
+        return None  # a named rule or habit (取消洗车提醒这条规则) is super-task management, not a memo
     found = lex.memo.find(low)
     verbs = [(term, cat) for *_, term, cat in found if cat != "item"]
     if not verbs or verbs[0][1] not in _MEMO_EDITS or verbs[0][0] == "提前":
