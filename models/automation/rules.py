@@ -187,34 +187,43 @@ _RUN_ON_SHORT = frozenset({"等", "当"})
 
 def _condition_starts(low: str, lex: AutomationLexicons, events: bool) -> list[int]:
     """Where a condition can begin inside ``low``: a prefix trigger (如果, 要是, 等, 当 …; not 到 / 在 / 一,
-    which are too often part of a request: 调到, 在家) and, if ``events``, an event word (到公司, 快到)."""
+    which are too often part of a request: 调到, 在家) and, if ``events``, an event word (到公司, 快到) or
+    what a state condition is about (电量, 车速: condition_subjects.txt)."""
     starts = [a for a, b, term, cat in lex.triggers.find(low) if cat == "prefix" and (b - a >= 2 or term in _RUN_ON_SHORT)]
     if events:
         starts += [a for a, *_ in lex.events.find(low)]
+        subjects = getattr(lex, "condition_subjects", None)
+        if subjects is not None:
+            starts += [a for a, *_ in subjects.find(low)]
     return sorted(set(starts))
 
 
 def _is_plain_command(text: str, lex: AutomationLexicons) -> bool:
-    """A request that is whole on its own and holds no trigger word or time (an event may be its
-    object: 导航回家): it starts with a verb of two characters or more (打开, 关闭, 导航, 播放) or names a device and has a verb (放首歌: media)."""
+    """A request that is whole on its own and holds no trigger word (an event may be its object: 导航回家):
+    it starts with a verb of two characters or more and has an object (打开空调, 查一下今天的路况: a time in
+    the object is content), or names a device or starts with 把, has a verb and no time (把音量调到十二)."""
     text = strip_fillers(text, lex)
-    if len(text) < 3 or has_time_expression(text, lex):
+    if len(text) < 3:
         return False
     masked = signal_text(text, lex)
     if any(cat != "prefix" or b - a >= 2 for a, b, _, cat in lex.triggers.find(masked)):
         return False  # a trigger of its own (且, 时, 如果, 超过): part of a condition (an event, 回家, is not)
     low = lowered(text)
     head = lex.action_verbs.prefix(low)
-    return bool(head and len(head) >= 2) or bool(devices_in(text, lex) and has_verb(text, lex))
+    if head and len(head) >= 2 and len(low) > len(head):
+        return not has_time_expression(low[:len(head)], lex)  # 查一下今天的路况: a time in its object is content
+    if has_time_expression(text, lex):
+        return False
+    return bool((devices_in(text, lex) or low.startswith("把")) and has_verb(text, lex))
 
 
 #: a spoken clock time, minutes included: 七点四十五, 八点半, 十二点零五, 三点一刻, 7点45, 7:45
 SPOKEN_CLOCK = re.compile(
-    rf"(?:\d{{1,2}}|[零一二两三四五六七八九十]{{1,3}})(?:点钟?|:)(?:半|[一三]刻|(?:\d{{1,2}}|[零一二三四五六七八九十]{{1,3}})分?)?")
+    rf"(?:\d{{1,2}}|[零一二两三四五六七八九十]{{1,3}})(?:点钟?|:)(?:半|[一三]刻|整|(?:\d{{1,2}}|[零一二三四五六七八九十]{{1,3}})分?)?")
 
 
 def clock_times(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every spoken clock time of ``text`` that has minutes (七点四十五, 八点半)."""
+    """(start, end) of every spoken clock time of ``text`` that has minutes (七点四十五, 八点半, 十二点整)."""
     out = []
     for m in SPOKEN_CLOCK.finditer(text):
         word = m.group()
@@ -280,6 +289,143 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
         out.append(Span("A", sp.start, m, text[sp.start:m], sp.intent if sp.kind == "A" else None))
         out.append(Span("C", m, sp.end, text[m:sp.end]))
     return out
+
+
+#: action verbs that start a new command in a run-on (打开空调|播放音乐): automation kinds of actions.txt
+_COMMAND_START_KINDS = frozenset({"on", "off", "media", "nav", "comm", "query"})
+#: characters before a command start that join it to the one before (打开空调和播放音乐 is split elsewhere)
+_JOINED_BEFORE = frozenset("和与及并再把给让说")
+
+
+def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
+    """Where an unpunctuated run of commands (关掉客厅的灯打开扫地机器人, 主驾座椅往前调一点副驾座椅加热打开)
+    starts a new one: at a verb of two characters or more (打开, 播放, 导航) when what comes before is a
+    whole command (``_is_plain_command``) and so is what follows (打开导航回家 is one); at a seat or a device only after a
+    command said object first (主驾座椅往前调一点|副驾…), never inside a verb's object (关掉家里所有的灯,
+    打开天窗遮阳帘). Nothing is cut after a joiner (和, 再, 把), after a message's 说, or in a reminder or
+    a prohibition (提醒我打开空调关闭车窗 is one reminder)."""
+    low = lowered(text)
+    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")) or unconditional_kind(text, lex):
+        return []  # a reminder, a prohibition, a super-task or memo clause (修改我的回家习惯) is one request
+    verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in _COMMAND_START_KINDS}
+    names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
+    cuts, last = [], 0
+    for p in sorted(verbs | names):
+        if p - last < 3 or low[p - 1] in _JOINED_BEFORE or "说" in low[last:p]:
+            continue
+        left = strip_fillers(text[last:p], lex)
+        if p not in verbs and lex.action_verbs.prefix(lowered(left)):
+            continue  # a name inside the object of a verb-first command
+        if _is_plain_command(left, lex) and _is_plain_command(text[p:], lex):
+            cuts.append(p)
+            last = p
+    return cuts
+
+
+def split_joined_actions(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """Every action span holding an unpunctuated run of commands (``command_cuts``) becomes one span per
+    command: 早上出门的时候|关掉家里所有的灯|打开扫地机器人 has two actions."""
+    out: list[Span] = []
+    for sp in spans:
+        if sp.kind != "A":
+            out.append(sp)
+            continue
+        bounds = [0] + command_cuts(sp.text, lex) + [len(sp.text)]
+        for a, b in zip(bounds, bounds[1:]):
+            out.append(Span("A", sp.start + a, sp.start + b, text[sp.start + a: sp.start + b],
+                            sp.intent if a == 0 else None))
+    return out
+
+
+def whole_words_at_edges(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A condition never starts inside an event word or an amount of time: where it does (暂停播客回|到家以后,
+    一个|半小时后) it takes the whole word, from the span before it or from what no span covered."""
+    out = list(spans)
+    low = lowered(text)
+    words = [(a, b) for a, b, *_ in lex.events.find(low)] + [m.span() for m in _TIME_AMOUNT.finditer(low)]
+    for k, cur in enumerate(out):
+        if cur.kind != "C":
+            continue
+        for a, b in words:
+            if not a < cur.start < b:
+                continue
+            prev = out[k - 1] if k > 0 else None
+            if prev is not None and prev.end > a:
+                if prev.start >= a:
+                    break  # the span before lies inside the word: nothing to give back
+                out[k - 1] = Span(prev.kind, prev.start, a, text[prev.start:a], prev.intent)
+            out[k] = Span("C", a, cur.end, text[a:cur.end], cur.intent)
+            break
+    return out
+
+
+#: an amount of time said before a delay or a duration (一个半小时, 两个钟头, 四十五分钟后)
+_TIME_AMOUNT = re.compile(r"(?:\d+|[零一二两三四五六七八九十百几]+)个?半?(?:个)?(?:小时|钟头|分钟|分|秒钟|秒|刻钟)(?:后|以后|之后|过后)?")
+
+
+def leading_time_condition(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """Spec 常见时间条件 (时间点): a time point said first and a whole command after it, tagged as one action
+    (今天下午四点一刻关掉扫地机器人, 七点一刻喊我起床), are the condition and the action."""
+    out = list(spans)
+    if not out or out[0].kind != "A":
+        return out
+    first = out[0]
+    low = lowered(first.text)
+    end = time_prefix(low, lex)
+    rest = first.text[end:]
+    if 0 < end < len(low) and (_is_plain_command(rest, lex) or lex.reminder_verbs.prefix(lowered(rest))):
+        m = first.start + end
+        out[0:1] = [Span("C", first.start, m, text[first.start:m]), Span("A", m, first.end, text[m:first.end], first.intent)]
+    return out
+
+
+def time_prefix(low: str, lex: AutomationLexicons) -> int:
+    """How many characters at the start of ``low`` are a time point: days, periods, weekdays and a clock
+    time (明天早上七点半, 除夕晚上八点, 每周五下午五点); 0 when it holds no clock time or day."""
+    pos, clock = 0, False
+    while pos < len(low):
+        m = SPOKEN_CLOCK.match(low, pos)
+        if m and m.end() > pos and not re.match(r"度|%|倍|公里|米|档|级", low[m.end():]) and not (
+                m.group().startswith("一点") and not re.search(r"(半|刻|分|整|钟)$", m.group())):
+            pos, clock = m.end(), True
+            continue
+        word = lex.time_words.prefix(low[pos:])
+        if word and lex.time_words.category.get(word) in ("day", "week", "period"):
+            pos += len(word)
+            continue
+        break
+    return pos if clock else 0
+
+
+def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A condition span that runs past its own trigger into a whole command (下班的时候放点音乐|就一次) is
+    that condition and the action. Not before a 就 that ends a compound condition (晚饭前20分钟后转向灯关闭就…:
+    spec 复合条件完整性); a 就 that only starts a once marker (就一次) ends nothing."""
+    out: list[Span] = []
+    then = lex.triggers.terms("then")
+    for sp in spans:
+        if sp.kind == "C":
+            low = lowered(text)
+            follows = low[sp.end:]
+            once_next = lex.once.prefix(follows) or lex.once.prefix(follows[1:])
+            if not any(follows.startswith(t) for t in then) or once_next:
+                ends = [b for a, b, _, cat in lex.triggers.find(lowered(sp.text)) if cat == "suffix" and b < len(sp.text)]
+                if ends and _is_plain_command(sp.text[ends[-1]:], lex):
+                    m = sp.start + ends[-1]
+                    out += [Span("C", sp.start, m, text[sp.start:m], sp.intent), Span("A", m, sp.end, text[m:sp.end])]
+                    continue
+        out.append(sp)
+    return out
+
+
+def repair_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """The tagger's spans made whole, in order: a negation kept with its action, a clock time or an event
+    word never cut, a leading time point split from its command, run-ons split (action + condition + action,
+    action + action), once markers snapped, and conditions without any signal made plain commands."""
+    spans = whole_clock_times(text, keep_negation(text, spans))
+    spans = leading_time_condition(text, whole_words_at_edges(text, spans, lex), lex)
+    spans = split_joined_actions(text, split_trailing_command(text, split_run_on(text, spans, lex), lex), lex)
+    return demote_signalless_conditions(text, snap_once_spans(text, spans, lex), lex)
 
 
 _NEGATION_BEFORE = re.compile(r"(?:千万|可)?(?:别|不要|不用|不许|不准|禁止|勿)再?(?:给我|帮我|替我)?$")
@@ -454,12 +600,12 @@ def bind_scopes(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> li
 
 def condition_text(text: str, conditions: Sequence[Span], lex: AutomationLexicons) -> str | None:
     """Spec 复合条件完整性: one condition from the first condition span to the last, kept whole
-    (且 / 或 and everything before 就 included), without the 就 itself or edge fillers."""
+    (且 / 或 and everything before 就 included), without the 就 (or the 都 of 每次…都) itself or edge fillers."""
     if not conditions:
         return None
     whole = text[conditions[0].start: conditions[-1].end]
     whole = strip_fillers(whole, lex)
-    whole = re.sub(r"(就|便|那么|则|的时候就|,|，)+$", "", whole) or whole
+    whole = re.sub(r"(就|便|那么|则|的时候就|都|,|，)+$", "", whole) or whole  # 每次上车都 → 每次上车
     return whole or None
 
 
@@ -543,12 +689,23 @@ def is_reminder(action: str) -> bool:
 
 
 _SEAT_LIST_JOINERS = re.compile(r"^(和|与|跟|及|以及|、|,|，|还有)$")
+_STATE_JOINERS = ("并且", "而且", "且", "和", "、", "，", ",")
+
+
+def same_state_joined(gap: str, after: str) -> bool:
+    """主驾有人且副驾有人: the state said after one seat (``gap`` = 有人且) is said again after the next
+    (``after`` = 有人时): the seats are listed together, as in 主驾和副驾都有人."""
+    for joiner in _STATE_JOINERS:
+        if gap.endswith(joiner):
+            state = gap[: -len(joiner)]
+            return bool(state) and after.startswith(state)
+    return False
 
 
 def inheritance_mode(condition: str, lex: AutomationLexicons) -> tuple[str, list[str]]:
     """Spec 带 trigger 的位置继承: which seats an action without its own seat inherits.
 
-    ``("all", [主驾, 副驾])`` when the condition lists seats together (主驾和副驾都有人) or names them
+    ``("all", [主驾, 副驾])`` when the condition lists seats together (主驾和副驾都有人, 主驾有人且副驾有人) or names them
     with one word (主副驾, 前排: positions.txt category ``主驾|副驾``): the action is meant for every one
     of them, so it is split; otherwise ``("nearest", [last seat])``, the seat
     closest to the action (主驾有人上车时或……主驾系上安全带时 → 主驾); ``("none", [])`` without seats."""
@@ -558,7 +715,7 @@ def inheritance_mode(condition: str, lex: AutomationLexicons) -> tuple[str, list
     listed = [seats[-1]]
     for prev in reversed(seats[:-1]):
         gap = condition[prev[1]: listed[0][0]]
-        if _SEAT_LIST_JOINERS.match(gap):
+        if _SEAT_LIST_JOINERS.match(gap) or same_state_joined(gap, condition[listed[0][1]:]):
             listed.insert(0, prev)
         else:
             break
@@ -884,7 +1041,8 @@ def plain_breaks(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str
 def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
     """The groups of a query without any condition, duration, once, reminder, super-task or memo word
     (``lex.signal`` is false): one ``null`` group whose subqueries are the pieces between sequence
-    connectors (然后, 并且, ，). A piece without an action (哎那个, 太暗了) joins the next one. This is the
+    connectors (然后, 并且, ，) and at the start of each command of an unpunctuated run (``command_cuts``).
+    A piece without an action (哎那个, 太暗了) joins the next one. This is the
     fast path: the tagger is not needed to find actions where nothing can be a condition."""
     low = lowered(text)
     cuts = [(start, end) for start, end, kind in plain_breaks(text, lex)
@@ -892,7 +1050,9 @@ def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
             if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
     bounds = pieces_between(len(text), cuts)
     merged = join_actionless(bounds, [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds])
-    subs = [add_missing_verb(s, lex) for s in (clean_subquery(text[a:b], lex) for a, b in merged) if s]
+    pieces = [(a + c, a + d) for a, b in merged
+              for c, d in zip([0] + command_cuts(text[a:b], lex), command_cuts(text[a:b], lex) + [b - a])]
+    subs = [add_missing_verb(s, lex) for s in (clean_subquery(text[a:b], lex) for a, b in pieces) if s]
     return [Group(None, subs, [""] * len(subs), [None] * len(subs))] if subs else []
 
 
