@@ -277,3 +277,29 @@ def test_seats_with_the_same_state_joined_by_qie_are_all_inherited():
     # 继承 trigger 全部位置: 后排有人且副驾有人 lists both seats, as 后排和副驾都有人 does
     assert inheritance_mode("后排有人且副驾有人的时候", LEX) == ("all", ["后排", "副驾"])
     assert inheritance_mode("后排空调打开且主驾座椅通风开启时", LEX) == ("nearest", ["主驾"])
+
+
+def test_a_command_between_two_conditions_in_one_span_is_cut_out():
+    assert repaired("[C:油量低于一半的时候把空调关掉油量低于四分之一的时候][A:导航去加油站]") == \
+        [("油量低于一半的时候", ["把空调关掉"]), ("油量低于四分之一的时候", ["导航去加油站"])]
+
+
+def test_a_once_span_gives_back_the_time_it_took():
+    assert repaired("[N:只要这一次后天九点][A:喊我出门]") == [("执行一次后天九点", ["提醒我出门"])]
+
+
+def test_a_day_said_first_is_the_condition_of_a_reminder_or_command_after_it():
+    assert repaired("[A:下周三提醒我还书]") == [("下周三", ["提醒我还书"])]
+    assert repaired("[A:今天好热，把空调打开]") == [(None, ["今天好热，把空调打开"])]
+    assert repaired("[A:今晚有什么好看的电影]") == [(None, ["今晚有什么好看的电影"])]
+
+
+def test_an_action_fragment_joins_the_action_it_touches():
+    assert repaired("[C:下课的时候][A:打开][A:导航去学校]") == [("下课的时候", ["打开导航去学校"])]
+    assert repaired("[C:出门以后][A:把卧室窗帘][A:拉上]") == [("出门以后", ["把卧室窗帘拉上"])]
+    assert repaired("[A:把音量调到][C:十二车速高于一百的时候][A:关闭车窗]") == \
+        [(None, ["把音量调到十二"]), ("车速高于一百的时候", ["关闭车窗"])]
+
+
+def test_a_wake_word_said_twice_is_not_read():
+    assert surface_of("小鹏小鹏到公司的时候打开空调") == "到公司的时候打开空调"

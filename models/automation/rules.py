@@ -364,16 +364,20 @@ _TIME_AMOUNT = re.compile(r"(?:\d+|[零一二两三四五六七八九十百几]+
 
 
 def leading_time_condition(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
-    """Spec 常见时间条件 (时间点): a time point said first and a whole command after it, tagged as one action
-    (今天下午四点一刻关掉扫地机器人, 七点一刻喊我起床), are the condition and the action."""
+    """Spec 常见时间条件 (时间点): a time point said first and a command after it, tagged as one action
+    (今天下午四点一刻关掉扫地机器人, 七点一刻喊我起床, 下周一提醒我交房租), are the condition and the action.
+    The command must start with its verb (a verb of two characters, a reminder verb, 把, 给…): 今天好热，把空调
+    打开 and 今晚有什么好看的电影 hold no time condition."""
     out = list(spans)
     if not out or out[0].kind != "A":
         return out
     first = out[0]
     low = lowered(first.text)
     end = time_prefix(low, lex)
-    rest = first.text[end:]
-    if 0 < end < len(low) and (_is_plain_command(rest, lex) or lex.reminder_verbs.prefix(lowered(rest))):
+    rest = strip_fillers(first.text[end:], lex)
+    head = lex.action_verbs.prefix(lowered(rest)) or ""
+    starts = len(head) >= 2 or lex.reminder_verbs.prefix(lowered(rest)) or rest.startswith(("把", "给"))
+    if 0 < end < len(low) and starts and (_is_plain_command(rest, lex) or lex.reminder_verbs.prefix(lowered(rest))):
         m = first.start + end
         out[0:1] = [Span("C", first.start, m, text[first.start:m]), Span("A", m, first.end, text[m:first.end], first.intent)]
     return out
@@ -381,25 +385,44 @@ def leading_time_condition(text: str, spans: Sequence[Span], lex: AutomationLexi
 
 def time_prefix(low: str, lex: AutomationLexicons) -> int:
     """How many characters at the start of ``low`` are a time point: days, periods, weekdays and a clock
-    time (明天早上七点半, 除夕晚上八点, 每周五下午五点); 0 when it holds no clock time or day."""
-    pos, clock = 0, False
+    time (明天早上七点半, 除夕晚上八点, 下周一); 0 when it holds neither a clock time nor a day."""
+    pos, anchored = 0, False
     while pos < len(low):
         m = SPOKEN_CLOCK.match(low, pos)
         if m and m.end() > pos and not re.match(r"度|%|倍|公里|米|档|级", low[m.end():]) and not (
                 m.group().startswith("一点") and not re.search(r"(半|刻|分|整|钟)$", m.group())):
-            pos, clock = m.end(), True
+            pos, anchored = m.end(), True
             continue
         word = lex.time_words.prefix(low[pos:])
-        if word and lex.time_words.category.get(word) in ("day", "week", "period"):
+        category = lex.time_words.category.get(word) if word else None
+        if category in ("day", "week", "period"):
             pos += len(word)
+            anchored = anchored or category != "period"
             continue
         break
-    return pos if clock else 0
+    return pos if anchored else 0
+
+
+def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | None:
+    """Where a whole command starts right after a suffix trigger inside a condition span: the command runs
+    to the span's end (下班的时候|放点音乐) or to a condition after it (车速超过一百的时候|把音量调高|车速低于…)."""
+    low = lowered(condition)
+    for _, e, _, cat in lex.triggers.find(low):
+        if cat != "suffix" or e >= len(condition):
+            continue
+        rest = condition[e:]
+        if _is_plain_command(rest, lex):
+            return e
+        for p in _condition_starts(lowered(rest), lex, events=True):
+            if p > 0 and _is_plain_command(rest[:p], lex):
+                return e
+    return None
 
 
 def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """A condition span that runs past its own trigger into a whole command (下班的时候放点音乐|就一次) is
-    that condition and the action. Not before a 就 that ends a compound condition (晚饭前20分钟后转向灯关闭就…:
+    that condition and the action (and, when another condition follows the command, that condition:
+    ``split_run_on`` then cuts it off). Not before a 就 that ends a compound condition (晚饭前20分钟后转向灯关闭就…:
     spec 复合条件完整性); a 就 that only starts a once marker (就一次) ends nothing."""
     out: list[Span] = []
     then = lex.triggers.terms("then")
@@ -409,22 +432,60 @@ def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexi
             follows = low[sp.end:]
             once_next = lex.once.prefix(follows) or lex.once.prefix(follows[1:])
             if not any(follows.startswith(t) for t in then) or once_next:
-                ends = [b for a, b, _, cat in lex.triggers.find(lowered(sp.text)) if cat == "suffix" and b < len(sp.text)]
-                if ends and _is_plain_command(sp.text[ends[-1]:], lex):
-                    m = sp.start + ends[-1]
-                    out += [Span("C", sp.start, m, text[sp.start:m], sp.intent), Span("A", m, sp.end, text[m:sp.end])]
+                cut = trailing_command_start(sp.text, lex)
+                if cut is not None:
+                    m = sp.start + cut
+                    rest = "A" if _is_plain_command(sp.text[cut:], lex) else "C"  # a command, then a condition:
+                    out += [Span("C", sp.start, m, text[sp.start:m], sp.intent),  # split_run_on cuts the rest
+                            Span(rest, m, sp.end, text[m:sp.end])]
                     continue
+        out.append(sp)
+    return out
+
+
+def is_fragment(action: str, lex: AutomationLexicons) -> bool:
+    """An action span that is no request on its own: only a verb (打开, 拉上) or a 把 object without its
+    verb (把窗帘). A bare device (座椅加热) is a request: the missing-verb rule completes it."""
+    low = lowered(strip_fillers(action, lex))
+    if not low:
+        return True
+    verb = lex.action_verbs.prefix(low)
+    if verb and len(verb) == len(low):
+        return True
+    return low.startswith("把") and not has_verb(low[1:], lex)
+
+
+def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """Two action spans that touch, one of them a fragment (``is_fragment``: 打开|导航回家, 把窗帘|拉上), are one
+    action; and the words a condition span took from the action before it (把空调调到|二十三度电量低于三十的时候)
+    go back to that action when they complete it."""
+    out: list[Span] = []
+    for sp in spans:
+        prev = out[-1] if out else None
+        if prev is not None and prev.kind == "A" and prev.end == sp.start:
+            if sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)):
+                out[-1] = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
+                continue
+            if sp.kind == "C":
+                for p in _condition_starts(lowered(sp.text), lex, events=True):
+                    if p > 0 and not has_condition_signal(sp.text[:p], lex) and _is_plain_command(prev.text + sp.text[:p], lex):
+                        m = sp.start + p
+                        out[-1] = Span("A", prev.start, m, text[prev.start:m], prev.intent)
+                        sp = Span("C", m, sp.end, text[m:sp.end], sp.intent)
+                        break
         out.append(sp)
     return out
 
 
 def repair_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """The tagger's spans made whole, in order: a negation kept with its action, a clock time or an event
-    word never cut, a leading time point split from its command, run-ons split (action + condition + action,
-    action + action), once markers snapped, and conditions without any signal made plain commands."""
+    word never cut, a leading time point split from its command, fragments joined, run-ons split (action +
+    condition + action, action + action), once markers snapped, and conditions without any signal made
+    plain commands."""
     spans = whole_clock_times(text, keep_negation(text, spans))
     spans = leading_time_condition(text, whole_words_at_edges(text, spans, lex), lex)
-    spans = split_joined_actions(text, split_trailing_command(text, split_run_on(text, spans, lex), lex), lex)
+    spans = split_run_on(text, split_trailing_command(text, join_fragments(text, spans, lex), lex), lex)
+    spans = split_joined_actions(text, spans, lex)
     return demote_signalless_conditions(text, snap_once_spans(text, spans, lex), lex)
 
 
@@ -773,14 +834,16 @@ def without_once(text: str, lex: AutomationLexicons) -> tuple[str, bool]:
 
 def snap_once_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """A once span (N) is the once marker it holds: characters the tagger added past the marker
-    (只执行这一次明|天七点) go back to the condition span that touches it."""
+    (只执行这一次明|天七点) go back to the condition span that touches it, or become the condition when
+    they are a time and no condition span follows (只执行这一次明天七点|叫我起床)."""
     out = list(spans)
     low = lowered(text)
-    for k, sp in enumerate(out):
-        if sp.kind != "N":
-            continue
-        hits = [(a, b) for a, b, _, _ in lex.once.find(low) if a < sp.end and b > sp.start]
+    k = 0
+    while k < len(out):
+        sp = out[k]
+        hits = [(a, b) for a, b, _, _ in lex.once.find(low) if a < sp.end and b > sp.start] if sp.kind == "N" else []
         if not hits:
+            k += 1
             continue
         a, b = hits[0][0], hits[-1][1]
         nxt = out[k + 1] if k + 1 < len(out) else None
@@ -788,9 +851,13 @@ def snap_once_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -
         if b < sp.end and nxt is not None and nxt.kind == "C" and nxt.start == sp.end:
             out[k + 1] = Span("C", b, nxt.end, text[b:nxt.end], nxt.intent)
             out[k] = sp = Span("N", sp.start, b, text[sp.start:b])
+        elif b < sp.end and has_time_expression(text[b:sp.end], lex):
+            out[k:k + 1] = [Span("N", sp.start, b, text[sp.start:b]), Span("C", b, sp.end, text[b:sp.end])]
+            sp = out[k]
         if a > sp.start and prv is not None and prv.kind == "C" and prv.end == sp.start:
             out[k - 1] = Span("C", prv.start, a, text[prv.start:a], prv.intent)
             out[k] = Span("N", a, sp.end, text[a:sp.end])
+        k += 1
     return out
 
 
