@@ -303,3 +303,26 @@ def test_an_action_fragment_joins_the_action_it_touches():
 
 def test_a_wake_word_said_twice_is_not_read():
     assert surface_of("小鹏小鹏到公司的时候打开空调") == "到公司的时候打开空调"
+
+
+def test_a_condition_takes_back_its_prefix_trigger_and_a_filler_gap_joins_fragments():
+    assert repaired("[A:放段评书等我][C:下车了][A:关掉氛围灯]") == [(None, ["放段评书"]), ("等我下车了", ["关掉氛围灯"])]
+    assert repaired("[A:把露营周末]那个[A:规则删了]") == [(DEFAULT, ["把露营周末那个规则删了"])]
+
+
+def test_a_first_action_span_holding_its_own_condition_is_split():
+    assert repaired("[A:后方有车快速接近时自动打开双闪]") == [("后方有车快速接近时", ["自动打开双闪"])]
+    assert repaired("[A:查一下明天什么时候下雨]") == [(None, ["查一下明天什么时候下雨"])]
+
+
+def test_commands_joined_by_a_connector_in_one_span_are_cut_and_an_event_said_last_goes_to_its_condition():
+    assert pieces("关掉电视然后把纱窗拉上") == ["关掉电视", "然后把纱窗拉上"]
+    assert repaired("[A:新建一个智能场景放学][C:接到孩子的时候][A:播放儿歌]") == \
+        [(DEFAULT, ["新建一个智能场景"]), ("放学接到孩子的时候", ["播放儿歌"])]
+    assert repaired("[A:导航回家][C:快到的时候][A:打开空调]") == [(None, ["导航回家"]), ("快到的时候", ["打开空调"])]
+
+
+def test_a_ba_left_outside_starts_its_action_and_a_condition_keeps_its_events():
+    assert repaired("把那个[A:叫午休的智能场景关掉]") == [(DEFAULT, ["把那个叫午休的智能场景关掉"])]
+    assert repaired("[A:创建一个智能场景][C:放学接孩子的时候][A:播放儿歌]") == \
+        [(DEFAULT, ["创建一个智能场景"]), ("放学接孩子的时候", ["播放儿歌"])]

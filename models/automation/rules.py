@@ -302,21 +302,22 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     starts a new one: at a verb of two characters or more (打开, 播放, 导航) when what comes before is a
     whole command (``_is_plain_command``) and so is what follows (打开导航回家 is one); at a seat or a device only after a
     command said object first (主驾座椅往前调一点|副驾…), never inside a verb's object (关掉家里所有的灯,
-    打开天窗遮阳帘). Nothing is cut after a joiner (和, 再, 把), after a message's 说, or in a reminder or
+    打开天窗遮阳帘); at a sequence connector (然后, 再) between two whole commands. Nothing is cut after a joiner (和, 再, 把), after a message's 说, or in a reminder or
     a prohibition (提醒我打开空调关闭车窗 is one reminder)."""
     low = lowered(text)
     if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")) or unconditional_kind(text, lex):
         return []  # a reminder, a prohibition, a super-task or memo clause (修改我的回家习惯) is one request
     verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in _COMMAND_START_KINDS}
     names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
+    breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
     cuts, last = [], 0
-    for p in sorted(verbs | names):
-        if p - last < 3 or low[p - 1] in _JOINED_BEFORE or "说" in low[last:p]:
+    for p in sorted(verbs | names | breaks):
+        if p - last < 3 or (p not in breaks and low[p - 1] in _JOINED_BEFORE) or "说" in low[last:p]:
             continue
         left = strip_fillers(text[last:p], lex)
-        if p not in verbs and lex.action_verbs.prefix(lowered(left)):
+        if p not in verbs and p not in breaks and lex.action_verbs.prefix(lowered(left)):
             continue  # a name inside the object of a verb-first command
-        if _is_plain_command(left, lex) and _is_plain_command(text[p:], lex):
+        if _is_plain_command(left, lex) and _is_plain_command(strip_fillers(text[p:], lex), lex):
             cuts.append(p)
             last = p
     return cuts
@@ -338,14 +339,36 @@ def split_joined_actions(text: str, spans: Sequence[Span], lex: AutomationLexico
 
 
 def whole_words_at_edges(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
-    """A condition never starts inside an event word or an amount of time: where it does (暂停播客回|到家以后,
-    一个|半小时后) it takes the whole word, from the span before it or from what no span covered."""
+    """A condition never starts inside an event word or an amount of time, nor after its own prefix trigger:
+    where it does (暂停播客回|到家以后, 一个|半小时后, 先放首歌等我|上车了) it takes the whole word, from the span
+    before it or from what no span covered."""
     out = list(spans)
     low = lowered(text)
     words = [(a, b) for a, b, *_ in lex.events.find(low)] + [m.span() for m in _TIME_AMOUNT.finditer(low)]
+    prefixes = lex.triggers.terms("prefix")
     for k, cur in enumerate(out):
         if cur.kind != "C":
             continue
+        prev = out[k - 1] if k > 0 else None
+        if prev is not None and prev.kind == "A" and prev.end == cur.start:
+            ending = [(a, b) for a, b in words if b == prev.end and a > prev.start]
+            if ending:  # 创建一个智能场景下班|上车的时候: an event said last belongs to the condition after it
+                a = min(a for a, _ in ending)
+                rest = text[prev.start:a]
+                if not is_fragment(rest, lex) and (is_super_task_mention(rest, lex) or _is_plain_command(rest, lex)):
+                    out[k - 1] = prev = Span("A", prev.start, a, rest, prev.intent)
+                    out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
+                    continue
+            said = lowered(prev.text)
+            for who in ("我", "你", ""):
+                head = said[: len(said) - len(who)] if who and said.endswith(who) else (said if not who else None)
+                trigger = next((t for t in prefixes if head and head.endswith(t) and len(t) < len(head)
+                                and (len(t) >= 2 or t in _RUN_ON_SHORT)), None)
+                if trigger:  # 先放首歌等我|上车了: the prefix trigger (and its subject) start the condition
+                    a = prev.end - len(trigger) - len(who)
+                    out[k - 1] = Span("A", prev.start, a, text[prev.start:a], prev.intent)
+                    out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
+                    break
         for a, b in words:
             if not a < cur.start < b:
                 continue
@@ -419,6 +442,22 @@ def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | Non
     return None
 
 
+def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
+    """Where the condition ends in a first action span that holds one (前方有行人突然横穿时|自动紧急制动): after a
+    suffix trigger (时, 的时候, 以后) with no whole command before it and a command or a built-in function
+    after it. None when the span is one request (打开空调, 查一下明天什么时候下雨)."""
+    low = lowered(signal_text(action, lex))
+    for _, e, term, cat in lex.triggers.find(low):
+        if cat != "suffix" or e >= len(action) or len(term) < 2 and term != "时":
+            continue
+        before, rest = action[:e], action[e:]
+        if _is_plain_command(before, lex) or lex.action_verbs.prefix(lowered(before)) or lex.reminder_verbs.search(lowered(before)):
+            return None
+        if _is_plain_command(rest, lex) or builtin_function_action(rest, lex) or lex.reminder_verbs.prefix(lowered(rest)):
+            return e
+    return None
+
+
 def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """A condition span that runs past its own trigger into a whole command (下班的时候放点音乐|就一次) is
     that condition and the action (and, when another condition follows the command, that condition:
@@ -426,7 +465,13 @@ def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexi
     spec 复合条件完整性); a 就 that only starts a once marker (就一次) ends nothing."""
     out: list[Span] = []
     then = lex.triggers.terms("then")
-    for sp in spans:
+    for k, sp in enumerate(spans):
+        if sp.kind == "A" and k == 0:
+            cut = condition_inside_action(sp.text, lex)
+            if cut is not None:
+                m = sp.start + cut
+                out += [Span("C", sp.start, m, text[sp.start:m]), Span("A", m, sp.end, text[m:sp.end], sp.intent)]
+                continue
         if sp.kind == "C":
             low = lowered(text)
             follows = low[sp.end:]
@@ -456,19 +501,30 @@ def is_fragment(action: str, lex: AutomationLexicons) -> bool:
 
 
 def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
-    """Two action spans that touch, one of them a fragment (``is_fragment``: 打开|导航回家, 把窗帘|拉上), are one
+    """Two action spans that touch (or have only a filler between them: 把钓鱼出行|那个|习惯删掉), one of them
+    a fragment (``is_fragment``: 打开|导航回家, 把窗帘|拉上), are one
     action; and the words a condition span took from the action before it (把空调调到|二十三度电量低于三十的时候)
     go back to that action when they complete it."""
     out: list[Span] = []
     for sp in spans:
         prev = out[-1] if out else None
-        if prev is not None and prev.kind == "A" and prev.end == sp.start:
+        if sp.kind == "A":  # 把那个|叫露营的自动化停掉: a 把 (and its demonstrative) left outside starts the action
+            lead = re.search(r"把(?:那个|这个)?$", text[prev.end if prev is not None else 0: sp.start])
+            if lead:
+                sp = Span("A", lead.start() + (prev.end if prev is not None else 0), sp.end,
+                          text[lead.start() + (prev.end if prev is not None else 0): sp.end], sp.intent)
+        gap = lowered(text[prev.end:sp.start]) if prev is not None else ""
+        touching = prev is not None and (not gap or gap in lex.fillers.terms("prefix"))
+        if prev is not None and prev.kind == "A" and touching:
             if sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)):
                 out[-1] = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
                 continue
             if sp.kind == "C":
                 for p in _condition_starts(lowered(sp.text), lex, events=True):
-                    if p > 0 and not has_condition_signal(sp.text[:p], lex) and _is_plain_command(prev.text + sp.text[:p], lex):
+                    took = sp.text[:p]
+                    if p > 0 and not has_time_expression(took, lex) and not lex.triggers.search(lowered(took)) \
+                            and not lex.events.search(lowered(took)) and not is_super_task_mention(prev.text, lex) \
+                            and _is_plain_command(prev.text + took, lex):
                         m = sp.start + p
                         out[-1] = Span("A", prev.start, m, text[prev.start:m], prev.intent)
                         sp = Span("C", m, sp.end, text[m:sp.end], sp.intent)

@@ -77,7 +77,7 @@ HOME_DEVICES = ["空调", "加湿器", "空气净化器", "热水器", "电热�
                 "投影仪", "取暖器", "除湿机", "香薰机", "油汀", "电暖器", "晾衣架", "热水壶", "咖啡机", "摄像头"]
 CAR_DEVICES = ["座椅加热", "座椅通风", "座椅按摩", "车窗", "空调", "遮阳帘", "阅读灯", "氛围灯", "后视镜加热", "方向盘加热",
                "香氛", "娱乐屏", "小桌板", "腿托", "靠背", "头枕音响", "车载冰箱", "天窗", "雨刮", "后挡风玻璃除雾",
-               "前挡风玻璃除霜", "空气净化", "屏幕", "抬头显示", "电动尾门"]
+               "前挡风玻璃除霜", "空气净化", "抬头显示", "电动尾门"]
 ON_VERBS = ["打开", "开启", "开一下", "启动"]
 OFF_VERBS = ["关闭", "关掉", "关上", "关了", "停掉"]
 MEDIA_ACTIONS = [("打开收音机", "音乐播放"), ("打开电台", "音乐播放"), ("放一段相声", "音乐播放"), ("播放评书", "音乐播放"),
@@ -174,17 +174,17 @@ class Gen:
     def device_action(self) -> tuple[str, str]:
         """A device switched on or off in a room or at a seat, said verb first, object first or with 把."""
         if self.maybe(0.5):
-            thing = self.pick(["", "", self.pick(ROOMS)]) + self.pick(HOME_DEVICES)
-        else:
-            thing = self.pick(["", "", "", self.pick(self.v.seats)]) + self.pick(CAR_DEVICES)
+            thing, intent = self.pick(["", "", self.pick(ROOMS)]) + self.pick(HOME_DEVICES), "设备控制"
+        else:  # a device only a car has (娱乐屏, 小桌板): 车载控制 (the control rule decides known devices)
+            thing, intent = self.pick(["", "", "", self.pick(self.v.seats)]) + self.pick(CAR_DEVICES), "车载控制"
         on = self.maybe(0.6)
         verb = self.pick(ON_VERBS if on else OFF_VERBS)
         form = self.weighted([("verb", 5), ("object", 2), ("ba", 2)])
         if form == "object":
-            return thing + self.pick(["打开", "开一下", "开开"] if on else ["关掉", "关上", "关了", "关一下"]), "设备控制"
+            return thing + self.pick(["打开", "开一下", "开开"] if on else ["关掉", "关上", "关了", "关一下"]), intent
         if form == "ba":
-            return "把" + thing + self.pick(["打开", "开了", "开开"] if on else ["关掉", "关了", "关上"]), "设备控制"
-        return verb + thing, "设备控制"
+            return "把" + thing + self.pick(["打开", "开了", "开开"] if on else ["关掉", "关了", "关上"]), intent
+        return verb + thing, intent
 
     # -- conditions: each returns (list of pieces, needs_jiu)
     def event(self, seat_ok=True, action_ok=False) -> str:
