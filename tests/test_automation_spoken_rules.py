@@ -326,3 +326,7 @@ def test_a_ba_left_outside_starts_its_action_and_a_condition_keeps_its_events():
     assert repaired("把那个[A:叫午休的智能场景关掉]") == [(DEFAULT, ["把那个叫午休的智能场景关掉"])]
     assert repaired("[A:创建一个智能场景][C:放学接孩子的时候][A:播放儿歌]") == \
         [(DEFAULT, ["创建一个智能场景"]), ("放学接孩子的时候", ["播放儿歌"])]
+
+
+def test_a_negation_span_joins_its_action_across_fillers():
+    assert repaired("[C:下雨时][A:千万别]再帮我[A:开天窗]") == [("下雨时", ["千万别再帮我开天窗"])]

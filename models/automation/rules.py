@@ -489,15 +489,27 @@ def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexi
 
 
 def is_fragment(action: str, lex: AutomationLexicons) -> bool:
-    """An action span that is no request on its own: only a verb (打开, 拉上) or a 把 object without its
-    verb (把窗帘). A bare device (座椅加热) is a request: the missing-verb rule completes it."""
+    """An action span that is no request on its own: only a verb (打开, 拉上), only a negation (千万别) or a
+    把 object without its verb (把窗帘). A bare device (座椅加热) is a request: the missing-verb rule completes it."""
     low = lowered(strip_fillers(action, lex))
-    if not low:
-        return True
+    if not low or _NEGATION_BEFORE.fullmatch(low):
+        return True  # nothing, or only a negation (千万别|再帮我开空调)
     verb = lex.action_verbs.prefix(low)
     if verb and len(verb) == len(low):
         return True
     return low.startswith("把") and not has_verb(low[1:], lex)
+
+
+def only_fillers(gap: str, lex: AutomationLexicons) -> bool:
+    """Is ``gap`` (text between two spans) empty or only prefix fillers (那个, 再帮我)?"""
+    low = lowered(gap).strip(_EDGE_PUNCT)
+    prefixes = lex.fillers.terms("prefix")
+    while low:
+        head = lex.fillers.prefix(low)
+        if not head or head not in prefixes:
+            return False
+        low = low[len(head):]
+    return True
 
 
 def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
@@ -513,8 +525,7 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
             if lead:
                 sp = Span("A", lead.start() + (prev.end if prev is not None else 0), sp.end,
                           text[lead.start() + (prev.end if prev is not None else 0): sp.end], sp.intent)
-        gap = lowered(text[prev.end:sp.start]) if prev is not None else ""
-        touching = prev is not None and (not gap or gap in lex.fillers.terms("prefix"))
+        touching = prev is not None and only_fillers(text[prev.end:sp.start], lex)
         if prev is not None and prev.kind == "A" and touching:
             if sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)):
                 out[-1] = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
