@@ -50,6 +50,9 @@ class AutomationLexicons:
     builtin_functions: Matcher | None = None
     #: features/lexicons/directions.txt: 往后 / 向前 …, whose 前/后 are no trigger (None in older parsers)
     directions: Matcher | None = None
+    #: features/lexicons/condition_subjects.txt: what a state condition is about (电量, 车速): where a run-on's
+    #: condition may start (None in older parsers)
+    condition_subjects: Matcher | None = None
 
     #: the matchers the tagger turns into per-character features
     FEATURE_MATCHERS = ("time_words", "triggers", "positions", "device_kinds", "action_verbs",
@@ -114,8 +117,8 @@ MATCHER_FILES = {
     "super_task": ("super_task_keywords", None), "memo": ("memo_words", None), "once": ("once_markers", None),
     "scope_end": ("scope_end", None), "fillers": ("fillers", None), "events": ("events", None),
     "manage_verbs": ("manage_verbs", None), "habit_change": ("manage_verbs", "habit_change"),
-    "breaks": ("connectors", "automation"), "builtin_functions": ("builtin_functions", None),
-    "directions": ("directions", None),
+    "breaks": ("connectors", "automation"), "builtin_functions": ("builtin_functions", "automation"),
+    "directions": ("directions", None), "condition_subjects": ("condition_subjects", None),
 }
 
 

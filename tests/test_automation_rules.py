@@ -191,8 +191,17 @@ def test_super_task_keyword_adds_a_management_clause():
     # 超级任务: 包含超级任务相关关键词 → 新增管理动作子句, intent 系统控制
     text, spans = parse_markup("[A:创建一个智能场景]：[C:上车时][A:打开空调]")
     out = assemble(text, spans, LEX)
-    assert out[0] == {"condition": DEFAULT, "querys": [{"subquery": "创建智能场景", "intent": "系统控制"}]}
+    assert out[0] == {"condition": DEFAULT, "querys": [{"subquery": "创建一个智能场景", "intent": "系统控制"}]}
     assert (out[1]["condition"], out[1]["querys"][0]["subquery"]) == ("上车时", "打开空调")
+
+
+def test_a_management_clause_is_quoted_as_said_minus_fillers():
+    # 一个 / 我的 are what was said; 我想 / 帮我 are fillers; a verb said after the keyword is its verb
+    assert super_task_clause("删除我的智能场景", LEX) == "删除我的智能场景"
+    assert groups("[A:我想编辑一下周末露营智能习惯]") == [(DEFAULT, ["编辑一下周末露营智能习惯"], False)]
+    assert super_task_clause("把叫午休的智能场景停掉", LEX) == "把叫午休的智能场景停掉"
+    # a named rule is super-task management, not a memo, even when its name holds 提醒
+    assert memo_edit_group("删掉喝水提醒那条规则", LEX) is None
 
 
 def test_a_keyword_the_tagger_missed_still_gets_its_clause():
@@ -228,7 +237,10 @@ def test_memo_management_is_default_and_everything_else_null(action, kind):
 
 def test_missing_verb_is_added_only_to_a_bare_device():
     assert add_missing_verb("座椅加热", LEX) == "打开座椅加热"
-    assert add_missing_verb("空调开", LEX) == "打开空调"
+    # a plain command said with its verb is quoted (后排空调关掉 stays): only a duration's action is rewritten
+    assert add_missing_verb("空调开", LEX) == "空调开"
+    assert add_missing_verb("后排空调关掉", LEX) == "后排空调关掉"
+    assert groups("[A:右后车窗关上]") == [(None, ["右后车窗关上"], False)]
     assert add_missing_verb("把空调打开", LEX) == "把空调打开"
     assert add_missing_verb("切回外循环", LEX) == "切回外循环"
     assert reminder_from_noun("打开提醒") == "打开提醒"
@@ -297,3 +309,36 @@ def test_deleting_changing_or_looking_up_a_memo_item_is_one_default_request(quer
 ])
 def test_memo_edit_rule_leaves_new_reminders_messages_and_triggers_alone(query):
     assert memo_edit_group(query, LEX) is None
+
+
+# ---------------------------------------------------------------- issue 12: built-in behaviours phrased anew
+
+@pytest.mark.parametrize("condition, action", [
+    # the class behind 条件负例 (builtin_functions.txt, automation view): a situation the car watches, and
+    # a built-in function, a warning or a reminder under it
+    ("紧急刹车时", "打开危险警示灯"), ("挂倒档以后", "打开360影像"), ("前方有障碍物的时候", "发出警报声"),
+    ("跟车太近时", "座椅震动"), ("出现疲劳的时候", "提醒我"),
+    # under a plain moment of the car (熄火, 天黑) only a built-in function counts
+    ("天色变暗天黑以后", "自动开启近光灯"), ("熄火以后", "车门自动落锁"),
+])
+def test_builtin_behaviours_phrased_anew_are_flagged(condition, action):
+    [(cond, subs, builtin)] = groups(f"[C:{condition}][A:{action}]")
+    assert (cond, subs, builtin) == (condition, [action], True)
+
+
+@pytest.mark.parametrize("condition, action", [
+    ("到幼儿园门口的时候", "打开双闪"),  # the user's own place: the user's task
+    ("熄火以后", "提醒我拿钥匙"),  # a moment of the car and a personal reminder
+    ("天黑以后", "打开氛围灯"),  # a moment and no built-in function
+    ("车速超过一百的时候", "提醒我看一下油耗"),
+])
+def test_user_tasks_near_the_builtin_class_are_not_flagged(condition, action):
+    assert not is_builtin(condition, [action], LEX)
+
+
+def test_a_builtin_behaviour_is_vehicle_control_and_keeps_its_zidong():
+    # what the car does by itself is 车载控制; 自动 is quoted as said (data/automation/README.md)
+    text, spans = parse_markup("[C:紧急刹车时][A:自动打开双闪]")
+    assert assemble(text, spans, LEX) == [{"condition": "紧急刹车时", "builtin": True,
+                                           "querys": [{"subquery": "自动打开双闪", "intent": "车载控制"}]}]
+    assert groups("[C:到家以后][A:自动打开客厅空调]") == [("到家以后", ["自动打开客厅空调"], False)]

@@ -3,10 +3,13 @@ wake words and polite tails, seats said as one word (主副驾, 前排), spoken 
 in other words. Spans are given (no model), so a failure is a rule's fault; the queries are new,
 none is in the training, dev or fixture data."""
 
+import pytest
+
 from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.models.automation.parser import surface_of
 from fastslow.models.automation.rules import (
-    Span, assemble, demote_signalless_conditions, has_condition_signal, inheritance_mode, parse_markup,
+    DEFAULT, Span, assemble, clock_times, command_cuts, demote_signalless_conditions, has_condition_signal,
+    inheritance_mode, parse_markup, plain_groups, repair_spans, time_prefix,
 )
 
 LEX = load_automation_lexicons()
@@ -117,7 +120,15 @@ def test_duration_action_is_the_device_switched_on():
 
 def test_duration_action_with_its_own_request_is_left_as_said():
     assert groups("[A:空调调到26度][D:半小时]") == [("持续半小时", ["空调调到26度"])]
-    assert groups("[A:把香氛打开][D:二十分钟]") == [("持续二十分钟", ["把香氛打开"])]  # README: 把… stays
+    assert groups("[A:开启空气净化][D:二十分钟]") == [("持续二十分钟", ["开启空气净化"])]  # verb first
+
+
+def test_duration_action_said_with_ba_or_an_unlisted_thing_is_switched_on():
+    # 加湿器开一小时 → 打开加湿器 (issue 12), also with 把, a room, or a thing no lexicon lists
+    assert groups("[A:把书房加湿器开][D:一刻钟]") == [("持续一刻钟", ["打开书房加湿器"])]
+    assert groups("[A:把香氛打开][D:二十分钟]") == [("持续二十分钟", ["打开香氛"])]
+    assert groups("[A:阳台晾衣架烘干开][D:两小时]") == [("持续两小时", ["打开阳台晾衣架烘干"])]
+    assert groups("[A:灯的开关][D:两小时]") == [("持续两小时", ["灯的开关"])]
 
 
 def test_a_once_span_gives_back_what_it_took_from_the_condition():
@@ -198,3 +209,124 @@ def test_an_event_as_the_object_of_the_first_command_does_not_stop_the_split():
     text = "先导航回家等我进小区了再打开车库门"
     assert _run_on(text, [("A", 0, 11), ("A", 12, 17)]) == \
         [("A", "先导航回家"), ("C", "等我进小区了"), ("A", "打开车库门")]
+
+
+# ---------------------------------------------------------------- issue 12: span repairs, each on its own
+
+def repaired(markup: str) -> list[tuple]:
+    """(condition, [subqueries]) after the span repairs the parser applies to the tagger's spans."""
+    text, spans = parse_markup(markup)
+    return [(g["condition"], [q["subquery"] for q in g["querys"]])
+            for g in assemble(text, repair_spans(text, spans, LEX), LEX)]
+
+
+def pieces(text: str) -> list[str]:
+    bounds = [0] + command_cuts(text, LEX) + [len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
+def test_an_unpunctuated_run_of_commands_is_cut_at_each_command():
+    assert pieces("关上卧室的窗帘打开扫地机") == ["关上卧室的窗帘", "打开扫地机"]
+    assert pieces("导航去体育馆播放相声") == ["导航去体育馆", "播放相声"]
+    assert pieces("后排车窗关上主驾座椅往后调") == ["后排车窗关上", "主驾座椅往后调"]  # object first: a seat starts one
+
+
+@pytest.mark.parametrize("text", ["打开导航回家", "打开天窗遮阳帘", "关闭主驾和副驾的座椅加热", "提醒我打开空调关闭车窗",
+                                  "修改我的回家习惯", "给老婆发消息说我到了打开空调", "打开空调和座椅加热"])
+def test_one_command_is_never_cut(text):
+    assert pieces(text) == [text]
+
+
+def test_joined_commands_under_a_condition_are_two_actions():
+    assert repaired("[C:到单位的时候][A:关掉电台打开车窗]") == [("到单位的时候", ["关掉电台", "打开车窗"])]
+    assert [g.subqueries for g in plain_groups("后排车窗关上主驾座椅往后调", LEX)] == [["后排车窗关上", "主驾座椅往后调"]]
+
+
+def test_a_plain_command_before_a_state_condition_is_split_off():
+    # 不向左回溯: the command said first is unconditional, also before a state (车速, 电量)
+    assert repaired("[C:把音量调到十二车速高于一百的时候][A:关闭车窗]") == \
+        [(None, ["把音量调到十二"]), ("车速高于一百的时候", ["关闭车窗"])]
+    assert repaired("[C:查一下明天的航班到了机场的时候][A:提醒我取登机牌]") == \
+        [(None, ["查一下明天的航班"]), ("到了机场的时候", ["提醒我取登机牌"])]
+
+
+def test_a_condition_never_starts_inside_an_event_word_or_an_amount_of_time():
+    assert repaired("[A:关掉电台回][C:到家以后][A:打开加湿器]") == [(None, ["关掉电台"]), ("回到家以后", ["打开加湿器"])]
+    assert repaired("两个[C:半小时以后][A:打开热水器]") == [("两个半小时以后", ["打开热水器"])]
+
+
+def test_a_time_point_said_first_is_the_condition_of_the_command_after_it():
+    assert repaired("[A:国庆节上午九点三刻打开热水器]") == [("国庆节上午九点三刻", ["打开热水器"])]
+    assert repaired("[A:六点半叫我出门]") == [("六点半", ["提醒我出门"])]
+    assert repaired("[A:查看明天的日程]") == [(DEFAULT, ["查看明天的日程"])]  # a time in the content stays
+    assert time_prefix("明晚十点整关灯", LEX) == 5 and time_prefix("一点五度", LEX) == 0
+    assert (4, 7) in clock_times("今天晚上十点整关灯")  # 整 is part of the clock time
+
+
+def test_a_condition_that_ran_into_its_command_gives_it_back():
+    assert repaired("[C:下课的时候播放儿歌][N:只要一次]") == [("执行一次下课的时候", ["播放儿歌"])]
+    # a compound before 就 stays whole (复合条件完整性)
+    assert repaired("[C:晚饭前20分钟后转向灯关闭]就[A:风量调高]") == [("晚饭前20分钟后转向灯关闭", ["风量调高"])]
+
+
+def test_dou_after_a_condition_is_not_part_of_it():
+    assert repaired("[C:每次下车都][A:关掉氛围灯]") == [("每次下车", ["关掉氛围灯"])]
+
+
+def test_seats_with_the_same_state_joined_by_qie_are_all_inherited():
+    # 继承 trigger 全部位置: 后排有人且副驾有人 lists both seats, as 后排和副驾都有人 does
+    assert inheritance_mode("后排有人且副驾有人的时候", LEX) == ("all", ["后排", "副驾"])
+    assert inheritance_mode("后排空调打开且主驾座椅通风开启时", LEX) == ("nearest", ["主驾"])
+
+
+def test_a_command_between_two_conditions_in_one_span_is_cut_out():
+    assert repaired("[C:油量低于一半的时候把空调关掉油量低于四分之一的时候][A:导航去加油站]") == \
+        [("油量低于一半的时候", ["把空调关掉"]), ("油量低于四分之一的时候", ["导航去加油站"])]
+
+
+def test_a_once_span_gives_back_the_time_it_took():
+    assert repaired("[N:只要这一次后天九点][A:喊我出门]") == [("执行一次后天九点", ["提醒我出门"])]
+
+
+def test_a_day_said_first_is_the_condition_of_a_reminder_or_command_after_it():
+    assert repaired("[A:下周三提醒我还书]") == [("下周三", ["提醒我还书"])]
+    assert repaired("[A:今天好热，把空调打开]") == [(None, ["今天好热，把空调打开"])]
+    assert repaired("[A:今晚有什么好看的电影]") == [(None, ["今晚有什么好看的电影"])]
+
+
+def test_an_action_fragment_joins_the_action_it_touches():
+    assert repaired("[C:下课的时候][A:打开][A:导航去学校]") == [("下课的时候", ["打开导航去学校"])]
+    assert repaired("[C:出门以后][A:把卧室窗帘][A:拉上]") == [("出门以后", ["把卧室窗帘拉上"])]
+    assert repaired("[A:把音量调到][C:十二车速高于一百的时候][A:关闭车窗]") == \
+        [(None, ["把音量调到十二"]), ("车速高于一百的时候", ["关闭车窗"])]
+
+
+def test_a_wake_word_said_twice_is_not_read():
+    assert surface_of("小鹏小鹏到公司的时候打开空调") == "到公司的时候打开空调"
+
+
+def test_a_condition_takes_back_its_prefix_trigger_and_a_filler_gap_joins_fragments():
+    assert repaired("[A:放段评书等我][C:下车了][A:关掉氛围灯]") == [(None, ["放段评书"]), ("等我下车了", ["关掉氛围灯"])]
+    assert repaired("[A:把露营周末]那个[A:规则删了]") == [(DEFAULT, ["把露营周末那个规则删了"])]
+
+
+def test_a_first_action_span_holding_its_own_condition_is_split():
+    assert repaired("[A:后方有车快速接近时自动打开双闪]") == [("后方有车快速接近时", ["自动打开双闪"])]
+    assert repaired("[A:查一下明天什么时候下雨]") == [(None, ["查一下明天什么时候下雨"])]
+
+
+def test_commands_joined_by_a_connector_in_one_span_are_cut_and_an_event_said_last_goes_to_its_condition():
+    assert pieces("关掉电视然后把纱窗拉上") == ["关掉电视", "然后把纱窗拉上"]
+    assert repaired("[A:新建一个智能场景放学][C:接到孩子的时候][A:播放儿歌]") == \
+        [(DEFAULT, ["新建一个智能场景"]), ("放学接到孩子的时候", ["播放儿歌"])]
+    assert repaired("[A:导航回家][C:快到的时候][A:打开空调]") == [(None, ["导航回家"]), ("快到的时候", ["打开空调"])]
+
+
+def test_a_ba_left_outside_starts_its_action_and_a_condition_keeps_its_events():
+    assert repaired("把那个[A:叫午休的智能场景关掉]") == [(DEFAULT, ["把那个叫午休的智能场景关掉"])]
+    assert repaired("[A:创建一个智能场景][C:放学接孩子的时候][A:播放儿歌]") == \
+        [(DEFAULT, ["创建一个智能场景"]), ("放学接孩子的时候", ["播放儿歌"])]
+
+
+def test_a_negation_span_joins_its_action_across_fillers():
+    assert repaired("[C:下雨时][A:千万别]再帮我[A:开天窗]") == [("下雨时", ["千万别再帮我开天窗"])]

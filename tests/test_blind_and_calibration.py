@@ -42,6 +42,9 @@ def test_every_run_logs_the_blind_figures_and_no_blind_rows(trained, tmp_path):
         assert run.data.metrics[f"blind_{name}"] == pytest.approx(metrics[f"blind_{name}"])
     for name in AUTOMATION_BLIND_METRICS:
         assert 0.0 <= run.data.metrics[f"automation_blind_{name}"] <= 1.0
+    # the "built-in behaviours not proposed as tasks": a count of a total, figures only
+    assert 0 <= run.data.metrics["automation_blind_builtin_recognised"] <= run.data.metrics["automation_blind_builtin_total"]
+    assert run.data.metrics["automation_dev_builtin_total"] == metrics["automation_dev_builtin_total"] > 0
     assert run.data.metrics["blind_confidence_gap"] == pytest.approx(
         metrics["blind_mean_confidence"] - metrics["blind_label_accuracy"], abs=2e-4)
     assert run.data.params["blind_digest"] and run.data.params["calibration"].startswith("dev set")

@@ -24,13 +24,13 @@ from sklearn.linear_model import LogisticRegression
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
 from fastslow.features.extractors import require_fitted, sparse_row_product, tfidf_row
 from fastslow.features.memo import TextMemo
-from fastslow.models.automation.rules import devices_in, lowered, seat_mentions
+from fastslow.models.automation.rules import INTENT_VEHICLE, devices_in, lowered, seat_mentions
 from fastslow.data import TAXONOMY_DIR
 
 INTENTS_FILE = TAXONOMY_DIR / "intents.tsv"
 DENSE_ROWS = 4  # up to this many subqueries, scores are computed without a sparse matrix
 PREDICT_MEMO = 65536  # distinct subqueries whose intent a process keeps (``IntentClassifier.predict``)
-CAR_CONTROL, DEVICE_CONTROL, OTHER = "车载控制", "设备控制", "其他"
+CAR_CONTROL, DEVICE_CONTROL, OTHER = INTENT_VEHICLE, "设备控制", "其他"
 CONTROL_INTENTS = (CAR_CONTROL, DEVICE_CONTROL)
 
 

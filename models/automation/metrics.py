@@ -1,5 +1,6 @@
 """Automation parser metrics: span precision/recall/F1, condition exact match, group exact match
-(with and without intents), oracle-span group match (the rules alone), and per-rule accuracy.
+(with and without intents), oracle-span group match (the rules alone), per-rule accuracy, and how
+many gold built-in vehicle behaviours were flagged ``builtin`` (``builtin_recognised`` of ``builtin_total``).
 
 Group comparison: same number of groups, and per group the same condition, the same subqueries in
 order, the same ``builtin`` flag; with intents, every gold intent that is not null must match
@@ -47,6 +48,14 @@ def conditions_match(pred: list[dict], gold: list[dict]) -> bool:
     return [g.get("condition") for g in pred] == [g.get("condition") for g in gold]
 
 
+def builtin_recognised(pred: list[dict], gold: list[dict]) -> tuple[int, int]:
+    """(recognised, total) of the query's gold built-in behaviour groups: a gold group flagged
+    ``builtin`` counts as recognised when the prediction flags as many built-in groups (never proposed
+    as a task), whatever its condition text; so ``builtin_recognised`` reads the issue's "≥ 10 of 12"."""
+    total = sum(1 for g in gold if g.get("builtin"))
+    return min(total, sum(1 for g in pred if g.get("builtin"))), total
+
+
 def span_scores(gold_spans: list, pred_spans: list) -> dict:
     """Micro precision/recall/F1 of exact spans (kind, start, end), overall and per kind."""
     tp, fp, fn = defaultdict(int), defaultdict(int), defaultdict(int)
@@ -87,6 +96,7 @@ def evaluate_automation(parser, rows: list[dict], name: str) -> AutomationEvalua
     group_ok = {i: groups_match(predicted[i], rows[i]["expected"], intents=True) for i in with_gold}
     group_ok_ni = {i: groups_match(predicted[i], rows[i]["expected"], intents=False) for i in with_gold}
     cond_ok = {i: conditions_match(predicted[i], rows[i]["expected"]) for i in with_gold}
+    builtin = [builtin_recognised(predicted[i], rows[i]["expected"]) for i in with_gold]
     p = f"automation_{name}_"
     n = max(len(with_gold), 1)
     metrics = {
@@ -94,6 +104,8 @@ def evaluate_automation(parser, rows: list[dict], name: str) -> AutomationEvalua
         p + "group_exact": sum(group_ok.values()) / n,
         p + "group_exact_no_intent": sum(group_ok_ni.values()) / n,
         p + "condition_exact": sum(cond_ok.values()) / n,
+        p + "builtin_recognised": sum(r for r, _ in builtin),
+        p + "builtin_total": sum(t for _, t in builtin),
     }
     marked = [i for i, r in enumerate(rows) if r["spans"] is not None]
     if marked:
@@ -135,4 +147,7 @@ def summary_lines(evaluations: list[AutomationEvaluation]) -> str:
         lines.append(f"{ev.name:<12}{m[p + 'n']:>6}{m[p + 'group_exact']:>9.3f}{m[p + 'group_exact_no_intent']:>11.3f}"
                      f"{m[p + 'condition_exact']:>12.3f}{m.get(p + 'span_all_f1', float('nan')):>9.3f}"
                      f"{m.get(p + 'oracle_span_group_exact', float('nan')):>8.3f}")
+    lines.append("built-in behaviours recognised (flagged builtin, not proposed as tasks): " + ", ".join(
+        f"{ev.name} {ev.metrics.get(f'automation_{ev.name}_builtin_recognised', 0)}"
+        f"/{ev.metrics.get(f'automation_{ev.name}_builtin_total', 0)}" for ev in evaluations))
     return "\n".join(lines)

@@ -30,9 +30,8 @@ from fastslow.features.lexicon import Scanner
 from fastslow.features.spoken import strip_disfluencies
 from fastslow.features.text import Utterance, domain_cut
 from fastslow.models.automation.rules import (
-    Span, automation_text, bind_scopes, demote_signalless_conditions, group_dict, has_condition_signal, lowered, memo_edit_group, missing_super_task_clauses, plain_groups,
-    plan_groups, snap_once_spans, split_run_on, whole_clock_times,
-    keep_negation, rewrite_group, spans_to_tags, tags_to_spans,
+    Span, automation_text, bind_scopes, group_dict, has_condition_signal, lowered, memo_edit_group, missing_super_task_clauses, plain_groups,
+    plan_groups, repair_spans, rewrite_group, spans_to_tags, tags_to_spans,
 )
 from fastslow.models.automation.intents import IntentClassifier
 
@@ -345,7 +344,7 @@ class AutomationParser(BaseEstimator):
                 confidences.append([None] * len(groups))
                 continue
             tags, marginals = next(tagged)
-            spans = demote_signalless_conditions(text, snap_once_spans(text, split_run_on(text, whole_clock_times(text, keep_negation(text, tags_to_spans(text, tags))), self.lexicons_), self.lexicons_), self.lexicons_)
+            spans = repair_spans(text, tags_to_spans(text, tags), self.lexicons_)
             if not with_confidence:
                 plans.append(plan_groups(text, spans, lex))
                 continue
@@ -383,7 +382,7 @@ class AutomationParser(BaseEstimator):
         if not has_condition_signal(text, self.lexicons_):
             return {"text": text, "decided_by": "no_signal", "spans": []}
         (tags,), (marginals,) = self.tagger_.predict_marginals([text])
-        spans = demote_signalless_conditions(text, snap_once_spans(text, split_run_on(text, whole_clock_times(text, keep_negation(text, tags_to_spans(text, tags))), self.lexicons_), self.lexicons_), self.lexicons_)
+        spans = repair_spans(text, tags_to_spans(text, tags), self.lexicons_)
         return {"text": text, "decided_by": "tagger", "spans": [
             {"kind": SPAN_NAMES.get(sp.kind, sp.kind), "text": sp.text, "start": sp.start, "end": sp.end,
              "confidence": round(float(min(marginals[sp.start:sp.end], default=1.0)), 4)} for sp in spans]}

@@ -35,6 +35,7 @@ ONCE = "执行一次"
 
 INTENT_SYSTEM = "系统控制"
 INTENT_REMINDER = "提醒"
+INTENT_VEHICLE = "车载控制"
 
 _EDGE_PUNCT = " \t,，、;；:：。.!！?？~～…\"'“”‘’()（）[]【】"
 #: punctuation that ends a sentence, and with it every condition's scope
@@ -186,34 +187,43 @@ _RUN_ON_SHORT = frozenset({"等", "当"})
 
 def _condition_starts(low: str, lex: AutomationLexicons, events: bool) -> list[int]:
     """Where a condition can begin inside ``low``: a prefix trigger (如果, 要是, 等, 当 …; not 到 / 在 / 一,
-    which are too often part of a request: 调到, 在家) and, if ``events``, an event word (到公司, 快到)."""
+    which are too often part of a request: 调到, 在家) and, if ``events``, an event word (到公司, 快到) or
+    what a state condition is about (电量, 车速: condition_subjects.txt)."""
     starts = [a for a, b, term, cat in lex.triggers.find(low) if cat == "prefix" and (b - a >= 2 or term in _RUN_ON_SHORT)]
     if events:
         starts += [a for a, *_ in lex.events.find(low)]
+        subjects = getattr(lex, "condition_subjects", None)
+        if subjects is not None:
+            starts += [a for a, *_ in subjects.find(low)]
     return sorted(set(starts))
 
 
 def _is_plain_command(text: str, lex: AutomationLexicons) -> bool:
-    """A request that is whole on its own and holds no trigger word or time (an event may be its
-    object: 导航回家): it starts with a verb of two characters or more (打开, 关闭, 导航, 播放) or names a device and has a verb (放首歌: media)."""
+    """A request that is whole on its own and holds no trigger word (an event may be its object: 导航回家):
+    it starts with a verb of two characters or more and has an object (打开空调, 查一下今天的路况: a time in
+    the object is content), or names a device or starts with 把, has a verb and no time (把音量调到十二)."""
     text = strip_fillers(text, lex)
-    if len(text) < 3 or has_time_expression(text, lex):
+    if len(text) < 3:
         return False
     masked = signal_text(text, lex)
     if any(cat != "prefix" or b - a >= 2 for a, b, _, cat in lex.triggers.find(masked)):
         return False  # a trigger of its own (且, 时, 如果, 超过): part of a condition (an event, 回家, is not)
     low = lowered(text)
     head = lex.action_verbs.prefix(low)
-    return bool(head and len(head) >= 2) or bool(devices_in(text, lex) and has_verb(text, lex))
+    if head and len(head) >= 2 and len(low) > len(head):
+        return not has_time_expression(low[:len(head)], lex)  # 查一下今天的路况: a time in its object is content
+    if has_time_expression(text, lex):
+        return False
+    return bool((devices_in(text, lex) or low.startswith("把")) and has_verb(text, lex))
 
 
 #: a spoken clock time, minutes included: 七点四十五, 八点半, 十二点零五, 三点一刻, 7点45, 7:45
 SPOKEN_CLOCK = re.compile(
-    rf"(?:\d{{1,2}}|[零一二两三四五六七八九十]{{1,3}})(?:点钟?|:)(?:半|[一三]刻|(?:\d{{1,2}}|[零一二三四五六七八九十]{{1,3}})分?)?")
+    rf"(?:\d{{1,2}}|[零一二两三四五六七八九十]{{1,3}})(?:点钟?|:)(?:半|[一三]刻|整|(?:\d{{1,2}}|[零一二三四五六七八九十]{{1,3}})分?)?")
 
 
 def clock_times(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every spoken clock time of ``text`` that has minutes (七点四十五, 八点半)."""
+    """(start, end) of every spoken clock time of ``text`` that has minutes (七点四十五, 八点半, 十二点整)."""
     out = []
     for m in SPOKEN_CLOCK.finditer(text):
         word = m.group()
@@ -281,6 +291,271 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
     return out
 
 
+#: action verbs that start a new command in a run-on (打开空调|播放音乐): automation kinds of actions.txt
+_COMMAND_START_KINDS = frozenset({"on", "off", "media", "nav", "comm", "query"})
+#: characters before a command start that join it to the one before (打开空调和播放音乐 is split elsewhere)
+_JOINED_BEFORE = frozenset("和与及并再把给让说")
+
+
+def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
+    """Where an unpunctuated run of commands (关掉客厅的灯打开扫地机器人, 主驾座椅往前调一点副驾座椅加热打开)
+    starts a new one: at a verb of two characters or more (打开, 播放, 导航) when what comes before is a
+    whole command (``_is_plain_command``) and so is what follows (打开导航回家 is one); at a seat or a device only after a
+    command said object first (主驾座椅往前调一点|副驾…), never inside a verb's object (关掉家里所有的灯,
+    打开天窗遮阳帘); at a sequence connector (然后, 再) between two whole commands. Nothing is cut after a joiner (和, 再, 把), after a message's 说, or in a reminder or
+    a prohibition (提醒我打开空调关闭车窗 is one reminder)."""
+    low = lowered(text)
+    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")) or unconditional_kind(text, lex):
+        return []  # a reminder, a prohibition, a super-task or memo clause (修改我的回家习惯) is one request
+    verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in _COMMAND_START_KINDS}
+    names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
+    breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
+    cuts, last = [], 0
+    for p in sorted(verbs | names | breaks):
+        if p - last < 3 or (p not in breaks and low[p - 1] in _JOINED_BEFORE) or "说" in low[last:p]:
+            continue
+        left = strip_fillers(text[last:p], lex)
+        if p not in verbs and p not in breaks and lex.action_verbs.prefix(lowered(left)):
+            continue  # a name inside the object of a verb-first command
+        if _is_plain_command(left, lex) and _is_plain_command(strip_fillers(text[p:], lex), lex):
+            cuts.append(p)
+            last = p
+    return cuts
+
+
+def split_joined_actions(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """Every action span holding an unpunctuated run of commands (``command_cuts``) becomes one span per
+    command: 早上出门的时候|关掉家里所有的灯|打开扫地机器人 has two actions."""
+    out: list[Span] = []
+    for sp in spans:
+        if sp.kind != "A":
+            out.append(sp)
+            continue
+        bounds = [0] + command_cuts(sp.text, lex) + [len(sp.text)]
+        for a, b in zip(bounds, bounds[1:]):
+            out.append(Span("A", sp.start + a, sp.start + b, text[sp.start + a: sp.start + b],
+                            sp.intent if a == 0 else None))
+    return out
+
+
+def whole_words_at_edges(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A condition never starts inside an event word or an amount of time, nor after its own prefix trigger:
+    where it does (暂停播客回|到家以后, 一个|半小时后, 先放首歌等我|上车了) it takes the whole word, from the span
+    before it or from what no span covered."""
+    out = list(spans)
+    low = lowered(text)
+    words = [(a, b) for a, b, *_ in lex.events.find(low)] + [m.span() for m in _TIME_AMOUNT.finditer(low)]
+    prefixes = lex.triggers.terms("prefix")
+    for k, cur in enumerate(out):
+        if cur.kind != "C":
+            continue
+        prev = out[k - 1] if k > 0 else None
+        if prev is not None and prev.kind == "A" and prev.end == cur.start:
+            ending = [(a, b) for a, b in words if b == prev.end and a > prev.start]
+            if ending:  # 创建一个智能场景下班|上车的时候: an event said last belongs to the condition after it
+                a = min(a for a, _ in ending)
+                rest = text[prev.start:a]
+                if not is_fragment(rest, lex) and (is_super_task_mention(rest, lex) or _is_plain_command(rest, lex)):
+                    out[k - 1] = prev = Span("A", prev.start, a, rest, prev.intent)
+                    out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
+                    continue
+            said = lowered(prev.text)
+            for who in ("我", "你", ""):
+                head = said[: len(said) - len(who)] if who and said.endswith(who) else (said if not who else None)
+                trigger = next((t for t in prefixes if head and head.endswith(t) and len(t) < len(head)
+                                and (len(t) >= 2 or t in _RUN_ON_SHORT)), None)
+                if trigger:  # 先放首歌等我|上车了: the prefix trigger (and its subject) start the condition
+                    a = prev.end - len(trigger) - len(who)
+                    out[k - 1] = Span("A", prev.start, a, text[prev.start:a], prev.intent)
+                    out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
+                    break
+        for a, b in words:
+            if not a < cur.start < b:
+                continue
+            prev = out[k - 1] if k > 0 else None
+            if prev is not None and prev.end > a:
+                if prev.start >= a:
+                    break  # the span before lies inside the word: nothing to give back
+                out[k - 1] = Span(prev.kind, prev.start, a, text[prev.start:a], prev.intent)
+            out[k] = Span("C", a, cur.end, text[a:cur.end], cur.intent)
+            break
+    return out
+
+
+#: an amount of time said before a delay or a duration (一个半小时, 两个钟头, 四十五分钟后)
+_TIME_AMOUNT = re.compile(r"(?:\d+|[零一二两三四五六七八九十百几]+)个?半?(?:个)?(?:小时|钟头|分钟|分|秒钟|秒|刻钟)(?:后|以后|之后|过后)?")
+
+
+def leading_time_condition(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """Spec 常见时间条件 (时间点): a time point said first and a command after it, tagged as one action
+    (今天下午四点一刻关掉扫地机器人, 七点一刻喊我起床, 下周一提醒我交房租), are the condition and the action.
+    The command must start with its verb (a verb of two characters, a reminder verb, 把, 给…): 今天好热，把空调
+    打开 and 今晚有什么好看的电影 hold no time condition."""
+    out = list(spans)
+    if not out or out[0].kind != "A":
+        return out
+    first = out[0]
+    low = lowered(first.text)
+    end = time_prefix(low, lex)
+    rest = strip_fillers(first.text[end:], lex)
+    head = lex.action_verbs.prefix(lowered(rest)) or ""
+    starts = len(head) >= 2 or lex.reminder_verbs.prefix(lowered(rest)) or rest.startswith(("把", "给"))
+    if 0 < end < len(low) and starts and (_is_plain_command(rest, lex) or lex.reminder_verbs.prefix(lowered(rest))):
+        m = first.start + end
+        out[0:1] = [Span("C", first.start, m, text[first.start:m]), Span("A", m, first.end, text[m:first.end], first.intent)]
+    return out
+
+
+def time_prefix(low: str, lex: AutomationLexicons) -> int:
+    """How many characters at the start of ``low`` are a time point: days, periods, weekdays and a clock
+    time (明天早上七点半, 除夕晚上八点, 下周一); 0 when it holds neither a clock time nor a day."""
+    pos, anchored = 0, False
+    while pos < len(low):
+        m = SPOKEN_CLOCK.match(low, pos)
+        if m and m.end() > pos and not re.match(r"度|%|倍|公里|米|档|级", low[m.end():]) and not (
+                m.group().startswith("一点") and not re.search(r"(半|刻|分|整|钟)$", m.group())):
+            pos, anchored = m.end(), True
+            continue
+        word = lex.time_words.prefix(low[pos:])
+        category = lex.time_words.category.get(word) if word else None
+        if category in ("day", "week", "period"):
+            pos += len(word)
+            anchored = anchored or category != "period"
+            continue
+        break
+    return pos if anchored else 0
+
+
+def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | None:
+    """Where a whole command starts right after a suffix trigger inside a condition span: the command runs
+    to the span's end (下班的时候|放点音乐) or to a condition after it (车速超过一百的时候|把音量调高|车速低于…)."""
+    low = lowered(condition)
+    for _, e, _, cat in lex.triggers.find(low):
+        if cat != "suffix" or e >= len(condition):
+            continue
+        rest = condition[e:]
+        if _is_plain_command(rest, lex):
+            return e
+        for p in _condition_starts(lowered(rest), lex, events=True):
+            if p > 0 and _is_plain_command(rest[:p], lex):
+                return e
+    return None
+
+
+def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
+    """Where the condition ends in a first action span that holds one (前方有行人突然横穿时|自动紧急制动): after a
+    suffix trigger (时, 的时候, 以后) with no whole command before it and a command or a built-in function
+    after it. None when the span is one request (打开空调, 查一下明天什么时候下雨)."""
+    low = lowered(signal_text(action, lex))
+    for _, e, term, cat in lex.triggers.find(low):
+        if cat != "suffix" or e >= len(action) or len(term) < 2 and term != "时":
+            continue
+        before, rest = action[:e], action[e:]
+        if _is_plain_command(before, lex) or lex.action_verbs.prefix(lowered(before)) or lex.reminder_verbs.search(lowered(before)):
+            return None
+        if _is_plain_command(rest, lex) or builtin_function_action(rest, lex) or lex.reminder_verbs.prefix(lowered(rest)):
+            return e
+    return None
+
+
+def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A condition span that runs past its own trigger into a whole command (下班的时候放点音乐|就一次) is
+    that condition and the action (and, when another condition follows the command, that condition:
+    ``split_run_on`` then cuts it off). Not before a 就 that ends a compound condition (晚饭前20分钟后转向灯关闭就…:
+    spec 复合条件完整性); a 就 that only starts a once marker (就一次) ends nothing."""
+    out: list[Span] = []
+    then = lex.triggers.terms("then")
+    for k, sp in enumerate(spans):
+        if sp.kind == "A" and k == 0:
+            cut = condition_inside_action(sp.text, lex)
+            if cut is not None:
+                m = sp.start + cut
+                out += [Span("C", sp.start, m, text[sp.start:m]), Span("A", m, sp.end, text[m:sp.end], sp.intent)]
+                continue
+        if sp.kind == "C":
+            low = lowered(text)
+            follows = low[sp.end:]
+            once_next = lex.once.prefix(follows) or lex.once.prefix(follows[1:])
+            if not any(follows.startswith(t) for t in then) or once_next:
+                cut = trailing_command_start(sp.text, lex)
+                if cut is not None:
+                    m = sp.start + cut
+                    rest = "A" if _is_plain_command(sp.text[cut:], lex) else "C"  # a command, then a condition:
+                    out += [Span("C", sp.start, m, text[sp.start:m], sp.intent),  # split_run_on cuts the rest
+                            Span(rest, m, sp.end, text[m:sp.end])]
+                    continue
+        out.append(sp)
+    return out
+
+
+def is_fragment(action: str, lex: AutomationLexicons) -> bool:
+    """An action span that is no request on its own: only a verb (打开, 拉上), only a negation (千万别) or a
+    把 object without its verb (把窗帘). A bare device (座椅加热) is a request: the missing-verb rule completes it."""
+    low = lowered(strip_fillers(action, lex))
+    if not low or _NEGATION_BEFORE.fullmatch(low):
+        return True  # nothing, or only a negation (千万别|再帮我开空调)
+    verb = lex.action_verbs.prefix(low)
+    if verb and len(verb) == len(low):
+        return True
+    return low.startswith("把") and not has_verb(low[1:], lex)
+
+
+def only_fillers(gap: str, lex: AutomationLexicons) -> bool:
+    """Is ``gap`` (text between two spans) empty or only prefix fillers (那个, 再帮我)?"""
+    low = lowered(gap).strip(_EDGE_PUNCT)
+    prefixes = lex.fillers.terms("prefix")
+    while low:
+        head = lex.fillers.prefix(low)
+        if not head or head not in prefixes:
+            return False
+        low = low[len(head):]
+    return True
+
+
+def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """Two action spans that touch (or have only a filler between them: 把钓鱼出行|那个|习惯删掉), one of them
+    a fragment (``is_fragment``: 打开|导航回家, 把窗帘|拉上), are one
+    action; and the words a condition span took from the action before it (把空调调到|二十三度电量低于三十的时候)
+    go back to that action when they complete it."""
+    out: list[Span] = []
+    for sp in spans:
+        prev = out[-1] if out else None
+        if sp.kind == "A":  # 把那个|叫露营的自动化停掉: a 把 (and its demonstrative) left outside starts the action
+            lead = re.search(r"把(?:那个|这个)?$", text[prev.end if prev is not None else 0: sp.start])
+            if lead:
+                sp = Span("A", lead.start() + (prev.end if prev is not None else 0), sp.end,
+                          text[lead.start() + (prev.end if prev is not None else 0): sp.end], sp.intent)
+        touching = prev is not None and only_fillers(text[prev.end:sp.start], lex)
+        if prev is not None and prev.kind == "A" and touching:
+            if sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)):
+                out[-1] = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
+                continue
+            if sp.kind == "C":
+                for p in _condition_starts(lowered(sp.text), lex, events=True):
+                    took = sp.text[:p]
+                    if p > 0 and not has_time_expression(took, lex) and not lex.triggers.search(lowered(took)) \
+                            and not lex.events.search(lowered(took)) and not is_super_task_mention(prev.text, lex) \
+                            and _is_plain_command(prev.text + took, lex):
+                        m = sp.start + p
+                        out[-1] = Span("A", prev.start, m, text[prev.start:m], prev.intent)
+                        sp = Span("C", m, sp.end, text[m:sp.end], sp.intent)
+                        break
+        out.append(sp)
+    return out
+
+
+def repair_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """The tagger's spans made whole, in order: a negation kept with its action, a clock time or an event
+    word never cut, a leading time point split from its command, fragments joined, run-ons split (action +
+    condition + action, action + action), once markers snapped, and conditions without any signal made
+    plain commands."""
+    spans = whole_clock_times(text, keep_negation(text, spans))
+    spans = leading_time_condition(text, whole_words_at_edges(text, spans, lex), lex)
+    spans = split_run_on(text, split_trailing_command(text, join_fragments(text, spans, lex), lex), lex)
+    spans = split_joined_actions(text, spans, lex)
+    return demote_signalless_conditions(text, snap_once_spans(text, spans, lex), lex)
+
+
 _NEGATION_BEFORE = re.compile(r"(?:千万|可)?(?:别|不要|不用|不许|不准|禁止|勿)再?(?:给我|帮我|替我)?$")
 
 
@@ -317,8 +592,6 @@ def strip_fillers(text: str, lex: AutomationLexicons) -> str:
         head = lex.fillers.prefix(lowered(text))
         if head and head in prefixes and len(text) > len(head):
             text = text[len(head):]
-        elif text.startswith("自动") and lex.action_verbs.prefix(lowered(text[2:])):
-            text = text[2:]  # 自动锁门 → 锁门, but 自动驻车 (a function) stays
         low = lowered(text)
         for size in range(min(len(text) - 1, lex.fillers.max_len), 0, -1):
             if low[-size:] in suffixes:
@@ -455,12 +728,12 @@ def bind_scopes(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> li
 
 def condition_text(text: str, conditions: Sequence[Span], lex: AutomationLexicons) -> str | None:
     """Spec 复合条件完整性: one condition from the first condition span to the last, kept whole
-    (且 / 或 and everything before 就 included), without the 就 itself or edge fillers."""
+    (且 / 或 and everything before 就 included), without the 就 (or the 都 of 每次…都) itself or edge fillers."""
     if not conditions:
         return None
     whole = text[conditions[0].start: conditions[-1].end]
     whole = strip_fillers(whole, lex)
-    whole = re.sub(r"(就|便|那么|则|的时候就|,|，)+$", "", whole) or whole
+    whole = re.sub(r"(就|便|那么|则|的时候就|都|,|，)+$", "", whole) or whole  # 每次上车都 → 每次上车
     return whole or None
 
 
@@ -473,7 +746,6 @@ def clean_subquery(text: str, lex: AutomationLexicons) -> str:
     return strip_fillers(text, lex)
 
 
-_OBJECT_VERB = re.compile(r"^(?P<obj>.+?)(?P<verb>打开|开启|开着|开|关闭|关掉|关上|关)$")
 _BARE_REST = re.compile(r"^[的和与、,，\s]*$")
 
 
@@ -489,13 +761,9 @@ def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
 
 
 def add_missing_verb(action: str, lex: AutomationLexicons) -> str:
-    """Spec 持续时间 example: ``座椅加热`` → ``打开座椅加热``; ``空调开`` → ``打开空调``.
-
-    A device named alone gets 打开 (播放 for media); a device followed by 开/关 becomes verb + object.
-    Anything else is left as said (把空调打开 keeps its 把)."""
-    m = _OBJECT_VERB.match(action)
-    if m and is_bare_device(m.group("obj"), lex):
-        return ("打开" if "开" in m.group("verb") else "关闭") + m.group("obj")
+    """Spec 持续时间 example: ``座椅加热`` → ``打开座椅加热``: a device named alone gets 打开 (播放 for
+    media). Anything said with a verb is left as said (后排空调关掉, 把空调打开: a plain command is quoted;
+    only a duration's action is rewritten, ``duration_action``)."""
     if not is_bare_device(action, lex):
         return action
     kinds = [kind for *_, kind in devices_in(action, lex)]
@@ -549,12 +817,23 @@ def is_reminder(action: str) -> bool:
 
 
 _SEAT_LIST_JOINERS = re.compile(r"^(和|与|跟|及|以及|、|,|，|还有)$")
+_STATE_JOINERS = ("并且", "而且", "且", "和", "、", "，", ",")
+
+
+def same_state_joined(gap: str, after: str) -> bool:
+    """主驾有人且副驾有人: the state said after one seat (``gap`` = 有人且) is said again after the next
+    (``after`` = 有人时): the seats are listed together, as in 主驾和副驾都有人."""
+    for joiner in _STATE_JOINERS:
+        if gap.endswith(joiner):
+            state = gap[: -len(joiner)]
+            return bool(state) and after.startswith(state)
+    return False
 
 
 def inheritance_mode(condition: str, lex: AutomationLexicons) -> tuple[str, list[str]]:
     """Spec 带 trigger 的位置继承: which seats an action without its own seat inherits.
 
-    ``("all", [主驾, 副驾])`` when the condition lists seats together (主驾和副驾都有人) or names them
+    ``("all", [主驾, 副驾])`` when the condition lists seats together (主驾和副驾都有人, 主驾有人且副驾有人) or names them
     with one word (主副驾, 前排: positions.txt category ``主驾|副驾``): the action is meant for every one
     of them, so it is split; otherwise ``("nearest", [last seat])``, the seat
     closest to the action (主驾有人上车时或……主驾系上安全带时 → 主驾); ``("none", [])`` without seats."""
@@ -564,7 +843,7 @@ def inheritance_mode(condition: str, lex: AutomationLexicons) -> tuple[str, list
     listed = [seats[-1]]
     for prev in reversed(seats[:-1]):
         gap = condition[prev[1]: listed[0][0]]
-        if _SEAT_LIST_JOINERS.match(gap):
+        if _SEAT_LIST_JOINERS.match(gap) or same_state_joined(gap, condition[listed[0][1]:]):
             listed.insert(0, prev)
         else:
             break
@@ -622,14 +901,16 @@ def without_once(text: str, lex: AutomationLexicons) -> tuple[str, bool]:
 
 def snap_once_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """A once span (N) is the once marker it holds: characters the tagger added past the marker
-    (只执行这一次明|天七点) go back to the condition span that touches it."""
+    (只执行这一次明|天七点) go back to the condition span that touches it, or become the condition when
+    they are a time and no condition span follows (只执行这一次明天七点|叫我起床)."""
     out = list(spans)
     low = lowered(text)
-    for k, sp in enumerate(out):
-        if sp.kind != "N":
-            continue
-        hits = [(a, b) for a, b, _, _ in lex.once.find(low) if a < sp.end and b > sp.start]
+    k = 0
+    while k < len(out):
+        sp = out[k]
+        hits = [(a, b) for a, b, _, _ in lex.once.find(low) if a < sp.end and b > sp.start] if sp.kind == "N" else []
         if not hits:
+            k += 1
             continue
         a, b = hits[0][0], hits[-1][1]
         nxt = out[k + 1] if k + 1 < len(out) else None
@@ -637,34 +918,40 @@ def snap_once_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -
         if b < sp.end and nxt is not None and nxt.kind == "C" and nxt.start == sp.end:
             out[k + 1] = Span("C", b, nxt.end, text[b:nxt.end], nxt.intent)
             out[k] = sp = Span("N", sp.start, b, text[sp.start:b])
+        elif b < sp.end and has_time_expression(text[b:sp.end], lex):
+            out[k:k + 1] = [Span("N", sp.start, b, text[sp.start:b]), Span("C", b, sp.end, text[b:sp.end])]
+            sp = out[k]
         if a > sp.start and prv is not None and prv.kind == "C" and prv.end == sp.start:
             out[k - 1] = Span("C", prv.start, a, text[prv.start:a], prv.intent)
             out[k] = Span("N", a, sp.end, text[a:sp.end])
+        k += 1
     return out
 
 
-_DURATION_WORDS = re.compile(r"就|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着")
-#: a duration's action said verb-first that still needs the rewrite (开着座椅加热, 再开空调)
-_DURATION_LEAD = re.compile(r"^(开着|一直开着|继续开|再开|一直开)")
+#: what is said around a duration's device: a lead (把, 开着, 再开) and a tail of adverbs and on/off verbs
+_DURATION_LEAD = re.compile(r"^(?:把|开着|一直开着|继续开|再开|一直开)")
+_DURATION_TAIL = re.compile(r"(?:就|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着)+$")
 
 
 def duration_action(action: str, lex: AutomationLexicons) -> str:
-    """Spec 持续时间 (座椅加热十分钟 → 打开座椅加热): the action of a duration is the device switched on
-    (or off), whatever verb and adverbs were said after it: 加湿器开 / 空调就开着 / 开着座椅加热 / 空调再开 /
-    座椅加热保持 → 打开 + device; 空调关 → 关闭空调. A request said verb first (开启空气净化) or with 把
-    (把香氛打开: data/automation/README.md) and anything else (空调调到26度) are left as said."""
-    low = lowered(action)
-    device_first = any(a == 0 for a, *_ in lex.device_kinds.find(low) + lex.positions.find(low))
-    if is_bare_device(action, lex) or not (device_first or _DURATION_LEAD.match(action)):
-        return add_missing_verb(action, lex)  # 开启空气净化, 把香氛打开 stay as said (data/automation/README.md)
-    said = _DURATION_WORDS.findall(action)
-    rest = _DURATION_WORDS.sub("", action)
-    if not said or not rest or not is_bare_device(rest, lex):
+    """Spec 持续时间 (座椅加热十分钟 → 打开座椅加热): the action of a duration is the thing switched on
+    (or off), whatever was said around it: 加湿器开 / 把卧室加湿器开 / 空调就开着 / 开着座椅加热 / 空调再开 /
+    座椅加热保持 → 打开 + what is switched; 空调关 → 关闭空调. The thing need not be a known device
+    (后挡风玻璃除雾开 → 打开后挡风玻璃除雾), but holds no verb of its own. A request said verb first
+    (开启空气净化) and anything else (空调调到26度) are left as said."""
+    if is_bare_device(action, lex):
+        return add_missing_verb(action, lex)
+    lead = _DURATION_LEAD.match(action)
+    body = action[lead.end():] if lead else action
+    tail = _DURATION_TAIL.search(body)
+    thing = body[:tail.start()] if tail else body
+    said = (lead.group() if lead else "") + (tail.group() if tail else "")
+    if not thing or not said or said == "把" or "开关" in said or (has_verb(thing, lex) and not is_bare_device(thing, lex)):
         return action
-    if [d for _, _, d, _ in devices_in(rest, lex)] != [d for _, _, d, _ in devices_in(action, lex)]:
+    if [d for _, _, d, _ in devices_in(thing, lex)] != [d for _, _, d, _ in devices_in(body, lex)]:
         return action  # a device name lost a character (开关, 关门): not the device as said
-    closing = any(w.startswith("关") for w in said)
-    return ("关闭" if closing else "打开") + rest
+    closing = "关" in said
+    return ("关闭" if closing else "打开") + thing
 
 
 def once_condition(condition: str | None) -> str:
@@ -680,8 +967,8 @@ _MANAGE_SUFFIX = re.compile(r"(里面|里|中|内|的方式|来)$")
 
 def super_task_clause(action: str, lex: AutomationLexicons) -> str:
     """Spec 超级任务: the management clause of a super-task mention. A bare keyword (用自动化, 智能场景里)
-    becomes ``创建+keyword``; a clause with its own verb (删除自定义习惯) stays as said."""
-    action = re.sub(r"一个|一条|我的", "", action) or action
+    becomes ``创建+keyword``; a clause with its own verb (删除自定义习惯, 新建一个超级任务, 把那个叫露营的自动化停掉)
+    stays as said."""
     if lex.manage_verbs.search(action):
         return action
     bare = _MANAGE_SUFFIX.sub("", _MANAGE_PREFIX.sub("", action)) or action
@@ -726,6 +1013,8 @@ def memo_edit_group(text: str, lex: AutomationLexicons) -> Group | None:
     low = lowered(text)
     if _TRIGGER_WORDS.search(low) or _COMMUNICATION.search(low) or _REMIND_SOMEONE.search(low):
         return None  # a trigger, a message (发消息说会议推迟) or a new reminder (提醒我检查胎压)
+    if is_super_task_mention(text, lex):
+        return None  # a named rule or habit (取消洗车提醒这条规则) is super-task management, not a memo
     found = lex.memo.find(low)
     verbs = [(term, cat) for *_, term, cat in found if cat != "item"]
     if not verbs or verbs[0][1] not in _MEMO_EDITS or verbs[0][0] == "提前":
@@ -761,15 +1050,26 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
 
 
 def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
-    """The class behind the spec's 条件负例 (lexicons/builtin_functions.txt): the condition is a driving
-    situation the car watches itself (超速, 变道, 走远; or a built-in function's own state) and every action
-    only reminds or warns, or works a built-in function (变道时打开盲区监测, 疲劳驾驶的时候提醒我). A
-    built-in function under a condition of the user's own (进入高速后打开自适应巡航) stays a user task."""
+    """The class behind the spec's 条件负例 (lexicons/builtin_functions.txt, automation view): the condition is
+    a situation the car watches itself (超速, 变道, 急刹车, 车门没关好: ``event``; or a built-in function's own
+    state) and every action only reminds or warns, or works a built-in function (变道时打开盲区监测, 疲劳驾驶的
+    时候提醒我, 急刹车的时候自动打开双闪). Under a plain ``moment`` of the car (熄火, 天黑) only a built-in
+    function counts (天黑的时候自动打开大灯; 熄火后提醒我带钥匙 is the user's own reminder). A built-in
+    function under a condition of the user's own (进入高速后打开自适应巡航) stays a user task."""
     functions = getattr(lex, "builtin_functions", None)
-    if functions is None or not functions.find(condition):
+    if functions is None:
         return False
-    return all(is_reminder(a) or _WARN.search(a) or any(cat != "event" for *_, cat in functions.find(lowered(a)))
+    found = {cat for *_, cat in functions.find(lowered(condition))}
+    if not found:
+        return False
+    warnings_count = bool(found - {"moment"})
+    return all(builtin_function_action(a, lex) or (warnings_count and (is_reminder(a) or _WARN.search(a) is not None))
                for a in actions)
+
+
+def builtin_function_action(action: str, lex: AutomationLexicons) -> bool:
+    """Does the action work a built-in function (a lexicons/builtin_functions.txt term that is no situation)?"""
+    return any(cat not in ("event", "moment") for *_, cat in lex.builtin_functions.find(lowered(action)))
 
 
 _WARN = re.compile(r"^(?:警告|告警|报警|预警|提示|提醒|警示)")
@@ -793,7 +1093,7 @@ class Group:
 
     condition: str | None
     subqueries: list[str]
-    kinds: list[str]  # per subquery: "system" (super task), "memo", "reminder" or "" (ordinary)
+    kinds: list[str]  # per subquery: "system" (super task), "memo", "reminder", "vehicle" (a built-in behaviour) or ""
     span_intents: list[str | None]
     builtin: bool = False
 
@@ -830,8 +1130,9 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
             for inherited in inherit_location(condition, [action], lex):
                 pairs.append((inherited, intent))
         subs = [a for a, _ in pairs]
-        kinds = ["reminder" if is_reminder(a) else "" for a in subs]
-        return [Group(condition, subs, kinds, [i for _, i in pairs], is_builtin(condition, subs, lex))]
+        builtin = is_builtin(condition, subs, lex)
+        kinds = ["reminder" if is_reminder(a) else ("vehicle" if builtin else "") for a in subs]
+        return [Group(condition, subs, kinds, [i for _, i in pairs], builtin)]
     # no condition: default (super-task / memo management) or null, split into runs in text order
     groups: list[Group] = []
     for action, intent in zip(actions, intents):
@@ -874,7 +1175,8 @@ def plain_breaks(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str
 def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
     """The groups of a query without any condition, duration, once, reminder, super-task or memo word
     (``lex.signal`` is false): one ``null`` group whose subqueries are the pieces between sequence
-    connectors (然后, 并且, ，). A piece without an action (哎那个, 太暗了) joins the next one. This is the
+    connectors (然后, 并且, ，) and at the start of each command of an unpunctuated run (``command_cuts``).
+    A piece without an action (哎那个, 太暗了) joins the next one. This is the
     fast path: the tagger is not needed to find actions where nothing can be a condition."""
     low = lowered(text)
     cuts = [(start, end) for start, end, kind in plain_breaks(text, lex)
@@ -882,7 +1184,9 @@ def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
             if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
     bounds = pieces_between(len(text), cuts)
     merged = join_actionless(bounds, [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds])
-    subs = [add_missing_verb(s, lex) for s in (clean_subquery(text[a:b], lex) for a, b in merged) if s]
+    pieces = [(a + c, a + d) for a, b in merged
+              for c, d in zip([0] + command_cuts(text[a:b], lex), command_cuts(text[a:b], lex) + [b - a])]
+    subs = [add_missing_verb(s, lex) for s in (clean_subquery(text[a:b], lex) for a, b in pieces) if s]
     return [Group(None, subs, [""] * len(subs), [None] * len(subs))] if subs else []
 
 
@@ -921,5 +1225,7 @@ def group_dict(group: Group, intents: Sequence[str | None]) -> dict:
 
 
 def fixed_intent(kind: str) -> str | None:
-    """Spec: super-task management clauses are 系统控制; reminders and memo items are 提醒."""
-    return {"system": INTENT_SYSTEM, "memo": INTENT_REMINDER, "reminder": INTENT_REMINDER}.get(kind)
+    """Spec: super-task management clauses are 系统控制; reminders and memo items are 提醒; what a built-in
+    vehicle behaviour does (后视镜自动折叠, 自动打开双闪, 发出警报) is the car's own: 车载控制."""
+    return {"system": INTENT_SYSTEM, "memo": INTENT_REMINDER, "reminder": INTENT_REMINDER,
+            "vehicle": INTENT_VEHICLE}.get(kind)

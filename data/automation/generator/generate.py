@@ -26,6 +26,7 @@ from fastslow.features.automation_lexicons import load_automation_lexicons  # no
 from fastslow.models.automation.data import AUTOMATION_DEV_FILE, AUTOMATION_FIXTURE_FILE  # noqa: E402
 from fastslow.models.automation.rules import assemble, automation_text, parse_markup, to_markup  # noqa: E402
 from fastslow.models.automation.intents import CONTROL_INTENTS, control_intent  # noqa: E402
+from fastslow.features.spoken import numerals, spoken_lexicon  # noqa: E402
 
 VOCAB = Path(__file__).resolve().parent / "vocab"
 
@@ -60,12 +61,43 @@ class Vocab:
         self.builtins = [tuple(r[0].split("|")) for r in read_lines("builtins.txt")]
 
 
-PLACES = ["公司", "家", "目的地", "学校", "机场", "小区门口", "超市", "加油站", "健身房", "幼儿园", "停车场", "医院"]
+# compositional time points (issue 12: wide vocabularies; spoken clock times with minutes)
+DAYS = ["今天", "明天", "后天", "大后天", "今晚", "明早", "明晚", "这周六", "这周日", "下周一", "下周三", "周末", "工作日",
+        "每天", "每周二", "每周四", "每周六", "每个月五号", "每月一号", "国庆节", "元旦", "春节", "中秋节", "端午节",
+        "圣诞节", "情人节", "年三十", "大年初一", "星期三", "礼拜天", "节假日"]
+PERIODS = ["早上", "上午", "中午", "下午", "傍晚", "晚上", "凌晨", "半夜", "清晨", "夜里", "早晨"]
+HOURS_CN = ["一", "两", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二"]
+MINUTES = ["", "", "", "半", "一刻", "三刻", "整", "零五", "十", "十五", "二十", "二十五", "三十", "四十", "四十五",
+           "五十", "五十五", "零五分", "十分", "四十五分"]
+AMOUNTS = ["一", "两", "三", "五", "十", "十五", "二十", "三十", "四十", "四十五", "五十", "九十", "半", "一个半", "两个半", "3",
+           "5", "10", "15", "20", "30", "45", "90"]
+ROOMS = ["客厅", "卧室", "主卧", "次卧", "书房", "儿童房", "厨房", "阳台", "家里", "餐厅", "衣帽间", "车库", "玄关"]
+HOME_DEVICES = ["空调", "加湿器", "空气净化器", "热水器", "电热毯", "暖气", "地暖", "新风", "风扇", "灯", "台灯", "落地灯",
+                "吸顶灯", "电视", "扫地机器人", "扫地机", "路由器", "窗帘", "音箱", "洗衣机", "烘干机", "洗碗机", "电饭煲", "净水器",
+                "投影仪", "取暖器", "除湿机", "香薰机", "油汀", "电暖器", "晾衣架", "热水壶", "咖啡机", "摄像头"]
+CAR_DEVICES = ["座椅加热", "座椅通风", "座椅按摩", "车窗", "空调", "遮阳帘", "阅读灯", "氛围灯", "后视镜加热", "方向盘加热",
+               "香氛", "娱乐屏", "小桌板", "腿托", "靠背", "头枕音响", "车载冰箱", "天窗", "雨刮", "后挡风玻璃除雾",
+               "前挡风玻璃除霜", "空气净化", "抬头显示", "电动尾门"]
+ON_VERBS = ["打开", "开启", "开一下", "启动"]
+OFF_VERBS = ["关闭", "关掉", "关上", "关了", "停掉"]
+MEDIA_ACTIONS = [("打开收音机", "音乐播放"), ("打开电台", "音乐播放"), ("放一段相声", "音乐播放"), ("播放评书", "音乐播放"),
+                 ("放点摇滚乐", "音乐播放"), ("来点爵士乐", "音乐播放"), ("播放儿歌", "音乐播放"), ("放一集播客", "音乐播放"),
+                 ("播放今天的新闻", "音乐播放"), ("放一首{song}", "音乐播放"), ("听{singer}的新专辑", "音乐播放"),
+                 ("给{contact}发条消息说我出发了", "电话"), ("给{contact}发微信说晚点到", "电话"), ("打视频电话给{contact}", "电话"),
+                 ("给{contact}回个电话", "电话"), ("查一下{poi}的营业时间", "查询"), ("查一下明天的天气", "查询"),
+                 ("看看今天的路况", "查询"), ("导航去{poi}", "导航"), ("找最近的服务区", "导航"), ("开启勿扰模式", "系统控制"),
+                 ("把屏幕亮度调暗", "系统控制"), ("把音量调小一点", "系统控制"), ("讲个笑话", "闲聊"), ("讲个故事", "闲聊")]
+PROHIBIT = ["别", "不要", "千万别", "不许"]
+
+
+PLACES = ["公司", "家", "目的地", "学校", "机场", "小区门口", "超市", "加油站", "健身房", "幼儿园", "停车场", "医院",
+          "公司楼下", "服务区", "高速口", "地库", "单位", "菜市场", "火车站", "体育馆", "球场", "图书馆", "丈母娘家", "姥姥家",
+          "公园", "商场", "4S店", "充电站", "收费站", "景区", "露营地", "码头"]
 BA_EVENTS = ["把车停好", "把车熄火", "把车门关上", "把车锁上", "把孩子送到学校", "把车开进车库", "把充电枪插上"]
 YI_EVENTS = ["上车", "到家", "下车", "出门", "熄火", "下雨", "进隧道", "启动", "上高速", "坐进车里", "打开车门"]
 CHECK_ITEMS = ["水", "食物", "胎压", "油量", "证件", "行李", "充电线", "雨伞", "零食", "药", "钥匙", "身份证", "护照",
                "充电宝", "外套", "纸巾", "玻璃水", "灭火器"]
-CONNECTORS = ["", "", "，", "，", "然后", "并且", "再", "同时", "，然后", "和", "，再", "，并且", "并"]
+CONNECTORS = ["", "", "，", "，", "然后", "并且", "再", "同时", "，然后", "和", "，再", "，并且", "并", "顺便"]
 REMIND_VERBS = ["提醒我"] * 6 + ["通知我", "告诉我", "叫我", "喊我", "提示我", "提醒", "提醒一下我", "提醒我一下",
                                  "通知一下我", "播报", "报告"]
 ONCE = ["只执行一次", "仅一次", "执行一次", "单次执行", "只执行一次就行", "仅执行一次"]
@@ -108,6 +140,52 @@ class Gen:
     def maybe(self, p: float) -> bool:
         return self.rng.random() < p
 
+    # -- compositional words (issue 12: vocabularies wider than any list)
+    def clock(self) -> str:
+        if self.maybe(0.25):
+            h = self.rng.randint(1, 23)
+            m = self.pick(["", "", ":00", ":15", ":30", ":45", "点", "点半", "点05", "点50", "点20"])
+            return f"{h}{m}" if not m.startswith(":") else f"{h}{m}"
+        return self.pick(HOURS_CN) + self.pick(["点", "点", "点钟"]) + self.pick(MINUTES)
+
+    def time_point(self) -> str:
+        parts = []
+        if self.maybe(0.5):
+            parts.append(self.pick(DAYS))
+        if self.maybe(0.6):
+            parts.append(self.pick(PERIODS))
+        if self.maybe(0.85) or not parts:
+            parts.append(self.clock())
+        text = "".join(parts)
+        return text.replace("点钟整", "点整").replace("钟半", "半").replace("点钟一刻", "点一刻").replace("点钟三刻", "点三刻")
+
+    def amount(self, unit_pool=("分钟", "小时", "个小时", "个钟头", "分钟")) -> str:
+        n = self.pick(AMOUNTS)
+        unit = self.pick(unit_pool)
+        if n in ("半", "一个半", "两个半"):
+            unit = self.pick(["小时", "个小时"]) if n == "半" else "小时"
+        if unit.startswith("个") and n[-1] in "个":
+            unit = unit[1:]
+        return n + unit
+
+    def delay(self) -> str:
+        return self.weighted([(self.amount() + self.pick(["后", "以后", "之后", "过后"]), 5), ("过" + self.amount(), 1)])
+
+    def device_action(self) -> tuple[str, str]:
+        """A device switched on or off in a room or at a seat, said verb first, object first or with 把."""
+        if self.maybe(0.5):
+            thing, intent = self.pick(["", "", self.pick(ROOMS)]) + self.pick(HOME_DEVICES), "设备控制"
+        else:  # a device only a car has (娱乐屏, 小桌板): 车载控制 (the control rule decides known devices)
+            thing, intent = self.pick(["", "", "", self.pick(self.v.seats)]) + self.pick(CAR_DEVICES), "车载控制"
+        on = self.maybe(0.6)
+        verb = self.pick(ON_VERBS if on else OFF_VERBS)
+        form = self.weighted([("verb", 5), ("object", 2), ("ba", 2)])
+        if form == "object":
+            return thing + self.pick(["打开", "开一下", "开开"] if on else ["关掉", "关上", "关了", "关一下"]), intent
+        if form == "ba":
+            return "把" + thing + self.pick(["打开", "开了", "开开"] if on else ["关掉", "关了", "关上"]), intent
+        return verb + thing, intent
+
     # -- conditions: each returns (list of pieces, needs_jiu)
     def event(self, seat_ok=True, action_ok=False) -> str:
         if seat_ok and self.maybe(0.12):
@@ -146,9 +224,9 @@ class Gen:
         kind = self.weighted([("time", 6), ("delay", 3), ("every", 1), ("time_event", 2)])
         if kind == "time":
             form = self.weighted([("{}", 6), ("{}的时候", 1), ("每天{}", 0), ("{}时", 1)])
-            return [("C", form.format(self.pick(self.v.times)))]
+            return [("C", form.format(self.time_point() if self.maybe(0.6) else self.pick(self.v.times)))]
         if kind == "delay":
-            return [("C", self.pick(self.v.delays))]
+            return [("C", self.delay() if self.maybe(0.6) else self.pick(self.v.delays))]
         if kind == "every":
             return [("C", "每隔" + self.pick(self.v.durations))]
         return [("C", self.pick(self.v.times) + self.weighted(MARKERS[:6]).format(self.event(seat_ok=False)))]
@@ -198,6 +276,15 @@ class Gen:
     def action(self, flag=None, exclude_flag=None) -> tuple[str, str, set]:
         pool = [a for a in self.v.actions if (flag is None or flag in a[2]) and
                 (exclude_flag is None or exclude_flag not in a[2])]
+        if flag is None and exclude_flag is None and self.maybe(0.25):
+            if self.maybe(0.5):
+                text, intent = self.device_action()
+            else:
+                text, intent = self.pick(MEDIA_ACTIONS)
+            if self.maybe(0.06) and text.startswith(("打开", "播放", "放", "开启")):  # 别放摇滚乐, 不要开空调
+                text = self.pick(PROHIBIT) + ("开" + text[2:] if text.startswith(("打开", "开启")) else
+                                              "放" + text.removeprefix("播放").removeprefix("放"))
+            return self.fill(text), intent, set()
         text, intent, flags = self.pick(pool)
         return self.fill(text), intent, flags
 
@@ -254,19 +341,25 @@ class Gen:
     def t_duration(self):
         _, intent, _ = None, None, None
         text, intent, flags = self.action(flag="dur")
-        dur = self.pick(self.v.durations)
-        form = self.weighted([("verb", 4), ("bare", 3), ("object_verb", 2), ("sustain", 1), ("ba", 1)])
+        if self.maybe(0.35):  # a device of a room or a seat (把书房加湿器开四十分钟)
+            thing = self.pick([self.pick(ROOMS) + self.pick(HOME_DEVICES), self.pick(self.v.seats) + self.pick(CAR_DEVICES),
+                               self.pick(HOME_DEVICES), self.pick(CAR_DEVICES)])
+            text, intent = "打开" + thing, "设备控制"
+        dur = self.pick(self.v.durations) if self.maybe(0.4) else self.amount()
+        form = self.weighted([("verb", 4), ("bare", 3), ("object_verb", 3), ("sustain", 1), ("ba", 2)])
         bare = text.removeprefix("打开").removeprefix("开启").removeprefix("开").removeprefix("播放")
         if form == "bare" and bare != text:
             pieces = [("A", bare, intent), ("D", dur)]
         elif form == "object_verb" and bare != text and intent != "音乐播放":
             pieces = [("A", bare + self.pick(["开", "打开"]), intent), ("D", dur)]
         elif form == "ba" and bare != text and intent != "音乐播放":
-            pieces = [("A", "把" + bare + self.pick(["打开", "开着", "开启"]), intent), ("D", dur)]
+            pieces = [("A", "把" + bare + self.pick(["打开", "开着", "开启", "开", "开", "再开"]), intent), ("D", dur)]
         elif form == "sustain":
             pieces = [("A", text, intent), (None, "，"), ("D", "持续" + dur)]
         else:
             pieces = [("A", text, intent), ("D", dur)]
+        if self.maybe(0.15):
+            pieces.append((None, self.pick(["就行", "就可以了", "就好", "就够了", "吧"])))
         cond = self.event_condition() if self.maybe(0.45) else []
         return cond + pieces, ["duration"] + (["missing_verb"] if form in ("bare", "object_verb") else [])
 
@@ -349,7 +442,11 @@ class Gen:
         seats = self.v.seats
         if self.maybe(0.35):
             a, b = self.rng.sample(seats[:3], 2)
-            cond = [("C", a + self.pick(["和", "与", "、"]) + b + self.pick(["都有人时", "有人上车时", "都坐人的时候", "都系上安全带时"]))]
+            if self.maybe(0.3):  # 主驾有人且副驾有人: one state said for each seat
+                state = self.pick(["有人", "坐人", "系上安全带", "有乘客"])
+                cond = [("C", a + state + self.pick(["且", "并且", "而且"]) + b + state + self.pick(["时", "的时候"]))]
+            else:
+                cond = [("C", a + self.pick(["和", "与", "、"]) + b + self.pick(["都有人时", "有人上车时", "都坐人的时候", "都系上安全带时"]))]
         else:
             cond = [("C", self.fill(self.pick(self.v.seat_events)) + self.pick(["时", "的时候", "后"]))]
             if self.maybe(0.3):
@@ -398,14 +495,54 @@ class Gen:
             pieces = pieces + [(None, self.pick(["吧", "谢谢", "哈", "。", "！"]))]
         return pieces
 
-    def row(self):
+    def spoken(self, pieces: list) -> list:
+        """The row said aloud (issue 12: spoken augmentation of every row): a wake word or hesitation before, a
+        polite tail after, punctuation dropped as ASR drops it, digits said as numerals or the other way round.
+        Only text outside the spans is added or dropped, so the spans (and the rules' groups) stay the row's."""
+        lex = spoken_lexicon()
+        out = list(pieces)
+        if self.maybe(0.6):
+            out = [(None, "".join(c for c in p[1] if c not in _ASR_DROPS)) if p[0] is None else p for p in out]
+            out = [p for p in out if p[0] is not None or p[1]]
+        if self.maybe(0.35):
+            out = [(p[0], numerals(p[1]), *p[2:]) if p[0] in ("C", "D") else p for p in out]
+        if self.maybe(0.5):
+            head = self.pick(lex.wake_words) if self.maybe(0.5) else self.pick(lex.augment_fillers)
+            out = [(None, head + self.pick(["", "", "，"]))] + out
+        if self.maybe(0.35):
+            out = out + [(None, self.pick(["", "，"]) + self.pick(lex.tails + ("吧", "哈", "好吗", "可以吗")))]
+        return out
+
+    def row(self, spoken: bool = False):
         name = self.weighted(self.TEMPLATES)
         pieces, rules = getattr(self, name)()
-        pieces = self.noise(pieces)
-        markup = "".join(
-            p[1] if p[0] is None else (f"[{p[0]}/{p[2]}:{p[1]}]" if len(p) > 2 and p[2] else f"[{p[0]}:{p[1]}]")
-            for p in pieces)
-        return markup, rules, name
+        pieces = self.noise(inner_auto(pieces))
+        variant = render(self.spoken(pieces)) if spoken else None
+        return render(pieces), rules, name, variant
+
+
+_ASR_DROPS = frozenset("，,。；;：:！!？? ")
+
+
+def render(pieces: list) -> str:
+    """Markup of template pieces: ``(None, text)`` outside any span, ``(kind, text[, intent])`` a span."""
+    return "".join(
+        p[1] if p[0] is None else (f"[{p[0]}/{p[2]}:{p[1]}]" if len(p) > 2 and p[2] else f"[{p[0]}:{p[1]}]")
+        for p in pieces)
+
+
+def inner_auto(pieces: list) -> list:
+    """自动 said right before an action is part of it, quoted as said (到家后自动打开空调 → 自动打开空调;
+    data/automation/README.md): a filler piece ending in 自动 gives it to the action after it."""
+    out = []
+    for piece in pieces:
+        if piece[0] == "A" and out and out[-1][0] is None and out[-1][1].endswith("自动"):
+            head = out.pop()[1][:-2]
+            if head:
+                out.append((None, head))
+            piece = ("A", "自动" + piece[1], *piece[2:])
+        out.append(piece)
+    return out
 
 
 def expected_groups(text, spans, lex) -> list[dict]:
@@ -419,8 +556,10 @@ def expected_groups(text, spans, lex) -> list[dict]:
 
 
 def held_out_texts() -> set:
+    """Every query of the frozen fixture and of every automation dev file (the retired blind sets included):
+    the generator never writes one."""
     texts = set()
-    for path in (AUTOMATION_FIXTURE_FILE, AUTOMATION_DEV_FILE):
+    for path in (AUTOMATION_FIXTURE_FILE, AUTOMATION_DEV_FILE, *sorted(AUTOMATION_DEV_FILE.parent.glob("*.jsonl"))):
         if path.is_file():
             for raw in path.read_text(encoding="utf-8").splitlines():
                 if raw.strip():
@@ -428,7 +567,9 @@ def held_out_texts() -> set:
     return texts
 
 
-def generate(seed: int, n: int) -> list[dict]:
+def generate(seed: int, n: int, spoken_share: float = 0.5) -> list[dict]:
+    """``n`` rows; after each, with probability ``spoken_share``, its spoken variant (``Gen.spoken``) as a
+    row of its own (source ``generator:<template>+spoken``), counted in ``n``."""
     gen = Gen(seed)
     lex = load_automation_lexicons()
     held_out = held_out_texts()
@@ -436,31 +577,40 @@ def generate(seed: int, n: int) -> list[dict]:
     attempts = 0
     while len(rows) < n and attempts < n * 50:
         attempts += 1
-        markup, rules, template = gen.row()
-        text, spans = parse_markup(markup)
-        if not text or text in seen or text in held_out:
-            continue
-        seen.add(text)
-        expected = expected_groups(text, spans, lex)
-        if any(q["intent"] is None for g in expected for q in g["querys"]):
-            from fastslow.models.automation.intents import IntentTaxonomy, keyword_intent
-            taxonomy = IntentTaxonomy.load()
-            for g in expected:
-                for q in g["querys"]:
-                    q["intent"] = q["intent"] or keyword_intent(q["subquery"], taxonomy, lex)
-        plain = to_markup(text, [s.__class__(s.kind, s.start, s.end, s.text) for s in spans])
-        rows.append({"id": f"gen-{len(rows) + 1:05d}", "query": text, "markup": plain, "expected": expected,
-                     "rules": rules, "source": f"generator:{template}"})
+        markup, rules, template, variant = gen.row(spoken=gen.maybe(spoken_share))
+        for source, marked in ((f"generator:{template}", markup), (f"generator:{template}+spoken", variant)):
+            if marked is None or len(rows) >= n:
+                continue
+            text, spans = parse_markup(marked)
+            if not text or text in seen or text in held_out:
+                continue
+            seen.add(text)
+            rows.append(annotated_row(f"gen-{len(rows) + 1:05d}", text, spans, rules, source, lex))
     return rows
+
+
+def annotated_row(row_id: str, text: str, spans, rules: list, source: str, lex) -> dict:
+    """One training row: the rules' groups of the spans, intents from the vocabulary or the keyword rule."""
+    expected = expected_groups(text, spans, lex)
+    if any(q["intent"] is None for g in expected for q in g["querys"]):
+        from fastslow.models.automation.intents import IntentTaxonomy, keyword_intent
+        taxonomy = IntentTaxonomy.load()
+        for g in expected:
+            for q in g["querys"]:
+                q["intent"] = q["intent"] or keyword_intent(q["subquery"], taxonomy, lex)
+    plain = to_markup(text, [s.__class__(s.kind, s.start, s.end, s.text) for s in spans])
+    return {"id": row_id, "query": text, "markup": plain, "expected": expected, "rules": rules, "source": source}
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--n", type=int, default=3000)
+    parser.add_argument("--spoken-share", type=float, default=0.5,
+                        help="share of rows followed by their spoken variant (issue 12)")
     parser.add_argument("--out", type=Path, default=ROOT / "data" / "automation" / "train" / "generated.jsonl")
     args = parser.parse_args(argv)
-    rows = generate(args.seed, args.n)
+    rows = generate(args.seed, args.n, args.spoken_share)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as f:
         for r in rows:
