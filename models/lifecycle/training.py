@@ -71,7 +71,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--hmm", action="store_true",
                         help="let jieba's HMM guess unknown words (off: dictionaries only, ~25%% faster, "
                              "same dev accuracy; char n-grams cover unknown words)")
-    parser.add_argument("--spoken-variants", type=int, default=1, metavar="N",
+    parser.add_argument("--spoken-variants", type=int, default=2, metavar="N",
                         help="spoken variants (fillers, wake words, tails, stutters, no punctuation, numerals, "
                              "homophones) added per routing training row, with its label (0: none)")
     parser.add_argument("--review-threshold", type=float, default=0.5,
