@@ -9,6 +9,7 @@ import unicodedata
 
 _CJK = r"\u3400-\u9fff\uf900-\ufaff"
 _SPACE_NEAR_CJK = re.compile(rf"\s+(?=[{_CJK}])|(?<=[{_CJK}])\s+")
+_SPACE_BETWEEN_CJK = re.compile(rf"(?<=[{_CJK}])\s+(?=[{_CJK}])")
 _SPACES = re.compile(r"\s+")
 _TRAILING = re.compile(r"[。．.!！~～…\s]+$")
 _HALF_PUNCT = re.compile(rf"(?<=[{_CJK}])[,;:?!]|[,;:?!](?=[{_CJK}])")
@@ -31,12 +32,21 @@ def clean(text: str) -> str:
     return _TRAILING.sub("", text)
 
 
-def normalise(text: str) -> str:
-    """``clean`` and lower case: the text the router reads and lexicons are matched in.
+def spaces_as_pauses(text: str) -> str:
+    """A space between two Chinese characters as the pause it stands for (``，``): people who type
+    without punctuation and ASR that marks pauses write 那个 天窗关了 空调开内循环; deleting the space
+    would glue a hesitation to its command (那个天窗) and two commands into one."""
+    text = unicodedata.normalize("NFKC", text)
+    return _SPACE_BETWEEN_CJK.sub("，", text.strip())
 
-    ``把温度调到 24 度。`` and ``把温度调到24度`` become the same string.
+
+def normalise(text: str) -> str:
+    """``clean`` and lower case, a space between Chinese characters read as a pause
+    (``spaces_as_pauses``): the text the router reads and lexicons are matched in.
+
+    ``把温度调到 24 度。`` and ``把温度调到24度`` become the same string; ``关窗 开空调`` is ``关窗,开空调``.
     """
-    return clean(text).lower()
+    return clean(spaces_as_pauses(text)).lower()
 
 
 def chinese_punctuation(text: str) -> str:

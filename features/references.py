@@ -34,7 +34,7 @@ class EntityReferences(RowFeatures):
     NAMES = ("chain&no_selector", "chain&selector", "hub_city&generic_hub", "hub&named_or_selector",
              "described_device", "described_device&action", "described_device&no_device",
              "demonstrative&unresolved", "demonstrative&generic_target", "demonstrative&device",
-             "demonstrative&context")
+             "demonstrative&context", "demonstrative&described")
     #: demonstrative categories of demonstratives.txt that can point at an object
     POINTING = ("this", "that", "plural")
     #: what may close a clause after a bare demonstrative (把那个关了 / 打开那个吧)
@@ -79,13 +79,18 @@ class EntityReferences(RowFeatures):
         return np.array([f"ref:{n}" for n in self.NAMES], dtype=object)
 
     def demonstrative(self, tokens) -> str | None:
-        """``unresolved``, ``generic_target``, ``device`` or ``other`` for the first pointing
-        demonstrative of ``tokens``; None when there is none."""
+        """``described``, ``unresolved``, ``generic_target``, ``device`` or ``other`` for the first
+        pointing demonstrative of ``tokens``; None when there is none.
+
+        ``described``: a 的-clause next to it says which thing is meant (往玻璃上投字的那个关掉,
+        那个会自己扫地的机器开一下): a description, not a pointer with nothing to resolve it."""
         for i, token in enumerate(tokens):
             single = token in self.pointing_chars_
             if token not in self.pointing_ and not single:
                 continue
             following = tokens[i + 1] if i + 1 < len(tokens) else None
+            if (i and tokens[i - 1] == "的") or self._described_after(tokens, i + 1):
+                return "described"
             if following is None or following in self.CLOSERS:
                 return "unresolved"
             if following in self.targets_ or (following[0] in self.targets_ and following not in self.device_words_):
@@ -96,6 +101,20 @@ class EntityReferences(RowFeatures):
                 return "unresolved"  # 那个关一下: the demonstrative is the object
             return "other"
         return None
+
+    #: a clause ends at a pause; a description after the demonstrative must come before it
+    PAUSES = frozenset("，,、；;。？?！!")
+
+    def _described_after(self, tokens, start: int) -> bool:
+        """A 的 between ``start`` and the end of the clause, after at least one word of description
+        (那个能看到四周的画面, not 那个的)."""
+        for j in range(start, len(tokens)):
+            token = tokens[j]
+            if token in self.PAUSES:
+                return False
+            if token == "的":
+                return j > start
+        return False
 
     def row(self, u) -> dict[int, float]:  # unchecked: checking fitted state costs more than the row
         out: dict[int, float] = {}
@@ -119,7 +138,9 @@ class EntityReferences(RowFeatures):
             if not self.devices_.hits(u):
                 out[6] = 1.0
         kind = None if u.charset.isdisjoint(self.pointing_firsts_) else self.demonstrative(u.tokens)
-        if kind is not None and kind != "other":
+        if kind == "described":
+            out[11] = 1.0
+        elif kind is not None and kind != "other":
             if u.context != "none":
                 out[10] = 1.0
             else:

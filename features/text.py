@@ -291,7 +291,7 @@ class Segmenter(BaseEstimator, TransformerMixin):
     def utterance(self, item) -> Utterance:
         query, context, endpoint = as_fields(item)
         cleaned = clean(query)
-        text = cleaned.lower()
+        text = normalise(query)  # the router's text: a space between Chinese characters is a pause
         if getattr(self, "spoken_", None) is not None:
             text = strip_disfluencies(text, self.spoken_)
         return self.annotate(self.segment(text), context_state(context), endpoint, text,

@@ -13,10 +13,11 @@ import pytest
 from conftest import sample_rows, small_train, write_jsonl
 from fastslow.models.automation.data import AUTOMATION_BLIND_FILE, load_automation
 from fastslow.models.automation.metrics import evaluate_automation
-from fastslow.models.lifecycle.dataset import (BLIND_FILE, DEV_FILE, DataError, load_blind, load_labelled,
+from fastslow.models.lifecycle.dataset import (BLIND_FILE, DEV_FILE, RETIRED_BLIND_FILE, DataError, load_blind, load_labelled,
                                                load_training, query_key, without)
 from fastslow.models.lifecycle.extra_data import ExtraDataError
-from fastslow.models.lifecycle.training import calibrate_on_dev, calibration_halves
+from fastslow.models.lifecycle.training import (calibrate_on_dev, calibrate_on_held_out, calibration_halves,
+                                                calibration_name)
 from fastslow.models.routing.metrics import risk_coverage
 
 ROUTING_BLIND_METRICS = ("label_accuracy", "label_macro_f1", "code_accuracy", "fast_precision", "confidence_gap",
@@ -58,6 +59,8 @@ def test_every_run_logs_the_blind_figures_and_no_blind_rows(trained, tmp_path):
     assert [line.split(",")[:3] for line in table[1:]] == [
         ["dev", "1.0", str(metrics["dev_n"])], ["dev", "0.9", str(int(np.ceil(0.9 * metrics["dev_n"])))],
         ["dev", "0.8", str(int(np.ceil(0.8 * metrics["dev_n"])))],
+        ["dev_v1", "1.0", str(metrics["dev_v1_n"])], ["dev_v1", "0.9", str(int(np.ceil(0.9 * metrics["dev_v1_n"])))],
+        ["dev_v1", "0.8", str(int(np.ceil(0.8 * metrics["dev_v1_n"])))],
         ["blind", "1.0", str(blind_n)], ["blind", "0.9", str(int(np.ceil(0.9 * blind_n)))],
         ["blind", "0.8", str(int(np.ceil(0.8 * blind_n)))]]
 
@@ -83,7 +86,9 @@ def test_a_blind_query_in_the_corpus_is_left_out_and_in_extra_data_refused_witho
     blind = write_jsonl(tmp_path / "my_blind.jsonl", picked)
     result = small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--blind", str(blind))
     expected = count_shared(load_training(), load_labelled(blind))
-    assert expected >= 3 and result["model"].info["train_rows"] == len(load_training()) - expected
+    # the queries of the retired blind set, which fits the temperature, are never trained on either
+    calibration = count_shared(without(load_training(), load_labelled(blind))[0], load_labelled(RETIRED_BLIND_FILE))
+    assert expected >= 3 and result["model"].info["train_rows"] == len(load_training()) - expected - calibration
     assert f"({expected} bundled training rows left out: their query is in the blind set my_blind.jsonl)" \
         in capsys.readouterr().out
     assert result["metrics"]["blind_n"] == 3
@@ -135,7 +140,6 @@ def test_the_temperature_is_fitted_on_dev_and_dev_is_scored_cross_fitted(model):
 
     trial = copy.deepcopy(model)
     records, temperatures = calibrate_on_dev(trial, dev)
-    assert trial.router.temperature_ == pytest.approx(model.router.temperature_)
     full = copy.deepcopy(model.router).calibrate(dev, [r["primary_reason_code"] for r in dev])
     assert full.temperature_ == pytest.approx(temperatures["temperature"], abs=1e-4)
     # half b is scored with the temperature fitted on half a (logged rounded to 4 decimals)
@@ -150,3 +154,22 @@ def test_the_temperature_is_fitted_on_dev_and_dev_is_scored_cross_fitted(model):
 
 def test_fixtures_stay_at_full_label_accuracy(trained):
     assert trained["metrics"]["fixture_label_accuracy"] == 1.0
+
+
+def test_the_temperature_is_fitted_on_dev_and_the_retired_blind_set_together(model, trained):
+    """train.py fits one temperature on every set written apart from the training data (dev and the
+    retired blind set: twice the rows, a steadier fit) and reports each, cross-fitted, beside its accuracy."""
+    dev, retired = load_labelled(DEV_FILE), load_labelled(RETIRED_BLIND_FILE)
+    trial = copy.deepcopy(model)
+    (dev_records, retired_records), temperatures = calibrate_on_held_out(trial, [dev, retired])
+    assert trial.router.temperature_ == pytest.approx(model.router.temperature_)
+    both = copy.deepcopy(model.router).calibrate(dev + retired, [r["primary_reason_code"] for r in dev + retired])
+    assert both.temperature_ == pytest.approx(temperatures["temperature"], abs=1e-4)
+    assert (len(dev_records), len(retired_records)) == (len(dev), len(retired))
+    joined, _ = calibrate_on_dev(copy.deepcopy(model), dev + retired)
+    assert [r["confidence"] for r in dev_records + retired_records] == [r["confidence"] for r in joined]
+    metrics = trained["metrics"]
+    assert metrics["dev_v1_n"] == len(retired)
+    assert metrics["dev_v1_confidence_gap"] == pytest.approx(
+        metrics["dev_v1_mean_confidence"] - metrics["dev_v1_label_accuracy"], abs=2e-4)
+    assert calibration_name(RETIRED_BLIND_FILE) == "dev_v1"

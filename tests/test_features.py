@@ -15,6 +15,7 @@ from fastslow.features import (
     NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords, TriggerMarkers, WordTokens, normalise,
 )
 from fastslow.features.lexicon import load_lexicon
+from fastslow.features.normalise import surface
 from fastslow.features.text import ExactCut, RustCut, context_state, cut_for, domain_cut, domain_tokenizer
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
@@ -26,6 +27,17 @@ def test_normalise_folds_width_case_spaces_and_final_stop():
     assert normalise("把温度调到 24 度。") == "把温度调到24度"
     assert normalise("ＳＵ７  支持哪些模式？") == "su7支持哪些模式?"
     assert normalise("  hey   siri  ") == "hey siri"
+
+
+def test_a_space_between_chinese_characters_is_a_pause():
+    """Typed or transcribed without punctuation, a space is where the speaker paused: a hesitation stays
+    apart from its command and two commands stay two (the surface the automation parser reads keeps
+    the old folding)."""
+    assert normalise("那个 天窗关了  空调开内循环") == "那个,天窗关了,空调开内循环"
+    assert normalise("空调调到 24 度") == "空调调到24度"
+    assert surface("那个 天窗关了") == "那个天窗关了"
+    u = Segmenter(spoken=True).fit().utterance("那个 天窗打开一半")
+    assert u.text == "天窗打开一半"  # the hesitation before the pause is stripped
 
 
 def test_segmenter_keeps_domain_words_whole():

@@ -38,6 +38,15 @@ def test_multi_device_control_examples_aggregate_to_fast(model):
         assert len(record["subrequests"]) == 2
 
 
+def test_a_device_said_once_for_two_controls_aggregates_to_fast_multi_action(model):
+    # 多个明确设备控制, the second part by ellipsis (its device is the first part's); a space is a pause
+    for query in ("主驾座椅通风打开，副驾的也打开", "座椅加热关掉 开到三档"):
+        record = model.score([{"query": query, "endpoint": "car"}])[0]
+        assert (record["label"], record["primary_reason_code"]) == ("快", "EXPLICIT_DEVICE_MULTI_ACTION"), query
+    record = model.score([{"query": "打开空调，放首周杰伦的歌", "endpoint": "car"}])[0]
+    assert record["primary_reason_code"] != "EXPLICIT_DEVICE_MULTI_ACTION"  # a song is no device
+
+
 def test_confirmation_after_slow_question_is_slow_and_without_context_needs_review(model):
     # spec 慢的规则/上下文: 前轮慢系统询问是否开启湿滑模式；当前轮"帮我开启"
     context = [{"role": "assistant", "system": "slow", "text": "路面湿滑，需要帮你开启湿滑模式吗？"}]

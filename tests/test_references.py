@@ -111,3 +111,40 @@ def test_the_builtin_functions_lexicon_decides_the_class():
     edited = type(functions).build("builtin_functions", list(edited.category.items()))
     assert not builtin_by_class("变道的时候", ["打开盲区监测"], dataclasses.replace(lex, builtin_functions=edited))
     assert isinstance(EntityReferences().fit().chains_, Lexicon)
+
+
+def test_a_hotel_word_is_no_branch_selector(segmenter):
+    """店 inside 酒店 picked no branch: 导航去汉庭酒店 has as many candidates as 导航去汉庭."""
+    refs = EntityReferences().fit()
+    assert fired(refs, segmenter, "导航去汉庭酒店") == {"chain&no_selector"}
+    assert fired(refs, segmenter, "导航去最近的汉庭酒店") == {"chain&selector"}
+
+
+def test_names_many_institutions_share_are_several_candidates(segmenter):
+    refs = EntityReferences().fit()
+    assert fired(refs, segmenter, "导航去人民医院") == {"chain&no_selector"}
+    assert fired(refs, segmenter, "去离我最近的人民医院") == {"chain&selector"}
+
+
+def test_a_city_and_its_hub_word_said_as_one_word_has_several_candidates(segmenter):
+    """jieba has 北京机场 and 北京火车站 as words; the full name of one airport is one of them."""
+    refs = EntityReferences().fit()
+    assert fired(refs, segmenter, "导航去北京机场") == {"hub_city&generic_hub"}
+    assert fired(refs, segmenter, "去北京火车站") == {"hub_city&generic_hub"}
+    assert fired(refs, segmenter, "导航到北京大兴国际机场") == {"hub&named_or_selector"}
+
+
+@pytest.mark.parametrize("query", ["仪表台上往玻璃上打字的那个关掉", "那个能自己扫地的机器开一下",
+                                   "厨房里烧水的那个给我打开"])
+def test_a_demonstrative_with_a_description_is_described_not_unresolved(segmenter, query):
+    refs = EntityReferences().fit()
+    assert "demonstrative&described" in fired(refs, segmenter, query)
+    assert "demonstrative&unresolved" not in fired(refs, segmenter, query)
+
+
+@pytest.mark.parametrize("query,kind", [("把那个关了", "demonstrative&unresolved"),
+                                        ("那个车窗开一下", "demonstrative&generic_target"),
+                                        ("那个空调开到二十三度", "demonstrative&device")])
+def test_a_demonstrative_without_a_description_keeps_its_reading(segmenter, query, kind):
+    """车窗 is a device a car has several of (generic_targets.txt); 空调 is one."""
+    assert fired(EntityReferences().fit(), segmenter, query) == {kind}

@@ -3,7 +3,7 @@
 import pytest
 
 from fastslow.models.routing.rules import (
-    Route, aggregate, default_route, fast_system_pending, review_required, routed_parts, subrequest_context,
+    Route, aggregate, default_route, device_controls, fast_system_pending, review_required, routed_parts, subrequest_context,
 )
 
 
@@ -145,3 +145,28 @@ def test_a_later_subrequest_continues_a_fast_flow_and_the_first_keeps_the_query_
     # spec 上下文: 上一轮快时，当前简单直接动作可继续快 (把座椅通风打开，副驾的也打开)
     assert subrequest_context(context, 0) == context
     assert subrequest_context(context, 1) == subrequest_context(context, 2) == "prev_fast"
+
+
+def test_an_elliptical_control_after_a_device_control_is_a_device_control_too():
+    # 多个明确设备控制 with the device said once: 主驾座椅通风打开，副驾的也打开
+    first = r("主驾座椅通风打开", "快", "DIRECT_ACTION", device=True)
+    second = Route(text="副驾的也打开", label="快", primary_reason_code="DIRECT_OPERATION_FLOW",
+                   reason_codes=("DIRECT_OPERATION_FLOW",), confidence=0.9, elliptical_control=True)
+    route = aggregate([first, second], text="主驾座椅通风打开,副驾的也打开")
+    assert (route.label, route.primary_reason_code) == ("快", "EXPLICIT_DEVICE_MULTI_ACTION")
+    assert device_controls([first, second, second]) == [True, True, True]
+
+
+def test_an_elliptical_control_needs_a_device_control_before_it():
+    # nothing to go on with: 下一首 after a song, or an elliptical part first, stays what it is
+    song = r("放首周杰伦的歌", "快", "DIRECT_ACTION")
+    ellipsis = Route(text="开到三档", label="快", primary_reason_code="DIRECT_OPERATION_FLOW",
+                     reason_codes=("DIRECT_OPERATION_FLOW",), confidence=0.9, elliptical_control=True)
+    assert device_controls([song, ellipsis]) == [False, False]
+    assert device_controls([ellipsis, r("打开空调", "快", "DIRECT_ACTION", device=True)]) == [False, True]
+    route = aggregate([song, ellipsis], text="q")
+    assert route.primary_reason_code == "DIRECT_ACTION"
+    # a slow part is never a device control, elliptical or not
+    slow = Route(text="调一下", label="慢", primary_reason_code="MISSING_REQUIRED_SLOT",
+                 reason_codes=("MISSING_REQUIRED_SLOT",), confidence=0.9, elliptical_control=True)
+    assert device_controls([r("打开空调", "快", "DIRECT_ACTION", device=True), slow]) == [True, False]

@@ -13,6 +13,8 @@ from fastslow.data.io import read_rows
 
 TRAIN_DIR = DATA_DIR / "train"
 DEV_FILE = DATA_DIR / "dev" / "routing_dev.jsonl"
+#: the first blind set, retired to dev: written apart from the training data, so it helps calibrate
+RETIRED_BLIND_FILE = DATA_DIR / "dev" / "routing_blind_v1.jsonl"
 FIXTURE_FILE = FIXTURES_DIR / "routing_v1.jsonl"
 BLIND_DIR = DATA_DIR / "blind"
 BLIND_FILE = BLIND_DIR / "routing_blind.jsonl"

@@ -42,9 +42,9 @@ from fastslow.models.lifecycle import registry, signing
 from fastslow.models.lifecycle.bundle import FastslowModel, save_bundle
 from fastslow.models.lifecycle.config import ConfigError, parse_args
 from fastslow.models.lifecycle.cross_validation import cross_validate, cv_summary
-from fastslow.models.lifecycle.dataset import (BLIND_FILE, DEV_FILE, FIXTURE_FILE, TRAIN_DIR, digest, leak_error,
-                                               leaked, load_blind, load_labelled, load_training, query_key,
-                                               training_files, without)
+from fastslow.models.lifecycle.dataset import (BLIND_FILE, DEV_FILE, FIXTURE_FILE, RETIRED_BLIND_FILE, TRAIN_DIR, digest,
+                                               leak_error, leaked, load_blind, load_labelled, load_training,
+                                               query_key, training_files, without)
 from fastslow.models.lifecycle.extra_data import ExtraDataError, Reference, load_extra
 from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH
 from fastslow.models.lifecycle.model_card import CardFacts, DatasetSummary, model_card
@@ -71,7 +71,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--hmm", action="store_true",
                         help="let jieba's HMM guess unknown words (off: dictionaries only, ~25%% faster, "
                              "same dev accuracy; char n-grams cover unknown words)")
-    parser.add_argument("--spoken-variants", type=int, default=1, metavar="N",
+    parser.add_argument("--spoken-variants", type=int, default=2, metavar="N",
                         help="spoken variants (fillers, wake words, tails, stutters, no punctuation, numerals, "
                              "homophones) added per routing training row, with its label (0: none)")
     parser.add_argument("--review-threshold", type=float, default=0.5,
@@ -85,6 +85,10 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--cv", type=int, default=0, metavar="K",
                         help="also run K-fold cross-validation of the router on the training data (0: off)")
     parser.add_argument("--dev", type=Path, default=DEV_FILE, help="hand-written dev set")
+    parser.add_argument("--calibrate-also", type=Path, nargs="*", default=[RETIRED_BLIND_FILE], metavar="PATH",
+                        help="more labelled sets written apart from the training data (default: the retired blind "
+                             "set routing_blind_v1): the temperature is fitted on them and dev together, each scored "
+                             "cross-fitted and reported as dev_<stem> (none: dev alone)")
     parser.add_argument("--fixture", type=Path, default=FIXTURE_FILE, help="frozen spec fixture")
     parser.add_argument("--blind", type=Path, default=BLIND_FILE,
                         help="blind set: scored every run, only its figures shown (never its rows or errors)")
@@ -194,6 +198,27 @@ def calibrate_on_dev(model: FastslowModel, dev_rows: list[dict]) -> tuple[list[d
     return records, temperatures
 
 
+def calibrate_on_held_out(model: FastslowModel, sets: list[list[dict]]) -> tuple[list[list[dict]], dict]:
+    """``calibrate_on_dev`` over several held-out sets at once (dev and the retired blind set): one
+    temperature fitted on all their rows, which steadies it (twice the rows of dev alone); every row
+    scored with the temperature of the half it did not help fit. Returns the records of each set, in
+    order, and the temperatures."""
+    rows = [row for rows in sets for row in rows]
+    records, temperatures = calibrate_on_dev(model, rows)
+    out, start = [], 0
+    for rows in sets:
+        out.append(records[start:start + len(rows)])
+        start += len(rows)
+    return out, temperatures
+
+
+def calibration_name(path: Path) -> str:
+    """The evaluation name of an extra calibration set: ``dev_<stem>``, without ``routing_`` and, for a
+    retired blind set (now a dev set), ``blind_``: routing_blind_v1 → dev_v1 (``blind`` names only the
+    set that is still blind)."""
+    return "dev_" + path.stem.removeprefix("routing_").removeprefix("blind_")
+
+
 def dataset_frame(rows: list[dict]):
     """Rows as a flat table for MLflow's dataset tracking (nested fields as JSON text)."""
     import pandas as pd
@@ -238,6 +263,11 @@ def run(args: argparse.Namespace) -> dict:
     blind_rows = load_blind(args.blind)
     # the bundled corpus never trains on a blind query (the --data files are refused for one instead)
     bundled, dropped_blind = without([] if args.only else load_training(args.train_dir), blind_rows)
+    calibration_sets = [(calibration_name(path), path, load_labelled(path)) for path in args.calibrate_also
+                        if Path(path).resolve() != Path(args.dev).resolve()]
+    # nor on a query of a set that fits the temperature (a few short queries of the retired blind set,
+    # 换一条路线, are in the hand-written core too)
+    bundled, dropped_calibration = without(bundled, [r for _, _, rows in calibration_sets for r in rows])
     bundled_automation = ([] if args.only or not args.automation else
                           load_automation_training(args.automation_train_dir, set(IntentTaxonomy.load().intents)))
     extra = load_extra_data(args, bundled, bundled_automation) if args.data else None
@@ -250,12 +280,14 @@ def run(args: argparse.Namespace) -> dict:
                         "add automation rows or pass --no-automation")
     fixture_rows = load_labelled(args.fixture)
     dev_rows = load_labelled(args.dev)
-    for name, held_out in (("frozen fixture", fixture_rows), ("dev set", dev_rows), ("blind set", blind_rows)):
+    for name, held_out in (("frozen fixture", fixture_rows), ("dev set", dev_rows), ("blind set", blind_rows),
+                           *((f"calibration set {path.name}", rows) for _, path, rows in calibration_sets)):
         overlap = leaked(train_rows, held_out)
         if overlap:
             raise DataError(leak_error(overlap, name, blind=held_out is blind_rows))
 
-    held_out_queries = held_out_keys(fixture_rows + dev_rows, args)
+    held_out_queries = held_out_keys(fixture_rows + dev_rows + [r for _, _, rows in calibration_sets for r in rows],
+                                     args)
     augmented = augment_rows(train_rows, args.spoken_variants, args.seed, held_out_queries)
 
     router = Router(C=args.C, class_weight=None if args.class_weight == "none" else args.class_weight,
@@ -269,13 +301,18 @@ def run(args: argparse.Namespace) -> dict:
     router.fit(fit_rows, [r["primary_reason_code"] for r in fit_rows])
     trained_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     model = FastslowModel(router=router, splitter=splitter,
-                          version=model_version(params, data_digest + digest(dev_rows)),  # dev fits the temperature
+                          version=model_version(params, data_digest + digest(dev_rows)  # the calibration sets fit the temperature
+                                                + "".join(digest(rows) for _, _, rows in calibration_sets)),
                           review_threshold=args.review_threshold,
                           info={"trained_at": trained_at, "train_digest": data_digest, "train_rows": len(train_rows)})
-    dev_records, temperatures = calibrate_on_dev(model, dev_rows)
+    (dev_records, *extra_records), temperatures = calibrate_on_held_out(
+        model, [dev_rows, *(rows for _, _, rows in calibration_sets)])
     evaluations = [evaluate(model, fixture_rows, "fixture"), evaluate(model, dev_rows, "dev", records=dev_records),
+                   *(evaluate(model, rows, name, records=records)
+                     for (name, _, rows), records in zip(calibration_sets, extra_records)),
                    evaluate(model, train_rows, "train"), evaluate(model, blind_rows, "blind", keep_errors=False)]
-    calibrated = [ev for ev in evaluations if ev.name in ("dev", "blind")]
+    calibrated = [ev for ev in evaluations if ev.name.startswith("dev") or ev.name == "blind"]
+    calibrated_on = " + ".join([args.dev.name, *(path.name for _, path, _ in calibration_sets)])
     metrics = {k: v for ev in evaluations for k, v in ev.metrics.items()}
     metrics.update(cv)
     dev_robustness = robustness(model, dev_rows, seed=args.seed)  # label unchanged under spoken variation
@@ -305,13 +342,14 @@ def run(args: argparse.Namespace) -> dict:
                            "train_files": ",".join([] if args.only else [p.name for p in training_files(args.train_dir)]),
                            "extra_files": ",".join(str(p) for p in args.data),
                            "dev_digest": digest(dev_rows), "fixture_digest": digest(fixture_rows),
-                           "blind_digest": digest(blind_rows), "train_rows_dropped_blind": dropped_blind, "calibration": "dev set, halves cross-fitted",
+                           "blind_digest": digest(blind_rows), "train_rows_dropped_blind": dropped_blind, "train_rows_dropped_calibration": dropped_calibration, "calibration": f"dev set{' and ' + ', '.join(n for n, _, _ in calibration_sets) if calibration_sets else ''} ({calibrated_on}), halves cross-fitted",
                            **{k: v for k, v in temperatures.items() if k != "temperature"}})
         if args.config:
             mlflow.log_artifact(str(args.config), artifact_path="config")
         datasets = [("routing_train", "training", train_rows, args.data[0] if args.only else args.train_dir),
                     ("routing_dev", "dev", dev_rows, args.dev), ("routing_fixture", "fixture", fixture_rows, args.fixture),
-                    ("routing_blind", "blind", blind_rows, args.blind)]
+                    ("routing_blind", "blind", blind_rows, args.blind),
+                    *((f"routing_{name}", "calibration", rows, path) for name, path, rows in calibration_sets)]
         if extra:
             datasets += [(f"extra:{Path(name).name}", "training", rows, Path(name)) for name, rows in extra.by_file().items()]
         if automation_run is not None:
@@ -358,8 +396,11 @@ def run(args: argparse.Namespace) -> dict:
     print(summary_table(evaluations))
     if dropped_blind:
         print(f"({dropped_blind} bundled training rows left out: their query is in the blind set {args.blind.name})")
+    if dropped_calibration:
+        print(f"({dropped_calibration} bundled training rows left out: their query is in a calibration set, "
+              + ", ".join(path.name for _, path, _ in calibration_sets) + ")")
     print(f"\nrisk–coverage (accuracy of the most confident rows; temperature {router.temperature_:.3f}, "
-          f"fitted on {args.dev.name}, dev scored cross-fitted by halves):\n" + risk_coverage_table(calibrated))
+          f"fitted on {calibrated_on}, each scored cross-fitted by halves):\n" + risk_coverage_table(calibrated))
     print("\n" + dev_robustness.table("dev") + f"\n(trained on {len(train_rows)} rows + {len(augmented)} spoken variants)")
     if cv:
         print("\n" + cv_summary(cv, args.cv))

@@ -23,6 +23,10 @@ from fastslow.models.routing.rules import Route
 from fastslow.models.taxonomy import CODE_LABEL, LABELS
 
 DEVICE_CATEGORIES = ("car_device", "home_device")
+#: devices.txt categories of what is not a device: content, places, apps (an elliptical control names none)
+OTHER_DOMAIN_CATEGORIES = ("media", "navigation", "poi", "app")
+#: actions.txt categories of a control verb
+CONTROL_ACTIONS = ("on", "off", "adjust")
 #: up to this many rows, logits are computed row by row without building a sparse matrix
 DENSE_ROWS = 4
 
@@ -144,8 +148,19 @@ class Router(BaseEstimator, ClassifierMixin):
         self.devices_ = dict(union.transformer_list)["devices"].lexicon_
         self.device_columns_ = frozenset(
             i for i, c in enumerate(self.devices_.categories) if c in DEVICE_CATEGORIES)
+        self._compile_domains()
         self.weights_ = np.ascontiguousarray(classifier.coef_.T)  # (features, classes)
         self.intercept_ = classifier.intercept_.copy()
+
+    def _compile_domains(self) -> None:
+        """The devices.txt columns of other domains and the actions.txt columns of control verbs
+        (``Route.elliptical_control``); computed on first use for a router pickled without them."""
+        union = dict(self.pipeline_.named_steps["features"].transformer_list)
+        self.other_domain_columns_ = frozenset(
+            i for i, c in enumerate(self.devices_.categories) if c in OTHER_DOMAIN_CATEGORIES)
+        self.actions_ = union["actions"].lexicon_
+        self.control_columns_ = frozenset(
+            i for i, c in enumerate(self.actions_.categories) if c in CONTROL_ACTIONS)
 
     def _append_row(self, u, indices: list, data: list) -> None:
         """One utterance's feature columns and values, appended to CSR buffers."""
@@ -243,15 +258,21 @@ class Router(BaseEstimator, ClassifierMixin):
         rounded = np.round(by_label, 4).tolist()
         labels = label_index.tolist()
         routes = []
+        if not hasattr(self, "control_columns_"):
+            self._compile_domains()
+        other_columns, actions, control_columns = self.other_domain_columns_, self.actions_, self.control_columns_
         for i, u in enumerate(utterances):
             label = labels[i]
             primary = classes[primary_index[i]]
+            device_hits = devices.hits(u)
             second = sorted(others[i], key=lambda j: -proba[i, j]) if others[i] else ()
             routes.append(Route(
                 text=u.text, label=LABELS[label], primary_reason_code=primary,
                 reason_codes=(primary, *(classes[j] for j in second)),
                 confidence=rounded[i][label],
-                device_control=not device_columns.isdisjoint(devices.hits(u)),
+                device_control=not device_columns.isdisjoint(device_hits),
                 alternatives=dict(zip(LABELS, rounded[i])),
+                elliptical_control=(device_columns.isdisjoint(device_hits) and other_columns.isdisjoint(device_hits)
+                                    and not control_columns.isdisjoint(actions.hits(u))),
             ))
         return routes

@@ -25,11 +25,27 @@ class Route:
     #: the subrequest is an explicit control of a car or home device (the aggregation's 快 special case)
     device_control: bool = False
     alternatives: dict = field(default_factory=dict, compare=False)
+    #: a control verb (on, off, adjust) with no device, content, place or app named: what a later part of
+    #: a multi-command says when it goes on with the device before it (副驾的也打开, 开到三档)
+    elliptical_control: bool = False
 
 
 def is_explicit_device_control(route: Route) -> bool:
     """A fast, side-effecting command on a car or home device (not a query about it)."""
     return route.device_control and route.label == FAST and route.primary_reason_code != DIRECT_DETERMINISTIC_QUERY
+
+
+def device_controls(subrequests: list[Route]) -> list[bool]:
+    """Which subrequests are explicit device controls (多个明确设备控制). A later part that names no
+    device but goes on with the control before it (主驾座椅通风打开，副驾的也打开; 座椅加热关掉，开到三档;
+    热水器打开，水温调到45度) controls that device too: its object is the earlier part's, by ellipsis."""
+    out: list[bool] = []
+    for i, r in enumerate(subrequests):
+        explicit = is_explicit_device_control(r)
+        if not explicit and i and out[-1] and r.label == FAST and r.elliptical_control:
+            explicit = r.primary_reason_code != DIRECT_DETERMINISTIC_QUERY
+        out.append(explicit)
+    return out
 
 
 def subrequest_context(whole_context: str, index: int) -> str:
@@ -63,7 +79,7 @@ def aggregate(subrequests: list[Route], text: str | None = None) -> Route:
         only = subrequests[0]
         return only if only.text == text else replace(only, text=text)
     codes = tuple(dict.fromkeys(code for r in subrequests for code in r.reason_codes))
-    if all(is_explicit_device_control(r) for r in subrequests):
+    if all(device_controls(subrequests)):
         return Route(
             text=text, label=FAST, primary_reason_code=EXPLICIT_DEVICE_MULTI_ACTION,
             reason_codes=(EXPLICIT_DEVICE_MULTI_ACTION, *codes),
