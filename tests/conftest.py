@@ -45,19 +45,22 @@ def model(trained):
 # small, cheap runs of the real train.py (router only) for the registry, dataset and notebook tests
 
 def sample_rows(n: int, seed: int) -> list[dict]:
-    """``n`` rows of the hand-written core corpus, drawn with ``seed``; none with a query of the blind
-    set (a ``--data`` file holding one is refused)."""
+    """``n`` rows of the hand-written core corpus, drawn with ``seed``; none with a query of a set never
+    trained on (the blind set, the retired blind set that calibrates): a ``--data`` file holding one is
+    refused."""
     import json
     import random
 
-    from fastslow.models.lifecycle.dataset import BLIND_FILE, TRAIN_DIR, load_blind, without
+    from fastslow.models.lifecycle.dataset import (BLIND_FILE, RETIRED_BLIND_FILE, TRAIN_DIR, load_blind,
+                                                   load_labelled, without)
 
+    held_out = load_blind(BLIND_FILE) + load_labelled(RETIRED_BLIND_FILE)
     rows = [json.loads(line) for line in (TRAIN_DIR / "core.jsonl").read_text(encoding="utf-8").splitlines()]
     rng = random.Random(seed)
     picked = rng.sample(rows, n)
-    kept, dropped = without(picked, load_blind(BLIND_FILE))
+    kept, dropped = without(picked, held_out)
     if dropped:  # draw others for them: the rest of the sample stays what it was
-        rest, _ = without([r for r in rows if r not in picked], load_blind(BLIND_FILE))
+        rest, _ = without([r for r in rows if r not in picked], held_out)
         kept += rng.sample(rest, dropped)
     return kept
 
