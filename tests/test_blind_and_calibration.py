@@ -1,5 +1,5 @@
 """The blind sets are scored in every train.py run (figures only, never their rows or errors), never
-trained on; the router's temperature is fitted on the dev set; risk-coverage figures.
+trained on; the router's temperature is fitted on the calibration set; risk-coverage figures.
 
 These tests never print a blind row: they count, and assert on counts."""
 
@@ -10,14 +10,14 @@ import mlflow
 import numpy as np
 import pytest
 
-from conftest import sample_rows, small_train, write_jsonl
+from conftest import never_trained_on, sample_rows, small_train, write_jsonl
 from fastslow.models.automation.data import AUTOMATION_BLIND_FILE, load_automation
 from fastslow.models.automation.metrics import evaluate_automation
-from fastslow.models.lifecycle.dataset import (BLIND_FILE, DEV_FILE, RETIRED_BLIND_FILE, DataError, load_blind, load_labelled,
-                                               load_training, query_key, without)
+from fastslow.models.lifecycle.dataset import (BLIND_FILE, CALIBRATION_FILE, DEV_FILE, RETIRED_BLIND_FILE, DataError,
+                                               load_blind, load_labelled, load_training, query_key, without)
 from fastslow.models.lifecycle.extra_data import ExtraDataError
-from fastslow.models.lifecycle.training import (calibrate_on_dev, calibrate_on_held_out, calibration_halves,
-                                                calibration_name)
+from fastslow.models.lifecycle.training import (calibration_halves, fit_temperature, held_out_name, held_out_sets,
+                                                score_held_out)
 from fastslow.models.routing.metrics import risk_coverage
 
 ROUTING_BLIND_METRICS = ("label_accuracy", "label_macro_f1", "code_accuracy", "fast_precision", "confidence_gap",
@@ -48,7 +48,8 @@ def test_every_run_logs_the_blind_figures_and_no_blind_rows(trained, tmp_path):
     assert run.data.metrics["automation_dev_builtin_total"] == metrics["automation_dev_builtin_total"] > 0
     assert run.data.metrics["blind_confidence_gap"] == pytest.approx(
         metrics["blind_mean_confidence"] - metrics["blind_label_accuracy"], abs=2e-4)
-    assert run.data.params["blind_digest"] and run.data.params["calibration"].startswith("dev set")
+    assert run.data.params["blind_digest"]
+    assert run.data.params["calibration"] == "routing_calibration.jsonl, halves cross-fitted"
     client = mlflow.tracking.MlflowClient(trained["tracking_uri"])
     names = [a.path for a in client.list_artifacts(trained["run_id"], "evaluation")]
     assert "evaluation/risk_coverage.csv" in names
@@ -56,21 +57,19 @@ def test_every_run_logs_the_blind_figures_and_no_blind_rows(trained, tmp_path):
     local = client.download_artifacts(trained["run_id"], "evaluation/risk_coverage.csv", str(tmp_path))
     table = Path(local).read_text(encoding="utf-8").splitlines()
     assert table[0] == "set,coverage,n,accuracy,mean_confidence,threshold"
+    sizes = {"dev": len(load_labelled(DEV_FILE)), "dev_v1": len(load_labelled(RETIRED_BLIND_FILE)),
+             "calibration": len(load_labelled(CALIBRATION_FILE)), "blind": blind_n}
     assert [line.split(",")[:3] for line in table[1:]] == [
-        ["dev", "1.0", str(metrics["dev_n"])], ["dev", "0.9", str(int(np.ceil(0.9 * metrics["dev_n"])))],
-        ["dev", "0.8", str(int(np.ceil(0.8 * metrics["dev_n"])))],
-        ["dev_v1", "1.0", str(metrics["dev_v1_n"])], ["dev_v1", "0.9", str(int(np.ceil(0.9 * metrics["dev_v1_n"])))],
-        ["dev_v1", "0.8", str(int(np.ceil(0.8 * metrics["dev_v1_n"])))],
-        ["blind", "1.0", str(blind_n)], ["blind", "0.9", str(int(np.ceil(0.9 * blind_n)))],
-        ["blind", "0.8", str(int(np.ceil(0.8 * blind_n)))]]
+        [name, str(coverage), str(int(np.ceil(coverage * n)))] for name, n in sizes.items() for coverage in (1.0, 0.9, 0.8)]
 
 
 def test_the_model_never_trained_on_a_blind_query(trained):
     blind = load_blind(BLIND_FILE)
-    kept, dropped = without(load_training(), blind)
-    calibration = count_shared(kept, load_labelled(RETIRED_BLIND_FILE))  # the calibration set is never trained on either
-    assert dropped > 0 and trained["model"].info["train_rows"] == len(load_training()) - dropped - calibration
-    assert count_shared(kept, blind) == 0
+    # nor on a query of the extra dev sets or the calibration set
+    kept, dropped = without(load_training(), never_trained_on())
+    assert count_shared(load_training(), blind) > 0 and dropped > count_shared(load_training(), blind)
+    assert trained["model"].info["train_rows"] == len(kept) == len(load_training()) - dropped
+    assert count_shared(kept, blind) == count_shared(kept, load_labelled(CALIBRATION_FILE)) == 0
 
 
 def test_train_prints_the_blind_set_in_its_tables(tmp_path, capsys):
@@ -79,7 +78,7 @@ def test_train_prints_the_blind_set_in_its_tables(tmp_path, capsys):
     summary = [line for line in out if line.startswith("blind ")]
     assert len(summary) == 2  # the routing table and the risk-coverage table
     assert summary[0].split()[1] == str(len(load_blind(BLIND_FILE)))
-    assert any(line.startswith("risk–coverage") and "fitted on routing_dev.jsonl" in line for line in out)
+    assert any(line.startswith("risk–coverage") and "fitted on routing_calibration.jsonl," in line for line in out)
 
 
 def test_a_blind_query_in_the_corpus_is_left_out_and_in_extra_data_refused_without_being_shown(tmp_path, capsys):
@@ -87,9 +86,10 @@ def test_a_blind_query_in_the_corpus_is_left_out_and_in_extra_data_refused_witho
     blind = write_jsonl(tmp_path / "my_blind.jsonl", picked)
     result = small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--blind", str(blind))
     expected = count_shared(load_training(), load_labelled(blind))
-    # the queries of the retired blind set, which fits the temperature, are never trained on either
-    calibration = count_shared(without(load_training(), load_labelled(blind))[0], load_labelled(RETIRED_BLIND_FILE))
-    assert expected >= 3 and result["model"].info["train_rows"] == len(load_training()) - expected - calibration
+    # the queries of the extra dev and the calibration sets are never trained on either
+    held_out = load_labelled(RETIRED_BLIND_FILE) + load_labelled(CALIBRATION_FILE)
+    others = count_shared(without(load_training(), load_labelled(blind))[0], held_out)
+    assert expected >= 3 and result["model"].info["train_rows"] == len(load_training()) - expected - others
     assert f"({expected} bundled training rows left out: their query is in the blind set my_blind.jsonl)" \
         in capsys.readouterr().out
     assert result["metrics"]["blind_n"] == 3
@@ -132,7 +132,7 @@ def test_risk_coverage_is_the_accuracy_of_the_most_confident_rows():
     assert points[2]["threshold"] == 0.6 and points[2]["mean_confidence"] == pytest.approx(0.775)
 
 
-def test_the_temperature_is_fitted_on_dev_and_dev_is_scored_cross_fitted(model):
+def test_the_temperature_is_fitted_on_held_out_rows_each_scored_cross_fitted(model):
     dev = load_labelled(DEV_FILE)
     a, b = calibration_halves(dev)
     assert sorted(a + b) == list(range(len(dev))) and abs(len(a) - len(b)) < len(dev) * 0.15
@@ -140,7 +140,7 @@ def test_the_temperature_is_fitted_on_dev_and_dev_is_scored_cross_fitted(model):
     assert calibration_halves(dev) == (a, b)
 
     trial = copy.deepcopy(model)
-    records, temperatures = calibrate_on_dev(trial, dev)
+    records, temperatures = fit_temperature(trial, dev)
     full = copy.deepcopy(model.router).calibrate(dev, [r["primary_reason_code"] for r in dev])
     assert full.temperature_ == pytest.approx(temperatures["temperature"], abs=1e-4)
     # half b is scored with the temperature fitted on half a (logged rounded to 4 decimals)
@@ -157,20 +157,35 @@ def test_fixtures_stay_at_full_label_accuracy(trained):
     assert trained["metrics"]["fixture_label_accuracy"] == 1.0
 
 
-def test_the_temperature_is_fitted_on_dev_and_the_retired_blind_set_together(model, trained):
-    """train.py fits one temperature on every set written apart from the training data (dev and the
-    retired blind set: twice the rows, a steadier fit) and reports each, cross-fitted, beside its accuracy."""
-    dev, retired = load_labelled(DEV_FILE), load_labelled(RETIRED_BLIND_FILE)
+def test_the_temperature_is_fitted_on_the_calibration_set_alone(model, trained):
+    """train.py fits the temperature on the calibration set (written from the specs alone, never studied),
+    scores it cross-fitted, and scores dev and the retired blind set (studied: easier than new speech,
+    they would sharpen the temperature) with the temperature it keeps."""
+    sets = held_out_sets(DEV_FILE, [RETIRED_BLIND_FILE], [CALIBRATION_FILE])
+    assert [(s.name, s.fits_temperature, len(s.rows)) for s in sets] == [
+        ("dev", False, len(load_labelled(DEV_FILE))), ("dev_v1", False, len(load_labelled(RETIRED_BLIND_FILE))),
+        ("calibration", True, len(load_labelled(CALIBRATION_FILE)))]
     trial = copy.deepcopy(model)
-    (dev_records, retired_records), temperatures = calibrate_on_held_out(trial, [dev, retired])
-    assert trial.router.temperature_ == pytest.approx(model.router.temperature_)
-    both = copy.deepcopy(model.router).calibrate(dev + retired, [r["primary_reason_code"] for r in dev + retired])
-    assert both.temperature_ == pytest.approx(temperatures["temperature"], abs=1e-4)
-    assert (len(dev_records), len(retired_records)) == (len(dev), len(retired))
-    joined, _ = calibrate_on_dev(copy.deepcopy(model), dev + retired)
-    assert [r["confidence"] for r in dev_records + retired_records] == [r["confidence"] for r in joined]
+    records, temperatures = score_held_out(trial, sets)
+    calibration = sets[2].rows
+    alone = copy.deepcopy(model.router).calibrate(calibration, [r["primary_reason_code"] for r in calibration])
+    assert trial.router.temperature_ == pytest.approx(alone.temperature_) == pytest.approx(model.router.temperature_)
+    assert temperatures["temperature"] == pytest.approx(alone.temperature_, abs=1e-4)
+    cross_fitted, _ = fit_temperature(copy.deepcopy(model), calibration)
+    assert [r["confidence"] for r in records["calibration"]] == [r["confidence"] for r in cross_fitted]
+    assert [r["confidence"] for r in records["dev_v1"]] == [r["confidence"] for r in model.score(sets[1].rows)]
     metrics = trained["metrics"]
-    assert metrics["dev_v1_n"] == len(retired)
-    assert metrics["dev_v1_confidence_gap"] == pytest.approx(
-        metrics["dev_v1_mean_confidence"] - metrics["dev_v1_label_accuracy"], abs=2e-4)
-    assert calibration_name(RETIRED_BLIND_FILE) == "dev_v1"
+    assert metrics["calibration_n"] == len(calibration) and metrics["dev_v1_n"] == len(sets[1].rows)
+    assert metrics["calibration_confidence_gap"] == pytest.approx(
+        metrics["calibration_mean_confidence"] - metrics["calibration_label_accuracy"], abs=2e-4)
+
+
+def test_held_out_sets_are_named_by_file_listed_once_and_dev_calibrates_when_nothing_else_does():
+    assert [held_out_name(Path(p)) for p in ("x/routing_blind_v1.jsonl", "routing_dev_v2.jsonl",
+                                              "routing_calibration.jsonl", "reviewed.jsonl")] == \
+        ["dev_v1", "dev_v2", "calibration", "dev_reviewed"]
+    alone = held_out_sets(DEV_FILE, [RETIRED_BLIND_FILE], [])
+    assert [(s.name, s.fits_temperature) for s in alone] == [("dev", True), ("dev_v1", False)]
+    # a file given twice is one set; dev named as a calibration set fits the temperature as dev
+    twice = held_out_sets(DEV_FILE, [RETIRED_BLIND_FILE, DEV_FILE], [DEV_FILE, RETIRED_BLIND_FILE])
+    assert [(s.name, s.fits_temperature) for s in twice] == [("dev", True), ("dev_v1", True)]

@@ -94,21 +94,23 @@ def test_mlflow_run_holds_params_metrics_plots_errors_and_model(trained):
 
 def test_the_full_run_logs_its_datasets_and_becomes_the_first_champion(trained):
     from fastslow.models.automation.data import AUTOMATION_BLIND_FILE, load_automation, load_automation_training
-    from fastslow.models.lifecycle.dataset import (BLIND_FILE, RETIRED_BLIND_FILE, load_blind, load_labelled,
+    from conftest import never_trained_on
+    from fastslow.models.lifecycle.dataset import (CALIBRATION_FILE, RETIRED_BLIND_FILE, load_blind, load_labelled,
                                                    load_training, without)
 
     client = MlflowClient(tracking_uri=trained["tracking_uri"])
     inputs = {d.dataset.name: (json.loads(d.dataset.profile)["num_rows"], d.tags[0].value)
               for d in client.get_run(trained["run_id"]).inputs.dataset_inputs}
-    # the bundled rows whose query is in a blind set are never trained on
-    # never trained on: the blind set and the calibration set (the retired blind set)
-    routing = without(without(load_training(), load_blind(BLIND_FILE))[0], load_labelled(RETIRED_BLIND_FILE))[0]
+    # the bundled rows whose query is in the blind, the extra dev or the calibration set are never trained on
+    routing = without(load_training(), never_trained_on())[0]
     automation = without(load_automation_training(), load_blind(AUTOMATION_BLIND_FILE, load_automation),
                          key=lambda r: r["text"])[0]
     assert inputs["routing_train"] == (len(routing), "training")
     assert inputs["automation_train"] == (len(automation), "training")
     assert inputs["routing_blind"][1] == inputs["automation_blind"][1] == "blind"
     assert inputs["automation_fixture"] == (30, "fixture") and inputs["routing_dev"] == (396, "dev")
+    assert inputs["routing_dev_v1"] == (len(load_labelled(RETIRED_BLIND_FILE)), "dev")
+    assert inputs["routing_calibration"] == (len(load_labelled(CALIBRATION_FILE)), "calibration")
     assert (trained["registered_version"], trained["refused"]) == ("1", [])
     assert client.get_model_version_by_alias("fastslow", "champion").run_id == trained["run_id"]
 

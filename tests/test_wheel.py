@@ -76,9 +76,11 @@ def test_the_wheel_installs_one_top_level_name_with_its_runtime_data(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
     assert top == {"fastslow"}
-    # every file the code reads at run time: all lexicons (sub-folders too), the taxonomy, the fixtures
+    # every file the code reads at run time: all lexicons (sub-folders too), the taxonomy, the fixtures,
+    # and every bundled data set (`fastslow train` runs installed: corpus, dev, calibration and blind sets)
     runtime = [p for folder in ("features/lexicons", "data/taxonomy", "data/fixtures")
                for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts]
+    runtime += sorted((ROOT / "data").rglob("*.jsonl"))
     assert len(runtime) > 30
     missing = [str(p.relative_to(ROOT)) for p in runtime if f"fastslow/{p.relative_to(ROOT).as_posix()}" not in names]
     assert not missing, f"left out of the wheel: {missing}"

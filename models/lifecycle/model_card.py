@@ -58,7 +58,7 @@ def weaknesses(facts: CardFacts, worst: int = 3) -> list[str]:
     if blind is not None and abs(blind.metrics["blind_confidence_gap"]) > 0.02:
         gap = blind.metrics["blind_confidence_gap"]
         notes.append(f"{'Over' if gap > 0 else 'Under'}-confident on the blind set: mean confidence minus label "
-                     f"accuracy {gap:+.3f} (the temperature is fitted on dev, written by the training data's hands).")
+                     f"accuracy {gap:+.3f} (the temperature is fitted on the sets of the run's `calibration` parameter).")
     for ev in facts.automation_evaluations:
         if ev.name == "dev" and len(ev.errors):
             notes.append(f"Automation: {len(ev.errors)} of {ev.metrics['automation_dev_n']} dev queries get other "

@@ -10,8 +10,9 @@ $MLFLOW_TRACKING_URI), the model written to models/artifacts/fastslow.joblib wit
 model card, and registered as a new version of `fastslow`; the alias `champion` moves to it only when
 its frozen-fixture metrics are not below the champion's and capture conformance is 100%.
 
-Calibration: the router's temperature is fitted on the hand-written dev set (written apart from the
-training data), never on the training data's own out-of-fold predictions (see ``calibrate_on_dev``).
+Calibration: the router's temperature is fitted on the calibration set, written from the specs alone by
+someone who never saw the training data and never studied since (``--calibrate-on``), never on the
+training data's own out-of-fold predictions nor on a set whose errors were read (see ``fit_temperature``).
 The blind sets under data/blind/ are scored in every run, their figures printed and logged as
 ``blind_*`` / ``automation_blind_*`` metrics; their rows and errors are never printed or logged.
 """
@@ -25,6 +26,7 @@ import sys
 import tempfile
 import time
 import warnings
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -42,7 +44,8 @@ from fastslow.models.lifecycle import registry, signing
 from fastslow.models.lifecycle.bundle import FastslowModel, save_bundle
 from fastslow.models.lifecycle.config import ConfigError, parse_args
 from fastslow.models.lifecycle.cross_validation import cross_validate, cv_summary
-from fastslow.models.lifecycle.dataset import (BLIND_FILE, DEV_FILE, FIXTURE_FILE, RETIRED_BLIND_FILE, TRAIN_DIR, digest,
+from fastslow.models.lifecycle.dataset import (BLIND_FILE, CALIBRATION_FILE, DEV_FILE, EXTRA_DEV_FILES, FIXTURE_FILE,
+                                               TRAIN_DIR, digest,
                                                leak_error, leaked, load_blind, load_labelled, load_training,
                                                query_key, training_files, without)
 from fastslow.models.lifecycle.extra_data import ExtraDataError, Reference, load_extra
@@ -85,10 +88,13 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--cv", type=int, default=0, metavar="K",
                         help="also run K-fold cross-validation of the router on the training data (0: off)")
     parser.add_argument("--dev", type=Path, default=DEV_FILE, help="hand-written dev set")
-    parser.add_argument("--calibrate-also", type=Path, nargs="*", default=[RETIRED_BLIND_FILE], metavar="PATH",
-                        help="more labelled sets written apart from the training data (default: the retired blind "
-                             "set routing_blind_v1): the temperature is fitted on them and dev together, each scored "
-                             "cross-fitted and reported as dev_<stem> (none: dev alone)")
+    parser.add_argument("--dev-also", type=Path, nargs="*", default=list(EXTRA_DEV_FILES), metavar="PATH",
+                        help="more labelled dev sets, scored every run and reported as dev_<stem> (default: the "
+                             "retired blind set routing_blind_v1 → dev_v1); never trained on")
+    parser.add_argument("--calibrate-on", type=Path, nargs="*", default=[CALIBRATION_FILE], metavar="PATH",
+                        help="labelled sets written apart from the training data and never studied: the router's "
+                             "temperature is fitted on them, each row scored cross-fitted by halves (default: "
+                             "data/calibration/routing_calibration.jsonl → calibration; none: dev); never trained on")
     parser.add_argument("--fixture", type=Path, default=FIXTURE_FILE, help="frozen spec fixture")
     parser.add_argument("--blind", type=Path, default=BLIND_FILE,
                         help="blind set: scored every run, only its figures shown (never its rows or errors)")
@@ -168,55 +174,84 @@ def calibration_halves(rows: list[dict]) -> tuple[list[int], list[int]]:
     return halves
 
 
-def calibrate_on_dev(model: FastslowModel, dev_rows: list[dict]) -> tuple[list[dict], dict]:
-    """Fit the router's temperature on the hand-written dev set; return dev's records, cross-fitted.
+def fit_temperature(model: FastslowModel, rows: list[dict]) -> tuple[list[dict], dict]:
+    """Fit the router's temperature on held-out ``rows``; return their records, cross-fitted.
 
-    The dev set was written apart from the training data, so its logits are what the router gives
+    The rows were written apart from the training data, so their logits are what the router gives
     queries it has not seen; out-of-fold predictions of the (largely generated) training data are
-    not, and left the router over-confident on new speech. The temperature the model keeps is fitted
-    on the whole dev set. Dev's own figures would then be scored with a temperature fitted on the
-    very rows they measure, so each half of dev (``calibration_halves``) is scored with the
-    temperature fitted on the other half: every dev row is scored, none by a temperature it helped
-    fit. Returns the records in dev's order and the temperatures (``temperature``, ``temperature_half_a``,
-    ``temperature_half_b``).
+    not, and left the router over-confident on new speech. A set whose errors were studied is no
+    better: fixed error by error, it reads easier than new speech and sharpens the temperature (the
+    retired blind set did: +0.034 on the next blind set). The temperature the model keeps is fitted
+    on all ``rows``. Their own figures would then be scored with a temperature fitted on the very
+    rows they measure, so each half (``calibration_halves``) is scored with the temperature fitted on
+    the other half: every row is scored, none by a temperature it helped fit. Returns the records in
+    order and the temperatures (``temperature``, ``temperature_half_a``, ``temperature_half_b``).
     """
     router = model.router
-    codes = [r["primary_reason_code"] for r in dev_rows]
-    halves = calibration_halves(dev_rows)
-    records: list[dict] = [{}] * len(dev_rows)
+    codes = [r["primary_reason_code"] for r in rows]
+    halves = calibration_halves(rows)
+    records: list[dict] = [{}] * len(rows)
     temperatures = {}
     if all(halves):
         for name, fit_on, score in (("a", halves[0], halves[1]), ("b", halves[1], halves[0])):
-            router.calibrate([dev_rows[i] for i in fit_on], [codes[i] for i in fit_on])
+            router.calibrate([rows[i] for i in fit_on], [codes[i] for i in fit_on])
             temperatures[f"temperature_half_{name}"] = round(router.temperature_, 4)
-            for i, record in zip(score, model.score([dev_rows[i] for i in score])):
+            for i, record in zip(score, model.score([rows[i] for i in score])):
                 records[i] = record
-    router.calibrate(dev_rows, codes)
+    router.calibrate(rows, codes)
     temperatures["temperature"] = round(router.temperature_, 4)
     if not all(halves):  # one row, or one query: nothing to cross-fit with
-        records = model.score(dev_rows)
+        records = model.score(rows)
     return records, temperatures
 
 
-def calibrate_on_held_out(model: FastslowModel, sets: list[list[dict]]) -> tuple[list[list[dict]], dict]:
-    """``calibrate_on_dev`` over several held-out sets at once (dev and the retired blind set): one
-    temperature fitted on all their rows, which steadies it (twice the rows of dev alone); every row
-    scored with the temperature of the half it did not help fit. Returns the records of each set, in
-    order, and the temperatures."""
-    rows = [row for rows in sets for row in rows]
-    records, temperatures = calibrate_on_dev(model, rows)
-    out, start = [], 0
-    for rows in sets:
-        out.append(records[start:start + len(rows)])
-        start += len(rows)
-    return out, temperatures
+@dataclass(frozen=True)
+class HeldOutSet:
+    """A labelled set scored every run and never trained on: dev, a ``--dev-also`` or ``--calibrate-on`` set."""
+
+    name: str
+    path: Path
+    rows: list
+    fits_temperature: bool
 
 
-def calibration_name(path: Path) -> str:
-    """The evaluation name of an extra calibration set: ``dev_<stem>``, without ``routing_`` and, for a
-    retired blind set (now a dev set), ``blind_``: routing_blind_v1 → dev_v1 (``blind`` names only the
-    set that is still blind)."""
-    return "dev_" + path.stem.removeprefix("routing_").removeprefix("blind_")
+def held_out_name(path: Path) -> str:
+    """The evaluation name of a held-out set from its file name, without ``routing_`` and, for a retired
+    blind set, ``blind_`` (``blind`` names only the set that is still blind): routing_blind_v1 → dev_v1,
+    routing_dev_v2 → dev_v2, routing_calibration → calibration."""
+    stem = Path(path).stem.removeprefix("routing_").removeprefix("blind_")
+    return stem if stem.startswith(("dev", "calibration")) else "dev_" + stem
+
+
+def held_out_sets(dev: Path, dev_also: list[Path], calibrate_on: list[Path]) -> list[HeldOutSet]:
+    """dev, the ``--dev-also`` and the ``--calibrate-on`` sets, each file once, in that order; the
+    temperature is fitted on the calibration sets, or on dev when none is given."""
+    calibrate = {Path(p).resolve() for p in calibrate_on}
+    sets, seen = [], set()
+    for path in (dev, *dev_also, *calibrate_on):
+        key = Path(path).resolve()
+        if key in seen:
+            continue
+        seen.add(key)
+        name = "dev" if key == Path(dev).resolve() else held_out_name(path)
+        sets.append(HeldOutSet(name, Path(path), load_labelled(path),
+                               key in calibrate or (not calibrate and name == "dev")))
+    return sets
+
+
+def score_held_out(model: FastslowModel, sets: list[HeldOutSet]) -> tuple[dict[str, list[dict]], dict]:
+    """Fit the temperature on the sets that fit it (``fit_temperature``: their rows cross-fitted), then
+    score the others with it. Returns each set's records by name, and the temperatures."""
+    fitting = [s for s in sets if s.fits_temperature]
+    records, temperatures = fit_temperature(model, [row for s in fitting for row in s.rows])
+    by_name, start = {}, 0
+    for s in fitting:
+        by_name[s.name] = records[start:start + len(s.rows)]
+        start += len(s.rows)
+    for s in sets:
+        if not s.fits_temperature:
+            by_name[s.name] = model.score(s.rows)
+    return by_name, temperatures
 
 
 def dataset_frame(rows: list[dict]):
@@ -263,11 +298,12 @@ def run(args: argparse.Namespace) -> dict:
     blind_rows = load_blind(args.blind)
     # the bundled corpus never trains on a blind query (the --data files are refused for one instead)
     bundled, dropped_blind = without([] if args.only else load_training(args.train_dir), blind_rows)
-    calibration_sets = [(calibration_name(path), path, load_labelled(path)) for path in args.calibrate_also
-                        if Path(path).resolve() != Path(args.dev).resolve()]
-    # nor on a query of a set that fits the temperature (a few short queries of the retired blind set,
-    # 换一条路线, are in the hand-written core too)
-    bundled, dropped_calibration = without(bundled, [r for _, _, rows in calibration_sets for r in rows])
+    held_out = held_out_sets(args.dev, args.dev_also, args.calibrate_on)
+    dev_rows = held_out[0].rows
+    others = [s for s in held_out if s.name != "dev"]
+    # nor on a query of another held-out set (a few short queries of the retired blind set, 换一条路线,
+    # are in the hand-written core too); a dev query in the corpus is refused below instead
+    bundled, dropped_held_out = without(bundled, [r for s in others for r in s.rows])
     bundled_automation = ([] if args.only or not args.automation else
                           load_automation_training(args.automation_train_dir, set(IntentTaxonomy.load().intents)))
     extra = load_extra_data(args, bundled, bundled_automation) if args.data else None
@@ -279,15 +315,13 @@ def run(args: argparse.Namespace) -> dict:
         raise DataError("no automation rows to train the parser on: the --data files hold routing labels only; "
                         "add automation rows or pass --no-automation")
     fixture_rows = load_labelled(args.fixture)
-    dev_rows = load_labelled(args.dev)
-    for name, held_out in (("frozen fixture", fixture_rows), ("dev set", dev_rows), ("blind set", blind_rows),
-                           *((f"calibration set {path.name}", rows) for _, path, rows in calibration_sets)):
-        overlap = leaked(train_rows, held_out)
+    for name, rows in (("frozen fixture", fixture_rows), ("blind set", blind_rows),
+                       *((f"{s.name} set {s.path.name}", s.rows) for s in held_out)):
+        overlap = leaked(train_rows, rows)
         if overlap:
-            raise DataError(leak_error(overlap, name, blind=held_out is blind_rows))
+            raise DataError(leak_error(overlap, name, blind=rows is blind_rows))
 
-    held_out_queries = held_out_keys(fixture_rows + dev_rows + [r for _, _, rows in calibration_sets for r in rows],
-                                     args)
+    held_out_queries = held_out_keys(fixture_rows + [r for s in held_out for r in s.rows], args)
     augmented = augment_rows(train_rows, args.spoken_variants, args.seed, held_out_queries)
 
     router = Router(C=args.C, class_weight=None if args.class_weight == "none" else args.class_weight,
@@ -295,24 +329,23 @@ def run(args: argparse.Namespace) -> dict:
     params = {**{k: v for k, v in router.get_params().items()}, "seed": args.seed,
               "review_threshold": args.review_threshold, "spoken_variants": args.spoken_variants}
     data_digest = digest(train_rows)
+    # the version covers the rows the temperature is fitted on too
+    routing_digest = data_digest + "".join(digest(s.rows) for s in held_out if s.fits_temperature)
     splitter = SplitLexicon.from_lexicons()
     cv = cross_validate(router, splitter, train_rows, args.cv, args.seed, args.review_threshold) if args.cv else {}
     fit_rows = train_rows + augmented
     router.fit(fit_rows, [r["primary_reason_code"] for r in fit_rows])
     trained_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     model = FastslowModel(router=router, splitter=splitter,
-                          version=model_version(params, data_digest + digest(dev_rows)  # the calibration sets fit the temperature
-                                                + "".join(digest(rows) for _, _, rows in calibration_sets)),
+                          version=model_version(params, routing_digest),
                           review_threshold=args.review_threshold,
                           info={"trained_at": trained_at, "train_digest": data_digest, "train_rows": len(train_rows)})
-    (dev_records, *extra_records), temperatures = calibrate_on_held_out(
-        model, [dev_rows, *(rows for _, _, rows in calibration_sets)])
-    evaluations = [evaluate(model, fixture_rows, "fixture"), evaluate(model, dev_rows, "dev", records=dev_records),
-                   *(evaluate(model, rows, name, records=records)
-                     for (name, _, rows), records in zip(calibration_sets, extra_records)),
+    held_out_records, temperatures = score_held_out(model, held_out)
+    evaluations = [evaluate(model, fixture_rows, "fixture"),
+                   *(evaluate(model, s.rows, s.name, records=held_out_records[s.name]) for s in held_out),
                    evaluate(model, train_rows, "train"), evaluate(model, blind_rows, "blind", keep_errors=False)]
-    calibrated = [ev for ev in evaluations if ev.name.startswith("dev") or ev.name == "blind"]
-    calibrated_on = " + ".join([args.dev.name, *(path.name for _, path, _ in calibration_sets)])
+    calibrated = [ev for ev in evaluations if ev.name not in ("fixture", "train")]
+    calibrated_on = " + ".join(s.path.name for s in held_out if s.fits_temperature)
     metrics = {k: v for ev in evaluations for k, v in ev.metrics.items()}
     metrics.update(cv)
     dev_robustness = robustness(model, dev_rows, seed=args.seed)  # label unchanged under spoken variation
@@ -322,7 +355,7 @@ def run(args: argparse.Namespace) -> dict:
         automation_run = automation_training.train(args, automation_rows)
         model.automation = automation_run.parser
         model.version = model_version({**params, **automation_run.params},
-                                      data_digest + automation_run.digests["automation_train_digest"])
+                                      routing_digest + automation_run.digests["automation_train_digest"])
         metrics.update(automation_run.metrics)
 
     capture = evaluate_contract(args.capture_fixture)  # INV-TASK-2 contract: below 1.0 is never promotable
@@ -342,14 +375,17 @@ def run(args: argparse.Namespace) -> dict:
                            "train_files": ",".join([] if args.only else [p.name for p in training_files(args.train_dir)]),
                            "extra_files": ",".join(str(p) for p in args.data),
                            "dev_digest": digest(dev_rows), "fixture_digest": digest(fixture_rows),
-                           "blind_digest": digest(blind_rows), "train_rows_dropped_blind": dropped_blind, "train_rows_dropped_calibration": dropped_calibration, "calibration": f"dev set{' and ' + ', '.join(n for n, _, _ in calibration_sets) if calibration_sets else ''} ({calibrated_on}), halves cross-fitted",
+                           "blind_digest": digest(blind_rows), "train_rows_dropped_blind": dropped_blind,
+                           "train_rows_dropped_held_out": dropped_held_out,
+                           "calibration": f"{calibrated_on}, halves cross-fitted",
                            **{k: v for k, v in temperatures.items() if k != "temperature"}})
         if args.config:
             mlflow.log_artifact(str(args.config), artifact_path="config")
         datasets = [("routing_train", "training", train_rows, args.data[0] if args.only else args.train_dir),
-                    ("routing_dev", "dev", dev_rows, args.dev), ("routing_fixture", "fixture", fixture_rows, args.fixture),
+                    ("routing_fixture", "fixture", fixture_rows, args.fixture),
                     ("routing_blind", "blind", blind_rows, args.blind),
-                    *((f"routing_{name}", "calibration", rows, path) for name, path, rows in calibration_sets)]
+                    *((f"routing_{s.name}", "calibration" if s.fits_temperature else "dev", s.rows, s.path)
+                      for s in held_out)]
         if extra:
             datasets += [(f"extra:{Path(name).name}", "training", rows, Path(name)) for name, rows in extra.by_file().items()]
         if automation_run is not None:
@@ -396,9 +432,9 @@ def run(args: argparse.Namespace) -> dict:
     print(summary_table(evaluations))
     if dropped_blind:
         print(f"({dropped_blind} bundled training rows left out: their query is in the blind set {args.blind.name})")
-    if dropped_calibration:
-        print(f"({dropped_calibration} bundled training rows left out: their query is in a calibration set, "
-              + ", ".join(path.name for _, path, _ in calibration_sets) + ")")
+    if dropped_held_out:
+        print(f"({dropped_held_out} bundled training rows left out: their query is in a held-out set, "
+              + ", ".join(s.path.name for s in others) + ")")
     print(f"\nrisk–coverage (accuracy of the most confident rows; temperature {router.temperature_:.3f}, "
           f"fitted on {calibrated_on}, each scored cross-fitted by halves):\n" + risk_coverage_table(calibrated))
     print("\n" + dev_robustness.table("dev") + f"\n(trained on {len(train_rows)} rows + {len(augmented)} spoken variants)")

@@ -55,7 +55,7 @@ class Router(BaseEstimator, ClassifierMixin):
 
     Probabilities are temperature-scaled so that ``confidence`` means what it says. ``fit`` leaves the
     temperature at 1; ``calibrate`` fits it on held-out rows written apart from the training data
-    (``train.py`` uses the hand-written dev set, see ``models.lifecycle.training.calibrate_on_dev``).
+    (``train.py`` uses a calibration set nobody studies, see ``models.lifecycle.training.fit_temperature``).
     Out-of-fold predictions of the training data (``calibration_folds`` ≥ 2, off by default) are the
     fallback of a router fitted without such a set; they come from the same templates as the rows they
     score, so they make the router look better calibrated than it is on speech nobody on the team wrote.
