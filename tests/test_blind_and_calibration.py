@@ -13,8 +13,9 @@ import pytest
 from conftest import never_trained_on, sample_rows, small_train, write_jsonl
 from fastslow.models.automation.data import AUTOMATION_BLIND_FILE, load_automation
 from fastslow.models.automation.metrics import evaluate_automation
-from fastslow.models.lifecycle.dataset import (BLIND_FILE, CALIBRATION_FILE, DEV_FILE, RETIRED_BLIND_FILE, DataError,
-                                               load_blind, load_labelled, load_training, query_key, without)
+from fastslow.models.lifecycle.dataset import (BLIND_FILE, CALIBRATION_FILE, DEV_FILE, DEV_V2_FILE, EXTRA_DEV_FILES,
+                                               RETIRED_BLIND_FILE, DataError, load_blind, load_labelled, load_training,
+                                               query_key, without)
 from fastslow.models.lifecycle.extra_data import ExtraDataError
 from fastslow.models.lifecycle.training import (calibration_halves, fit_temperature, held_out_name, held_out_sets,
                                                 score_held_out)
@@ -58,7 +59,8 @@ def test_every_run_logs_the_blind_figures_and_no_blind_rows(trained, tmp_path):
     table = Path(local).read_text(encoding="utf-8").splitlines()
     assert table[0] == "set,coverage,n,accuracy,mean_confidence,threshold"
     sizes = {"dev": len(load_labelled(DEV_FILE)), "dev_v1": len(load_labelled(RETIRED_BLIND_FILE)),
-             "calibration": len(load_labelled(CALIBRATION_FILE)), "blind": blind_n}
+             "dev_v2": len(load_labelled(DEV_V2_FILE)), "calibration": len(load_labelled(CALIBRATION_FILE)),
+             "blind": blind_n}
     assert [line.split(",")[:3] for line in table[1:]] == [
         [name, str(coverage), str(int(np.ceil(coverage * n)))] for name, n in sizes.items() for coverage in (1.0, 0.9, 0.8)]
 
@@ -87,7 +89,7 @@ def test_a_blind_query_in_the_corpus_is_left_out_and_in_extra_data_refused_witho
     result = small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--blind", str(blind))
     expected = count_shared(load_training(), load_labelled(blind))
     # the queries of the extra dev and the calibration sets are never trained on either
-    held_out = load_labelled(RETIRED_BLIND_FILE) + load_labelled(CALIBRATION_FILE)
+    held_out = [r for path in (*EXTRA_DEV_FILES, CALIBRATION_FILE) for r in load_labelled(path)]
     others = count_shared(without(load_training(), load_labelled(blind))[0], held_out)
     assert expected >= 3 and result["model"].info["train_rows"] == len(load_training()) - expected - others
     assert f"({expected} bundled training rows left out: their query is in the blind set my_blind.jsonl)" \

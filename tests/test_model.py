@@ -95,7 +95,7 @@ def test_mlflow_run_holds_params_metrics_plots_errors_and_model(trained):
 def test_the_full_run_logs_its_datasets_and_becomes_the_first_champion(trained):
     from fastslow.models.automation.data import AUTOMATION_BLIND_FILE, load_automation, load_automation_training
     from conftest import never_trained_on
-    from fastslow.models.lifecycle.dataset import (CALIBRATION_FILE, RETIRED_BLIND_FILE, load_blind, load_labelled,
+    from fastslow.models.lifecycle.dataset import (CALIBRATION_FILE, DEV_V2_FILE, RETIRED_BLIND_FILE, load_blind, load_labelled,
                                                    load_training, without)
 
     client = MlflowClient(tracking_uri=trained["tracking_uri"])
@@ -110,6 +110,7 @@ def test_the_full_run_logs_its_datasets_and_becomes_the_first_champion(trained):
     assert inputs["routing_blind"][1] == inputs["automation_blind"][1] == "blind"
     assert inputs["automation_fixture"] == (30, "fixture") and inputs["routing_dev"] == (396, "dev")
     assert inputs["routing_dev_v1"] == (len(load_labelled(RETIRED_BLIND_FILE)), "dev")
+    assert inputs["routing_dev_v2"] == (len(load_labelled(DEV_V2_FILE)), "dev")
     assert inputs["routing_calibration"] == (len(load_labelled(CALIBRATION_FILE)), "calibration")
     assert (trained["registered_version"], trained["refused"]) == ("1", [])
     assert client.get_model_version_by_alias("fastslow", "champion").run_id == trained["run_id"]
