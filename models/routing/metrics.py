@@ -134,15 +134,21 @@ def plot_confusion(matrix: pd.DataFrame, title: str, path) -> None:
     plt.close(fig)
 
 
+def name_width(evaluations) -> int:
+    """The width of a table's set-name column: 10, or the longest name and a space."""
+    return max([10, *(len(ev.name) + 1 for ev in evaluations)])
+
+
 def summary_table(evaluations) -> str:
     """The routing figures of each evaluation, one line a set (what train.py and `fastslow eval` print)."""
-    head = (f"{'set':<10}{'n':>6}{'label acc':>11}{'macro-F1':>10}{'code acc':>10}{'P fast':>8}{'conf':>7}"
+    w = name_width(evaluations)
+    head = (f"{'set':<{w}}{'n':>6}{'label acc':>11}{'macro-F1':>10}{'code acc':>10}{'P fast':>8}{'conf':>7}"
             f"{'conf-acc':>9}{'ECE':>7}")
     slugs = "".join(f"{'F1 ' + s:>14}" for s in LABEL_SLUGS.values())
     lines = [head + slugs, "-" * (len(head) + len(slugs))]
     for ev in evaluations:
         m, n = ev.metrics, ev.name
-        line = (f"{n:<10}{m[f'{n}_n']:>6}{m[f'{n}_label_accuracy']:>11.3f}{m[f'{n}_label_macro_f1']:>10.3f}"
+        line = (f"{n:<{w}}{m[f'{n}_n']:>6}{m[f'{n}_label_accuracy']:>11.3f}{m[f'{n}_label_macro_f1']:>10.3f}"
                 f"{m[f'{n}_code_accuracy']:>10.3f}{m[f'{n}_fast_precision']:>8.3f}{m[f'{n}_mean_confidence']:>7.3f}"
                 f"{m[f'{n}_confidence_gap']:>+9.3f}{m[f'{n}_ece']:>7.3f}")
         line += "".join(f"{m[f'{n}_{s}_f1']:>14.3f}" for s in LABEL_SLUGS.values())
@@ -152,11 +158,12 @@ def summary_table(evaluations) -> str:
 
 def risk_coverage_table(evaluations) -> str:
     """Accuracy (and mean confidence) of the most confident 100/90/80% of each set's rows."""
-    head = f"{'set':<10}" + "".join(f"{f'acc@{round(c * 100)}%':>10}" for c in COVERAGES) + f"{'conf@80%':>10}{'threshold@80%':>15}"
+    w = name_width(evaluations)
+    head = f"{'set':<{w}}" + "".join(f"{f'acc@{round(c * 100)}%':>10}" for c in COVERAGES) + f"{'conf@80%':>10}{'threshold@80%':>15}"
     lines = [head, "-" * len(head)]
     for ev in evaluations:
         points = ev.risk_coverage
-        lines.append(f"{ev.name:<10}" + "".join(f"{p['accuracy']:>10.3f}" for p in points)
+        lines.append(f"{ev.name:<{w}}" + "".join(f"{p['accuracy']:>10.3f}" for p in points)
                      + f"{points[-1]['mean_confidence']:>10.3f}{points[-1]['threshold']:>15.3f}")
     return "\n".join(lines)
 
