@@ -304,14 +304,19 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     command said object first (主驾座椅往前调一点|副驾…), never inside a verb's object (关掉家里所有的灯,
     打开天窗遮阳帘); at a sequence connector (然后, 再) between two whole commands. Nothing is cut after a joiner (和, 再, 把), after a message's 说, or in a reminder or
     a prohibition (提醒我打开空调关闭车窗 is one reminder)."""
+    if len(text) < 6:
+        return []  # a cut leaves a whole command of three characters or more on each side (_is_plain_command)
     low = lowered(text)
-    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")) or unconditional_kind(text, lex):
-        return []  # a reminder, a prohibition, a super-task or memo clause (修改我的回家习惯) is one request
     verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in _COMMAND_START_KINDS}
     names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
+    points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)  # room for a command each side
+    if not points:
+        return []
+    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")) or unconditional_kind(text, lex):
+        return []  # a reminder, a prohibition, a super-task or memo clause (修改我的回家习惯) is one request
     cuts, last = [], 0
-    for p in sorted(verbs | names | breaks):
+    for p in points:
         if p - last < 3 or (p not in breaks and low[p - 1] in _JOINED_BEFORE) or "说" in low[last:p]:
             continue
         left = strip_fillers(text[last:p], lex)
@@ -1184,8 +1189,10 @@ def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
             if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
     bounds = pieces_between(len(text), cuts)
     merged = join_actionless(bounds, [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds])
-    pieces = [(a + c, a + d) for a, b in merged
-              for c, d in zip([0] + command_cuts(text[a:b], lex), command_cuts(text[a:b], lex) + [b - a])]
+    pieces = []
+    for a, b in merged:
+        cuts = command_cuts(text[a:b], lex)
+        pieces += [(a + c, a + d) for c, d in zip([0] + cuts, cuts + [b - a])]
     subs = [add_missing_verb(s, lex) for s in (clean_subquery(text[a:b], lex) for a, b in pieces) if s]
     return [Group(None, subs, [""] * len(subs), [None] * len(subs))] if subs else []
 
