@@ -305,3 +305,48 @@ def test_command_cuts_without_room_for_two_commands_are_none(model):
             assert rules.command_cuts(part, lex) == full_search(part), part
         cut_somewhere += bool(rules.command_cuts(text, lex))
     assert cut_somewhere > 0
+
+
+def _edges_reference(out, lex):
+    """The edge loops of strip_disfluencies as first written: every term of each list, in order."""
+    while True:
+        before = out
+        out = out.lstrip(spoken._PAUSE)
+        for group in (lex.wake_words, lex.hesitations):
+            for term in group:
+                if out.startswith(term) and len(out) > len(term):
+                    out = out[len(term):]
+                    break
+        for term in lex.demonstrative_fillers:
+            if out.startswith(term) and spoken._hesitation_demonstrative(out[len(term):], lex):
+                out = out[len(term):]
+                break
+        if out == before:
+            break
+    while True:
+        before = out
+        body = out.rstrip(spoken._PAUSE)
+        for term in lex.tails:
+            if body.endswith(term) and len(body) > len(term) + 1:
+                body = body[: -len(term)]
+                break
+        for term in lex.pause_tails:
+            if body.endswith(term) and len(body) > len(term) + 1 and body[-len(term) - 1] in spoken._PAUSE:
+                body = body[: -len(term)]
+                break
+        out = body.rstrip(spoken._PAUSE)
+        if out == before:
+            break
+    return out.strip(spoken._PAUSE)
+
+
+_EDGE_WORDS = st.lists(st.sampled_from(sorted({*_LEX.wake_words, *_LEX.hesitations, *_LEX.demonstrative_fillers,
+                                               *_LEX.tails, *_LEX.pause_tails, *_LEX.command_starts,
+                                               "，", "。", " ", "打开空调", "好"})), max_size=6).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(_EDGE_WORDS, _TEXTS, st.tuples(_EDGE_WORDS, _TEXTS, _EDGE_WORDS).map("".join)))
+def test_the_indexed_edge_strip_is_the_loop_over_every_term(text):
+    assert _LEX.edge_terms is not None
+    assert spoken._strip_edges(text, _LEX, _LEX.edge_terms) == _edges_reference(text, _LEX)
