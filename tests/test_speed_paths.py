@@ -350,3 +350,17 @@ _EDGE_WORDS = st.lists(st.sampled_from(sorted({*_LEX.wake_words, *_LEX.hesitatio
 def test_the_indexed_edge_strip_is_the_loop_over_every_term(text):
     assert _LEX.edge_terms is not None
     assert spoken._strip_edges(text, _LEX, _LEX.edge_terms) == _edges_reference(text, _LEX)
+
+
+_NAMED = st.lists(st.sampled_from(sorted({*list(_AUTO.positions.category)[:60], *list(_AUTO.device_kinds.category)[:80],
+                                          *(_AUTO.directions.category if _AUTO.directions else ()),
+                                          *_AUTO.signal.terms[:150], "后", "前", "时", "十分钟", "3点", "打开"})),
+                  max_size=5).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_NAMED, _TEXTS, st.tuples(_NAMED, _TEXTS).map("".join)))
+def test_a_text_without_any_signal_has_none_after_blanking_its_names(text):
+    from fastslow.models.automation import rules
+
+    assert rules.has_condition_signal(text, _AUTO) == _AUTO.signal(rules.signal_text(text, _AUTO))

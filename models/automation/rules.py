@@ -153,7 +153,12 @@ def signal_text(text: str, lex: AutomationLexicons) -> str:
 
 def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
     """``lex.signal`` outside seat, direction and device names: 副驾座椅往后调一点, 左后车窗打开一半 and
-    后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候)."""
+    后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候).
+
+    Blanking names out can only take a signal away (``\x00`` is in no signal word or time shape, and the
+    shapes look at nothing around them), so a text without a signal at all is answered without blanking."""
+    if not lex.signal(lowered(text)):
+        return False
     return lex.signal(signal_text(text, lex))
 
 
@@ -1018,12 +1023,12 @@ def memo_edit_group(text: str, lex: AutomationLexicons) -> Group | None:
     low = lowered(text)
     if _TRIGGER_WORDS.search(low) or _COMMUNICATION.search(low) or _REMIND_SOMEONE.search(low):
         return None  # a trigger, a message (发消息说会议推迟) or a new reminder (提醒我检查胎压)
-    if is_super_task_mention(text, lex):
-        return None  # a named rule or habit (取消洗车提醒这条规则) is super-task management, not a memo
     found = lex.memo.find(low)
     verbs = [(term, cat) for *_, term, cat in found if cat != "item"]
     if not verbs or verbs[0][1] not in _MEMO_EDITS or verbs[0][0] == "提前":
         return None
+    if is_super_task_mention(text, lex):
+        return None  # a named rule or habit (取消洗车提醒这条规则) is super-task management, not a memo
     if not any(cat == "item" for *_, cat in found):
         return None
     action = clean_subquery(text, lex)
