@@ -364,3 +364,19 @@ def test_a_text_without_any_signal_has_none_after_blanking_its_names(text):
     from fastslow.models.automation import rules
 
     assert rules.has_condition_signal(text, _AUTO) == _AUTO.signal(rules.signal_text(text, _AUTO))
+
+
+def test_the_intent_grams_are_the_vectorizers_analysis(model):
+    intents = model.automation.intents_
+    intents.__dict__.pop("_char_range", None)
+    texts = _bundled_automation_texts()
+    subqueries = [q["subquery"] for groups in model.automation.parse_many(texts) for g in groups for q in g["querys"]]
+    assert intents._grams("x") == intents.analyze_("x") and intents.__dict__["_char_range"] == (1, 3)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.one_of(st.sampled_from(subqueries), st.text(alphabet="打开空调 \t\n\u3000Aa1，", max_size=12)))
+    def check(text):
+        assert intents._grams(text) == intents.analyze_(text)
+
+    check()
+    assert "_char_range" not in intents.__getstate__()
