@@ -12,7 +12,7 @@ import re
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 FORMATS = ("jsonl", "csv", "parquet")
 JSON_COLUMNS = ("context", "existing_tasks")  # nested input fields: a JSON string in a CSV or Parquet cell
@@ -57,39 +57,65 @@ def has_surrogate(text: str) -> bool:
     return _SURROGATE.search(text) is not None
 
 
-def lone_surrogate(value, where: str | None = None) -> tuple[str, str] | None:
-    """``(field, code)`` of the first string in a parsed JSON value that holds a lone UTF-16 surrogate
-    (``"\\ud800"`` decodes to one; no UTF-8 writer or hash can encode it), or None. ``field`` is the path
-    (``context[0].text``); a field *name* holding one is named as "a field name"."""
+class BadValue(NamedTuple):
+    """The first thing in a parsed JSON value that no record can hold (``bad_json_value``)."""
+
+    path: str  # where it is: "" (the value itself), "id", "context[0].text"; for a field name, the object's path
+    kind: str  # SURROGATE (a string holds one), NAME (a field name holds one) or NUMBER (NaN or an infinity)
+    shown: str  # the surrogate as its escape (``\\ud800``) or the number as JSON would need it (``NaN``, ``-Infinity``)
+
+
+SURROGATE, NAME, NUMBER = "surrogate", "field name", "number"
+
+
+def bad_json_value(value, path: str = "") -> BadValue | None:
+    """The first string, field name or number in a parsed JSON value that a record cannot hold, or None:
+    text holding a lone UTF-16 surrogate (a ``\\ud800`` escape decodes to one, and so do bytes that were
+    not UTF-8 when read with ``surrogateescape``: no UTF-8 writer or hash can encode it), or a float that
+    JSON cannot write (``NaN``, ``Infinity``; ``1e400`` parses to an infinite float). Depth first, in the
+    value's order; ``path`` names ``value`` itself (children: ``path.key``, ``path[i]``)."""
     if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            return where or "row", f"\\u{ord(value[exc.start]):04x}"
-        return None
+        found = _SURROGATE.search(value)
+        return BadValue(path, SURROGATE, f"\\u{ord(found.group()):04x}") if found else None
+    if isinstance(value, float):
+        if value - value == 0.0:  # finite (inf - inf and nan - nan are nan)
+            return None
+        return BadValue(path, NUMBER, "NaN" if value != value else "Infinity" if value > 0 else "-Infinity")
     if isinstance(value, dict):
         for key, item in value.items():
-            bad_name = lone_surrogate(key)
-            if bad_name:
-                return "a field name", bad_name[1]
-            found = lone_surrogate(item, key if where is None else f"{where}.{key}")
+            if isinstance(key, str) and (found := _SURROGATE.search(key)):
+                return BadValue(path, NAME, f"\\u{ord(found.group()):04x}")
+            found = bad_json_value(item, f"{path}.{key}" if path else str(key))
             if found:
                 return found
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            found = lone_surrogate(item, f"{where or 'row'}[{i}]")
+            found = bad_json_value(item, f"{path}[{i}]")
             if found:
                 return found
     return None
 
 
-def surrogate_error(text: str, value, where: str | None = None) -> str | None:
+def bad_value_error(bad: BadValue, top: str = "row") -> tuple[str, str]:
+    """``(field, why)`` of a ``BadValue`` as rows' error records say it (``context[0].text``, ``a lone
+    surrogate (\\ud800) is not Unicode text``); ``top`` names the value itself (a row, a request body)."""
+    field = top + bad.path if bad.path.startswith("[") or not bad.path else bad.path
+    if bad.kind == NUMBER:
+        return field, f"{bad.shown} is not valid JSON"
+    field = "a field name" if bad.kind == NAME else field
+    return field, f"a lone surrogate ({bad.shown}) is not Unicode text"
+
+
+def surrogate_error(text: str, value, where: str = "") -> str | None:
     """The error for a parsed value whose JSON ``text`` escapes a lone surrogate, else None (cheap: the
-    value is walked only when the text holds such an escape)."""
+    value is walked only when the text holds such an escape; the walk names the first value no record
+    can hold, which may be a ``NaN`` before the surrogate)."""
     if "\\u" not in text or not _SURROGATE_ESCAPE.search(text):
         return None
-    found = lone_surrogate(value, where)
-    return f"{found[0]}: a lone surrogate ({found[1]}) is not Unicode text" if found else None
+    found = bad_json_value(value, where)
+    if found is None:
+        return None
+    return ": ".join(bad_value_error(found))
 
 
 def read_jsonl(stream, text_col: str = "query", id_col: str = "id", blank_rows: bool = False) -> Iterator[Row]:

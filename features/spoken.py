@@ -70,6 +70,22 @@ class SpokenLexicon:
         return (frozenset(t[0] for t in starts) | frozenset(_PAUSE), frozenset(t[-1] for t in ends) | frozenset(_PAUSE))
 
     @cached_property
+    def edge_terms(self) -> tuple[dict[str, tuple[str, ...]], ...] | None:
+        """The wake words, hesitations and demonstrative fillers by their first character, the tails and
+        pause tails by their last, each in list order: ``strip_disfluencies`` tries only the terms that
+        can match, and the first that does is the one the whole list gives. None if a term is empty."""
+        groups = (self.wake_words, self.hesitations, self.demonstrative_fillers, self.tails, self.pause_tails)
+        if not all(all(groups[k]) for k in range(5)):
+            return None
+        out = []
+        for k, terms in enumerate(groups):
+            by_char: dict[str, list[str]] = {}
+            for term in terms:
+                by_char.setdefault(term[0] if k < 3 else term[-1], []).append(term)
+            out.append({c: tuple(ts) for c, ts in by_char.items()})
+        return tuple(out)
+
+    @cached_property
     def stutter_pattern(self) -> re.Pattern:
         chars = "".join(sorted(self.stutter_chars))
         return re.compile(f"([{re.escape(chars)}])\\1+") if chars else re.compile(r"(?!)")
@@ -318,6 +334,9 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     starts, ends = lex.edge_chars
     if not out or (out[0] not in starts and out[-1] not in ends):
         return out or text
+    indexed = lex.edge_terms
+    if indexed is not None:
+        return _strip_edges(out, lex, indexed) or text
     while True:
         before = out
         out = out.lstrip(_PAUSE)
@@ -348,6 +367,42 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
             break
     out = out.strip(_PAUSE)
     return out if out else text
+
+
+def _strip_edges(out: str, lex: SpokenLexicon, indexed) -> str:
+    """The edge loops of ``strip_disfluencies`` trying only the terms ``SpokenLexicon.edge_terms`` gives for
+    the first (last) character: the same first match in list order, so the same text."""
+    wake, hesitation, demonstrative, tails, pause_tails = indexed
+    none = ()
+    while True:
+        before = out
+        out = out.lstrip(_PAUSE)
+        for group in (wake, hesitation):
+            for term in group.get(out[:1], none):
+                if out.startswith(term) and len(out) > len(term):
+                    out = out[len(term):]
+                    break
+        for term in demonstrative.get(out[:1], none):
+            if out.startswith(term) and _hesitation_demonstrative(out[len(term):], lex):
+                out = out[len(term):]
+                break
+        if out == before:
+            break
+    while True:
+        before = out
+        body = out.rstrip(_PAUSE)
+        for term in tails.get(body[-1:], none):
+            if body.endswith(term) and len(body) > len(term) + 1:
+                body = body[: -len(term)]
+                break
+        for term in pause_tails.get(body[-1:], none):
+            if body.endswith(term) and len(body) > len(term) + 1 and body[-len(term) - 1] in _PAUSE:
+                body = body[: -len(term)]
+                break
+        out = body.rstrip(_PAUSE)
+        if out == before:
+            break
+    return out.strip(_PAUSE)
 
 
 # ---------------------------------------------------------------------------------------- augmentation

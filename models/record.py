@@ -14,12 +14,11 @@ models accept.
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints
 
-from fastslow.data.io import has_surrogate, lone_surrogate
+from fastslow.data.io import bad_json_value, bad_value_error, has_surrogate
 from fastslow.models.capture.policy import CandidateAction, Interruption, Outcome
 from fastslow.models.routing.rules import Route, default_route, fast_system_pending
 from fastslow.models.taxonomy import DEFAULT_ROUTE, ENDPOINTS, LABELS, REASON_CODES
@@ -272,10 +271,10 @@ def validate_input(raw: Any, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> 
         raise InputError("query", f"too long: {len(query)} characters (limit {max_query_chars})")
     if has_surrogate(query):
         raise InputError("query", "not valid UTF-8 text")
-    for name in ("id", "context", "existing_tasks"):  # echoed or hashed: must encode as UTF-8
-        found = lone_surrogate(raw.get(name), name)
+    for name in ("id", "context", "existing_tasks"):  # echoed or hashed: must encode as UTF-8 and be JSON
+        found = bad_json_value(raw.get(name), name)
         if found:
-            raise InputError(found[0], f"a lone surrogate ({found[1]}) is not Unicode text")
+            raise InputError(*bad_value_error(found))
     qid = raw.get("id")
     if qid is not None and (isinstance(qid, bool) or not isinstance(qid, (str, int))):
         raise InputError("id", f"must be a string or an integer, got {type(qid).__name__}")
@@ -344,18 +343,6 @@ def build_record(item: dict, route: Route, subrequests: list[Route], review: boo
     }
 
 
-def finite_json(value: Any) -> bool:
-    """Whether ``value`` can be written as JSON as it is: no ``NaN`` or ``Infinity`` anywhere in it (a
-    number such as ``1e400`` parses to an infinite float)."""
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(finite_json(v) for v in value.values())
-    if isinstance(value, list):
-        return all(finite_json(v) for v in value)
-    return True
-
-
 def echo(query: Any) -> str | None:
     """The query as an error record repeats it: text over ``DEFAULT_MAX_QUERY_CHARS`` is cut to its first
     ``ECHO_CHARS`` and its length (a 50 MB query must not make a 50 MB record); anything else as None."""
@@ -369,7 +356,7 @@ def echo(query: Any) -> str | None:
 def error_record(qid: Any, query: Any, error: str, line: int | None = None) -> dict:
     """The record of a row that could not be scored: its id (or line number), its query (``echo``) and a
     clear error. An id that JSON cannot hold (``NaN``, ``1e400``) is not echoed: it becomes null."""
-    record = {"id": qid if finite_json(qid) and not lone_surrogate(qid) else None, "query": echo(query),
+    record = {"id": qid if bad_json_value(qid) is None else None, "query": echo(query),
               "error": error}
     if line is not None:
         record["line"] = line

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from fastslow.data.io import has_surrogate
+from fastslow.data.io import NAME, NUMBER, bad_json_value
 from fastslow.models.lifecycle.bundle import DEFAULT_MODEL_PATH, FastslowModel, ModelLoadError, load_bundle, warmed
 from fastslow.models.lifecycle.manifest import MODEL_ENV
 from fastslow.models.record import ErrorRecord, InputError, Record, RouteInput, error_record, validate_input
@@ -198,41 +198,25 @@ async def read_json_body(request: Request, max_bytes: int, timeout: float = DEFA
         raise BadRequest(400, "body", "empty; send a JSON object")
     text = raw.decode("utf-8", errors="surrogateescape")
     try:
-        return json.loads(text, parse_constant=_NotJSON)
+        return json.loads(text)  # NaN, Infinity and 1e400 parse to floats: invalid_value names them
     except json.JSONDecodeError as exc:
         raise BadRequest(400, "body", f"broken JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
     except (ValueError, RecursionError) as exc:  # nested too deep, an integer with too many digits
         raise BadRequest(400, "body", f"JSON not accepted ({type(exc).__name__}: {str(exc)[:120]})") from None
 
 
-class _NotJSON:
-    """Stands for ``NaN``/``Infinity`` in a body: Python's parser takes them, JSON does not."""
-
-    def __init__(self, name: str):
-        self.name = name
-
-
-def invalid_value(value: Any, path: str = "") -> tuple[str, str] | None:
-    """``(where, why)`` of the first value a record cannot hold, or None: text that is not valid UTF-8
-    (bytes that did not decode, or a lone surrogate sent as an escape) or ``NaN``/``Infinity``.
-    ``where`` is a field path such as ``query`` or ``context[0].text``."""
-    if isinstance(value, str):
-        return (path or "body", "not valid UTF-8 text") if has_surrogate(value) else None
-    if isinstance(value, _NotJSON):
-        return path or "body", f"{value.name} is not valid JSON"
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if has_surrogate(key):
-                return path or "body", "a field name is not valid UTF-8 text"
-            found = invalid_value(item, f"{path}.{key}" if path else key)
-            if found:
-                return found
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            found = invalid_value(item, f"{path}[{i}]")
-            if found:
-                return found
-    return None
+def invalid_value(value: Any) -> tuple[str, str] | None:
+    """``(where, why)`` of the first value a record cannot hold (``fastslow.data.io.bad_json_value``), or
+    None: text that is not valid UTF-8 (bytes that did not decode, or a lone surrogate sent as an escape)
+    or a number JSON cannot write (``NaN``, ``Infinity``, ``1e400``). ``where`` is a field path such as
+    ``query`` or ``context[0].text``, ``body`` for the body itself."""
+    bad = bad_json_value(value)
+    if bad is None:
+        return None
+    where = bad.path if bad.path and not bad.path.startswith("[") else f"body{bad.path}"
+    if bad.kind == NUMBER:
+        return where, f"{bad.shown} is not valid JSON"
+    return where, "a field name is not valid UTF-8 text" if bad.kind == NAME else "not valid UTF-8 text"
 
 
 # --------------------------------------------------------------------------------------------------

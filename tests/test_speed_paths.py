@@ -233,3 +233,150 @@ def test_tfidf_row_gives_the_counter_version_bit_for_bit(grams, sublinear):
     vocabulary = {g: i for i, g in enumerate("hgfedcb")}  # "a" is out of the vocabulary
     idf = [1.0 + i / 7 for i in range(7)]
     assert tfidf_row(grams, vocabulary, idf, sublinear) == _tfidf_row_reference(grams, vocabulary, idf, sublinear)
+
+
+# ---- the automation parser's fast paths against their definitions
+
+def _bundled_automation_texts():
+    from fastslow.models.automation.parser import surface_of
+    from fastslow.models.lifecycle.dataset import DEV_FILE, load_labelled
+
+    rows = [json.loads(line) for path in ("data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl")
+            for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [t for t in {surface_of(r["query"]) for r in rows + load_labelled(DEV_FILE)} if t]
+
+
+from pathlib import Path  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_pruned_crf_features_are_the_known_ones_in_order_and_tag_alike(model):
+    """crfsuite drops attributes it has no weight for; the tagger leaves most character n-grams out before
+    that: the same attributes reach the CRF in the same order, so the tags and marginals are the same."""
+    tagger = model.automation.tagger_
+    crf = tagger._tagger()
+    known = {a for a, _ in crf.info().state_features}
+    assert tagger._known() is not None
+    texts = _bundled_automation_texts() + ["", "a", "Ａ1：2%", "上车时\n打开空调", " 打 开 "]
+    for text in texts:
+        full, pruned = tagger.features(text), tagger.tagging_features(text)
+        assert [[a for a in item if a in known] for item in full] == [[a for a in item if a in known] for item in pruned]
+        assert all(set(item) <= set(whole) for item, whole in zip(pruned, full))
+        grams = ("c=", "l=", "r=", "lc=", "cr=", "lcr=", "ll=", "rr=")
+        assert all(a in known for item in pruned for a in item if a.startswith(grams))
+        if text:
+            tags = crf.tag(full)
+            marginals = [crf.marginal(t, i) for i, t in enumerate(tags)]
+            assert crf.tag(pruned) == tags and [crf.marginal(t, i) for i, t in enumerate(tags)] == marginals
+    assert "_known_grams" not in tagger.__getstate__()
+
+
+def test_command_cuts_without_room_for_two_commands_are_none(model):
+    """command_cuts answers [] early when no cut point leaves three characters on each side: the same
+    answer as its full search, on every bundled text and on each of its prefixes and suffixes."""
+    from fastslow.models.automation import rules
+
+    lex = model.automation.lexicons_
+
+    def full_search(text):
+        low = rules.lowered(text)
+        if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")) or rules.unconditional_kind(text, lex):
+            return []
+        verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in rules._COMMAND_START_KINDS}
+        names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
+        breaks = {a for a, _, kind in rules.plain_breaks(low, lex) if kind == "break"}
+        cuts, last = [], 0
+        for p in sorted(verbs | names | breaks):
+            if p - last < 3 or (p not in breaks and low[p - 1] in rules._JOINED_BEFORE) or "说" in low[last:p]:
+                continue
+            left = rules.strip_fillers(text[last:p], lex)
+            if p not in verbs and p not in breaks and lex.action_verbs.prefix(rules.lowered(left)):
+                continue
+            if rules._is_plain_command(left, lex) and rules._is_plain_command(rules.strip_fillers(text[p:], lex), lex):
+                cuts.append(p)
+                last = p
+        return cuts
+
+    texts = _bundled_automation_texts() + ["关掉客厅的灯打开扫地机器人", "打开空调关窗", "打开空调关闭车窗"]
+    cut_somewhere = 0
+    for text in texts:
+        for part in {text, *(text[:k] for k in range(1, len(text))), *(text[k:] for k in range(1, len(text)))}:
+            assert rules.command_cuts(part, lex) == full_search(part), part
+        cut_somewhere += bool(rules.command_cuts(text, lex))
+    assert cut_somewhere > 0
+
+
+def _edges_reference(out, lex):
+    """The edge loops of strip_disfluencies as first written: every term of each list, in order."""
+    while True:
+        before = out
+        out = out.lstrip(spoken._PAUSE)
+        for group in (lex.wake_words, lex.hesitations):
+            for term in group:
+                if out.startswith(term) and len(out) > len(term):
+                    out = out[len(term):]
+                    break
+        for term in lex.demonstrative_fillers:
+            if out.startswith(term) and spoken._hesitation_demonstrative(out[len(term):], lex):
+                out = out[len(term):]
+                break
+        if out == before:
+            break
+    while True:
+        before = out
+        body = out.rstrip(spoken._PAUSE)
+        for term in lex.tails:
+            if body.endswith(term) and len(body) > len(term) + 1:
+                body = body[: -len(term)]
+                break
+        for term in lex.pause_tails:
+            if body.endswith(term) and len(body) > len(term) + 1 and body[-len(term) - 1] in spoken._PAUSE:
+                body = body[: -len(term)]
+                break
+        out = body.rstrip(spoken._PAUSE)
+        if out == before:
+            break
+    return out.strip(spoken._PAUSE)
+
+
+_EDGE_WORDS = st.lists(st.sampled_from(sorted({*_LEX.wake_words, *_LEX.hesitations, *_LEX.demonstrative_fillers,
+                                               *_LEX.tails, *_LEX.pause_tails, *_LEX.command_starts,
+                                               "，", "。", " ", "打开空调", "好"})), max_size=6).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(_EDGE_WORDS, _TEXTS, st.tuples(_EDGE_WORDS, _TEXTS, _EDGE_WORDS).map("".join)))
+def test_the_indexed_edge_strip_is_the_loop_over_every_term(text):
+    assert _LEX.edge_terms is not None
+    assert spoken._strip_edges(text, _LEX, _LEX.edge_terms) == _edges_reference(text, _LEX)
+
+
+_NAMED = st.lists(st.sampled_from(sorted({*list(_AUTO.positions.category)[:60], *list(_AUTO.device_kinds.category)[:80],
+                                          *(_AUTO.directions.category if _AUTO.directions else ()),
+                                          *_AUTO.signal.terms[:150], "后", "前", "时", "十分钟", "3点", "打开"})),
+                  max_size=5).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_NAMED, _TEXTS, st.tuples(_NAMED, _TEXTS).map("".join)))
+def test_a_text_without_any_signal_has_none_after_blanking_its_names(text):
+    from fastslow.models.automation import rules
+
+    assert rules.has_condition_signal(text, _AUTO) == _AUTO.signal(rules.signal_text(text, _AUTO))
+
+
+def test_the_intent_grams_are_the_vectorizers_analysis(model):
+    intents = model.automation.intents_
+    intents.__dict__.pop("_char_range", None)
+    texts = _bundled_automation_texts()
+    subqueries = [q["subquery"] for groups in model.automation.parse_many(texts) for g in groups for q in g["querys"]]
+    assert intents._grams("x") == intents.analyze_("x") and intents.__dict__["_char_range"] == (1, 3)
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.one_of(st.sampled_from(subqueries), st.text(alphabet="打开空调 \t\n\u3000Aa1，", max_size=12)))
+    def check(text):
+        assert intents._grams(text) == intents.analyze_(text)
+
+    check()
+    assert "_char_range" not in intents.__getstate__()

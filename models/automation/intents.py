@@ -22,7 +22,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
-from fastslow.features.extractors import require_fitted, sparse_row_product, tfidf_row
+from fastslow.features.extractors import char_ngrams, require_fitted, sparse_row_product, tfidf_row
 from fastslow.features.memo import TextMemo
 from fastslow.models.automation.rules import INTENT_VEHICLE, devices_in, lowered, seat_mentions
 from fastslow.data import TAXONOMY_DIR
@@ -32,6 +32,7 @@ DENSE_ROWS = 4  # up to this many subqueries, scores are computed without a spar
 PREDICT_MEMO = 65536  # distinct subqueries whose intent a process keeps (``IntentClassifier.predict``)
 CAR_CONTROL, DEVICE_CONTROL, OTHER = INTENT_VEHICLE, "设备控制", "其他"
 CONTROL_INTENTS = (CAR_CONTROL, DEVICE_CONTROL)
+_WHITE_SPACES = re.compile(r"\s\s+")  # scikit-learn's own (``_VectorizerMixin._white_spaces``)
 
 
 @dataclass(frozen=True)
@@ -134,9 +135,23 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         self.weights_ = np.ascontiguousarray(self.model_.coef_.T, dtype=np.float64)  # (features, classes)
         self.intercept_ = self.model_.intercept_.astype(np.float64)
 
+    def _grams(self, low: str) -> list[str]:
+        """``analyze_(low)``: for the character analyzer without lower-casing or accent stripping (how it is
+        fitted) that is ``char_ngrams`` of the text with runs of white space made one space, without
+        scikit-learn's per-gram Python loop; any other vectorizer runs its own analyzer."""
+        ngram_range = self.__dict__.get("_char_range", False)
+        if ngram_range is False:
+            v = self.vectorizer_
+            plain = (v.analyzer == "char" and not v.lowercase and v.strip_accents is None and v.preprocessor is None
+                     and v.input == "content")
+            ngram_range = self.__dict__["_char_range"] = tuple(v.ngram_range) if plain else None
+        if ngram_range is None:
+            return self.analyze_(low)
+        return char_ngrams(_WHITE_SPACES.sub(" ", low), *ngram_range)
+
     def _row(self, s: str) -> tuple[list, list]:
         low = lowered(s)
-        columns, weights = tfidf_row(self.analyze_(low), self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf)
+        columns, weights = tfidf_row(self._grams(low), self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf)
         columns.append(self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_)])
         weights.append(self.keyword_weight)
         return columns, weights
@@ -185,4 +200,5 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
     def __getstate__(self):
         state = dict(super().__getstate__())
         state.pop("_predicted", None)
+        state.pop("_char_range", None)
         return state

@@ -89,8 +89,23 @@ class FeatureTable:
         self.scanner = Scanner(matchers)  # every word list in one Aho-Corasick pass over the text
 
 
-def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None) -> list[list[str]]:
-    """Feature strings of every character of ``text`` (see the module doc)."""
+#: the character n-gram features, by prefix: the ones a pruned feature list builds only when the CRF knows them
+GRAM_FEATURES = ("c=", "l=", "r=", "lc=", "cr=", "lcr=", "ll=", "rr=")
+
+
+def known_grams(attributes) -> dict[str, frozenset]:
+    """Per character n-gram feature (``GRAM_FEATURES``), the grams that name an attribute of ``attributes``."""
+    return {prefix: frozenset(a[len(prefix):] for a in attributes if a.startswith(prefix)) for prefix in GRAM_FEATURES}
+
+
+def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None,
+                  known: dict[str, frozenset] | None = None) -> list[list[str]]:
+    """Feature strings of every character of ``text`` (see the module doc).
+
+    ``known`` (``known_grams`` of the CRF's attributes) leaves out the character n-gram features the CRF
+    has no weight for: most of the two- and three-character ones. crfsuite drops an attribute it does not
+    know before scoring, so the tags and marginals are the same; the rest keep their order, so the
+    weights are summed in the same order too."""
     n = len(text)
     if n == 0:
         return []
@@ -155,11 +170,38 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
     padded = "\x02\x02" + low + "\x03\x03"
     feats = []
     prev_marks: list[str] = []
+    if known is not None:
+        k_c, k_l, k_r, k_lc, k_cr, k_lcr, k_ll, k_rr = (known[prefix] for prefix in GRAM_FEATURES)
     for i in range(n):
         j = i + 2
         c0, cm1, cp1 = padded[j], padded[j - 1], padded[j + 1]
-        f = ["b", "c=" + c0, "l=" + cm1, "r=" + cp1, "lc=" + cm1 + c0, "cr=" + c0 + cp1, "lcr=" + cm1 + c0 + cp1,
-             "ll=" + padded[j - 2] + cm1, "rr=" + cp1 + padded[j + 2], "k=" + classes[i], _CLAUSE_FEATURE[min(clause_of[i], 3)]]
+        if known is None:
+            f = ["b", "c=" + c0, "l=" + cm1, "r=" + cp1, "lc=" + cm1 + c0, "cr=" + c0 + cp1, "lcr=" + cm1 + c0 + cp1,
+                 "ll=" + padded[j - 2] + cm1, "rr=" + cp1 + padded[j + 2], "k=" + classes[i],
+                 _CLAUSE_FEATURE[min(clause_of[i], 3)]]
+        else:
+            f = ["b"]
+            if c0 in k_c:
+                f.append("c=" + c0)
+            if cm1 in k_l:
+                f.append("l=" + cm1)
+            if cp1 in k_r:
+                f.append("r=" + cp1)
+            lc, cr = cm1 + c0, c0 + cp1
+            if lc in k_lc:
+                f.append("lc=" + lc)
+            if cr in k_cr:
+                f.append("cr=" + cr)
+            if lc + cp1 in k_lcr:
+                f.append("lcr=" + lc + cp1)
+            gram = padded[j - 2] + cm1
+            if gram in k_ll:
+                f.append("ll=" + gram)
+            gram = cp1 + padded[j + 2]
+            if gram in k_rr:
+                f.append("rr=" + gram)
+            f.append("k=" + classes[i])
+            f.append(_CLAUSE_FEATURE[min(clause_of[i], 3)])
         if tok_pos[i]:
             f.append("tp=" + tok_pos[i])
             if tok_of[i]:
@@ -196,7 +238,23 @@ class AutomationTagger(BaseEstimator):
         return tuple(domain_cut(self.words_).lcut(text))
 
     def features(self, text: str, tokens=None):
+        """Every feature string of every character (``char_features``): what the CRF is trained on."""
         return char_features(text, self.table_, tokens if tokens is not None else self.tokens(text))
+
+    def tagging_features(self, text: str, tokens=None):
+        """``features`` without the character n-grams the trained CRF has no weight for (``known_grams``):
+        the same tags and marginals, for less work here and in crfsuite."""
+        return char_features(text, self.table_, tokens if tokens is not None else self.tokens(text), self._known())
+
+    def _known(self) -> dict[str, frozenset] | None:
+        known = self.__dict__.get("_known_grams", False)
+        if known is False:  # read from the model once per process (~0.2 s), never pickled
+            info = self._tagger().info()
+            attributes = {a for a, _ in info.state_features}
+            # every attribute of the model read back from its dump, or no pruning (None): never a known one dropped
+            known = known_grams(attributes) if str(len(attributes)) == info.header.get("num_attrs") else None
+            self.__dict__["_known_grams"] = known
+        return known
 
     # -- fit / predict
     def fit(self, X, y):
@@ -232,6 +290,7 @@ class AutomationTagger(BaseEstimator):
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_local", None)
+        state.pop("_known_grams", None)
         return state
 
     def predict(self, X, tokens=None):
@@ -242,7 +301,7 @@ class AutomationTagger(BaseEstimator):
             if not text:
                 out.append([])
                 continue
-            out.append(tagger.tag(self.features(text, tokens[k] if tokens is not None else None)))
+            out.append(tagger.tag(self.tagging_features(text, tokens[k] if tokens is not None else None)))
         return out
 
     def predict_spans(self, X) -> list[list[Span]]:
@@ -258,7 +317,7 @@ class AutomationTagger(BaseEstimator):
                 tags_out.append([])
                 marginals.append([])
                 continue
-            tags = tagger.tag(self.features(text))
+            tags = tagger.tag(self.tagging_features(text))
             tags_out.append(tags)
             marginals.append([tagger.marginal(tag, i) for i, tag in enumerate(tags)])
         return tags_out, marginals

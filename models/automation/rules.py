@@ -153,7 +153,12 @@ def signal_text(text: str, lex: AutomationLexicons) -> str:
 
 def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
     """``lex.signal`` outside seat, direction and device names: 副驾座椅往后调一点, 左后车窗打开一半 and
-    后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候)."""
+    后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候).
+
+    Blanking names out can only take a signal away (``\x00`` is in no signal word or time shape, and the
+    shapes look at nothing around them), so a text without a signal at all is answered without blanking."""
+    if not lex.signal(lowered(text)):
+        return False
     return lex.signal(signal_text(text, lex))
 
 
@@ -304,14 +309,19 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     command said object first (主驾座椅往前调一点|副驾…), never inside a verb's object (关掉家里所有的灯,
     打开天窗遮阳帘); at a sequence connector (然后, 再) between two whole commands. Nothing is cut after a joiner (和, 再, 把), after a message's 说, or in a reminder or
     a prohibition (提醒我打开空调关闭车窗 is one reminder)."""
+    if len(text) < 6:
+        return []  # a cut leaves a whole command of three characters or more on each side (_is_plain_command)
     low = lowered(text)
-    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")) or unconditional_kind(text, lex):
-        return []  # a reminder, a prohibition, a super-task or memo clause (修改我的回家习惯) is one request
     verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in _COMMAND_START_KINDS}
     names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
+    points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)  # room for a command each side
+    if not points:
+        return []
+    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")) or unconditional_kind(text, lex):
+        return []  # a reminder, a prohibition, a super-task or memo clause (修改我的回家习惯) is one request
     cuts, last = [], 0
-    for p in sorted(verbs | names | breaks):
+    for p in points:
         if p - last < 3 or (p not in breaks and low[p - 1] in _JOINED_BEFORE) or "说" in low[last:p]:
             continue
         left = strip_fillers(text[last:p], lex)
@@ -1013,12 +1023,12 @@ def memo_edit_group(text: str, lex: AutomationLexicons) -> Group | None:
     low = lowered(text)
     if _TRIGGER_WORDS.search(low) or _COMMUNICATION.search(low) or _REMIND_SOMEONE.search(low):
         return None  # a trigger, a message (发消息说会议推迟) or a new reminder (提醒我检查胎压)
-    if is_super_task_mention(text, lex):
-        return None  # a named rule or habit (取消洗车提醒这条规则) is super-task management, not a memo
     found = lex.memo.find(low)
     verbs = [(term, cat) for *_, term, cat in found if cat != "item"]
     if not verbs or verbs[0][1] not in _MEMO_EDITS or verbs[0][0] == "提前":
         return None
+    if is_super_task_mention(text, lex):
+        return None  # a named rule or habit (取消洗车提醒这条规则) is super-task management, not a memo
     if not any(cat == "item" for *_, cat in found):
         return None
     action = clean_subquery(text, lex)
@@ -1184,8 +1194,10 @@ def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
             if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
     bounds = pieces_between(len(text), cuts)
     merged = join_actionless(bounds, [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds])
-    pieces = [(a + c, a + d) for a, b in merged
-              for c, d in zip([0] + command_cuts(text[a:b], lex), command_cuts(text[a:b], lex) + [b - a])]
+    pieces = []
+    for a, b in merged:
+        cuts = command_cuts(text[a:b], lex)
+        pieces += [(a + c, a + d) for c, d in zip([0] + cuts, cuts + [b - a])]
     subs = [add_missing_verb(s, lex) for s in (clean_subquery(text[a:b], lex) for a, b in pieces) if s]
     return [Group(None, subs, [""] * len(subs), [None] * len(subs))] if subs else []
 

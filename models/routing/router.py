@@ -221,12 +221,18 @@ class Router(BaseEstimator, ClassifierMixin):
     @property
     def segmenter(self) -> Segmenter:
         require_fitted(self, "pipeline_")
-        return self.pipeline_.named_steps["segment"]
+        return self._segmenter()
 
     def utterances(self, X):
         """``Utterance`` objects of raw inputs (``Utterance`` objects pass through)."""
         require_fitted(self, "pipeline_")
-        return self.pipeline_.named_steps["segment"].utterances(X)
+        return self._segmenter().utterances(X)
+
+    def _segmenter(self) -> Segmenter:
+        """The pipeline's first step: ``named_steps`` builds a new Bunch of every step on each call (several
+        times per query), the step list does not."""
+        name, step = self.pipeline_.steps[0]
+        return step if name == "segment" else self.pipeline_.named_steps["segment"]
 
     def predict_proba(self, X):
         require_fitted(self, "pipeline_")
