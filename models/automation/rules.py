@@ -780,11 +780,15 @@ def duration_condition(condition: str | None, durations: Sequence[str]) -> str:
 _REMINDER_NOUN = re.compile(r"^(?P<content>.+?)的?(提醒事项|提醒)$")
 
 
-def reminder_from_noun(action: str) -> str:
+def reminder_from_noun(action: str, lex: AutomationLexicons | None = None) -> str:
     """``创建长途驾驶前检查水和食物的提醒``: a reminder named as a noun (``检查水和食物的提醒``) is the
-    reminder ``提醒我检查水和食物``; switching the reminder function (打开提醒) is left alone."""
+    reminder ``提醒我检查水和食物``; switching the reminder function (打开提醒) is left alone, and so is the way
+    the car signals (语音提醒, 方向盘震动提醒: a ``signal`` or ``warning`` of builtin_functions.txt before 提醒)."""
     m = _REMINDER_NOUN.match(action)
     if not m or _TOGGLE_ONLY.match(m.group("content")) or m.group("content").startswith(("提醒", "查看", "删除")):
+        return action
+    if lex is not None and lex.builtin_functions is not None and not action.endswith("的提醒") and any(
+            cat in ("signal", "warning") for *_, cat in lex.builtin_functions.find(lowered(m.group("content")))):
         return action
     content = re.sub(r"^(一个|一条|个|条)", "", m.group("content"))
     return REMIND + content if content else action
@@ -1051,25 +1055,74 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
 
 def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
     """The class behind the spec's 条件负例 (lexicons/builtin_functions.txt, automation view): the condition is
-    a situation the car watches itself (超速, 变道, 急刹车, 车门没关好: ``event``; or a built-in function's own
-    state) and every action only reminds or warns, or works a built-in function (变道时打开盲区监测, 疲劳驾驶的
-    时候提醒我, 急刹车的时候自动打开双闪). Under a plain ``moment`` of the car (熄火, 天黑) only a built-in
-    function counts (天黑的时候自动打开大灯; 熄火后提醒我带钥匙 is the user's own reminder). A built-in
+    a situation the car senses itself (``vehicle_situation``) and every action is something the car does
+    itself (``builtin_action``): 变道时打开盲区监测, 疲劳驾驶的时候提醒我, 锁车的时候自动升起车窗. A built-in
     function under a condition of the user's own (进入高速后打开自适应巡航) stays a user task."""
     functions = getattr(lex, "builtin_functions", None)
     if functions is None:
         return False
-    found = {cat for *_, cat in functions.find(lowered(condition))}
-    if not found:
+    situation = vehicle_situation(condition, lex)
+    if situation is None:
         return False
-    warnings_count = bool(found - {"moment"})
-    return all(builtin_function_action(a, lex) or (warnings_count and (is_reminder(a) or _WARN.search(a) is not None))
-               for a in actions)
+    said = functions.terms("self")  # 自动, 自己: substrings, as a longer function word (自动锁) may hold one
+    by_itself = any(word in lowered(a) for a in actions for word in said)
+    return all(builtin_action(a, situation, by_itself, lex) for a in actions)
+
+
+#: builtin_functions.txt categories that say nothing about the situation when found in a condition
+_NO_SITUATION = frozenset({"part", "self", "signal", "comfort", "advice"})
+#: builtin_functions.txt categories that are no built-in function when found in an action
+_NO_FUNCTION = frozenset({"event", "moment", "state"}) | _NO_SITUATION
+#: a threshold the user sets (车速超过120, 胎压低于2.0, 电量不足百分之二十): the user's own condition
+_USER_THRESHOLD = re.compile(r"(?:超过|高于|低于|不足|少于|小于|大于|达到|到了|到)(?:百分之)?[\d零一二两三四五六七八九十百千]")
+
+
+def vehicle_situation(condition: str, lex: AutomationLexicons) -> str | None:
+    """What the car senses in ``condition`` (builtin_functions.txt, automation view), strongest first:
+    ``event`` (a safety situation it watches: 超速, 车门没关好, 有行人; or a built-in function's own state),
+    ``moment`` (a plain state of the car: 熄火, 天黑, 进隧道), ``state`` (what users also set tasks on: 上车,
+    停车, 下雨, 车速), or None (no situation of the car: 到家, 上午十点). A number the user sets makes the
+    condition a ``state``: the threshold is the user's (车速超过一百二的时候播报车速, 胎压低于2.0时通知我)."""
+    low = lowered(condition)
+    found = {cat for *_, cat in lex.builtin_functions.find(low)} - _NO_SITUATION
+    if not found:
+        return None
+    if found == {"state"} or _USER_THRESHOLD.search(low):
+        return "state"
+    if found <= {"moment", "state"}:
+        return "moment"
+    return "event"
+
+
+#: a reminder's content short enough to be advice the car gives (提醒我休息, 提醒我减速, 提醒我看路)
+_ADVICE_CHARS = 3
+
+
+def builtin_action(action: str, situation: str, by_itself: bool, lex: AutomationLexicons) -> bool:
+    """Does the car do ``action`` by itself in ``situation``? When the request says so (``by_itself``: 自动,
+    自己), anything of the car but its comfort (自动锁车, 车窗自动升上去, 自动切到内循环); under an event or a
+    moment, a built-in function (打开盲区监测, 打开大灯, 锁上车门); under an event, a signal to the driver
+    (方向盘抖一下, 一直响, 发出警告) or a reminder that is advice about the situation (提醒我, 提醒我休息,
+    提醒我系好安全带; 车门没锁就提醒我车内温度 is the user's). A reminder never counts by a function word of
+    its content alone under a moment (熄火后提醒我打开雾灯 is the user's)."""
+    low = lowered(action)
+    found = {cat for *_, cat in lex.builtin_functions.find(low)}
+    if is_reminder(action):
+        content = action[len(REMIND):]
+        return situation == "event" and (len(content) <= _ADVICE_CHARS or bool(found - {"comfort", "signal"}))
+    if by_itself and (found - _NO_FUNCTION or "part" in found):
+        return True
+    if situation == "state":
+        return False
+    if found - _NO_FUNCTION:
+        return True
+    return situation == "event" and ("signal" in found or _WARN.search(action) is not None)
 
 
 def builtin_function_action(action: str, lex: AutomationLexicons) -> bool:
-    """Does the action work a built-in function (a lexicons/builtin_functions.txt term that is no situation)?"""
-    return any(cat not in ("event", "moment") for *_, cat in lex.builtin_functions.find(lowered(action)))
+    """Does the action work a built-in function (a lexicons/builtin_functions.txt term that is no situation,
+    part, signal or self word)?"""
+    return any(cat not in _NO_FUNCTION for *_, cat in lex.builtin_functions.find(lowered(action)))
 
 
 _WARN = re.compile(r"^(?:警告|告警|报警|预警|提示|提醒|警示)")
@@ -1115,7 +1168,7 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
         if lowered(cleaned) in lex.fillers.terms("suffix") and (condition or len(raw.actions) > 1):
             continue  # a polite tail said after the request (关上车窗好吗) is no request of its own
         if cleaned:
-            actions.append(add_missing_verb(reminder_from_noun(cleaned), lex))
+            actions.append(add_missing_verb(reminder_from_noun(cleaned, lex), lex))
             intents.append(span.intent)
     if raw.durations:
         actions = [duration_action(a, lex) for a in actions]
