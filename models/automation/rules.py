@@ -585,6 +585,7 @@ def strip_fillers(text: str, lex: AutomationLexicons) -> str:
     """Spoken fillers and politeness off both ends: ``帮我打开空调吧`` → ``打开空调``."""
     prefixes = lex.fillers.terms("prefix")
     suffixes = lex.fillers.terms("suffix")
+    soft = lex.fillers.terms("soft_suffix")
     prev = None
     while prev != text:
         prev = text
@@ -597,7 +598,14 @@ def strip_fillers(text: str, lex: AutomationLexicons) -> str:
             if low[-size:] in suffixes:
                 text = text[:-size]
                 break
+            if low[-size:] in soft and len(text) - size > _SOFT_SUFFIX_MIN and not text.startswith(REMIND):
+                text = text[:-size]  # 把后备箱打开一下 → 把后备箱打开; 鸣笛一下, 提醒我休息一下 stay
+                break
     return text
+
+
+#: a soft suffix (一下) goes only after a request longer than a bare verb and object (鸣笛一下 stays)
+_SOFT_SUFFIX_MIN = 3
 
 
 _CN_NUM = "零一二两三四五六七八九十百半"
@@ -934,7 +942,7 @@ def snap_once_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -
 
 #: what is said around a duration's device: a lead (把, 开着, 再开) and a tail of adverbs and on/off verbs
 _DURATION_LEAD = re.compile(r"^(?:把|开着|一直开着|继续开|再开|一直开)")
-_DURATION_TAIL = re.compile(r"(?:就|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着)+$")
+_DURATION_TAIL = re.compile(r"(?:就|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着|吹|来|运行|工作|转)+$")
 
 
 def duration_action(action: str, lex: AutomationLexicons) -> str:
