@@ -128,3 +128,32 @@ def test_polite_tails_without_a_pause_leave_the_subquery(said, quoted):
 ])
 def test_an_unknown_assistant_name_is_a_wake_word(said, heard):
     assert strip_disfluencies(said) == heard
+
+
+def run_on(markup: str) -> list[tuple[str, str]]:
+    from fastslow.models.automation.rules import parse_markup, split_run_on
+    text, spans = parse_markup(markup)
+    return [(sp.kind, sp.text) for sp in split_run_on(text, spans, LEX)]
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # a spoken condition starts at 进 / 到 / 我 after a whole command (condition_subjects.txt, category start)
+    ("[C:关掉音响进地下车库的时候][A:打开大灯]", [("A", "关掉音响"), ("C", "进地下车库的时候"), ("A", "打开大灯")]),
+    ("[A:关掉台灯我躺下以后][A:把空调调成睡眠模式]", [("A", "关掉台灯"), ("C", "我躺下以后"), ("A", "把空调调成睡眠模式")]),
+    # never inside a state (快到, 不到) or after a verb whose complement it is (调到, 导航回家)
+    ("[C:导航去东站快到的时候][A:给小李打电话]", [("A", "导航去东站"), ("C", "快到的时候"), ("A", "给小李打电话")]),
+    ("[C:把空调调到二十度电量不到三十的时候][A:关闭空调]",
+     [("A", "把空调调到二十度"), ("C", "电量不到三十的时候"), ("A", "关闭空调")]),
+])
+def test_spoken_condition_starts_in_a_run_on(markup, expected):
+    assert run_on(markup) == expected
+
+
+def test_the_start_words_come_from_the_lexicon():
+    subjects = LEX.condition_subjects
+    kept = [(t, c) for t, c in subjects.category.items() if c != "start"]
+    lex = dataclasses.replace(LEX, condition_subjects=type(subjects).build("condition_subjects", kept))
+    from fastslow.models.automation.rules import parse_markup, split_run_on
+    text, spans = parse_markup("[C:关掉收音机到学校门口的时候][A:提醒我]")
+    assert [sp.kind for sp in split_run_on(text, spans, LEX)] == ["A", "C", "A"]
+    assert [sp.kind for sp in split_run_on(text, spans, lex)] == ["C", "A"]

@@ -194,7 +194,7 @@ def _condition_starts(low: str, lex: AutomationLexicons, events: bool) -> list[i
         starts += [a for a, *_ in lex.events.find(low)]
         subjects = getattr(lex, "condition_subjects", None)
         if subjects is not None:
-            starts += [a for a, *_ in subjects.find(low)]
+            starts += [a for a, _, _, cat in subjects.find(low) if cat != "start"]  # start: _spoken_condition_starts
     return sorted(set(starts))
 
 
@@ -253,6 +253,34 @@ def whole_clock_times(text: str, spans: Sequence[Span]) -> list[Span]:
     return out
 
 
+#: a command ending in a verb whose object or complement is the place or amount after it (导航|回家, 调|到二十三度):
+#: no condition starts right after it
+_TAKES_PLACE = re.compile(r"(?:导航|去|回|到|开到|送到|调|开|升|降|设|放|拉)$")
+
+
+def _spoken_condition_starts(low: str, lex: AutomationLexicons) -> list[int]:
+    """Where a condition span that begins with a whole command may start its condition, beyond the trigger and
+    event words: a word people start a spoken condition with, no trigger on its own (到, 进, 我:
+    condition_subjects.txt, category ``start``), never inside a trigger or an event word (快到, 不到)."""
+    subjects = getattr(lex, "condition_subjects", None)
+    if subjects is None:
+        return []
+    found = subjects.find(low)
+    words = [(a, b) for a, b, *_ in lex.triggers.find(low) + lex.events.find(low)]
+    words += [(a, b) for a, b, _, cat in found if cat != "start"]
+    return [p for p, _, _, cat in found if cat == "start" and not any(a < p < b for a, b in words)
+            and not (p > 0 and low[p - 1] in _BEFORE_NO_START)]
+
+
+def _ends_in_suffix_trigger(low: str, lex: AutomationLexicons) -> bool:
+    """Does ``low`` end with a suffix trigger of two characters or more (以后, 的时候, 之后)?"""
+    return any(e == len(low) and e - a >= 2 and cat == "suffix" for a, e, _, cat in lex.triggers.find(low))
+
+
+#: 不到, 没到, 快到, 要到: the word is part of the state said before it, no condition starts there
+_BEFORE_NO_START = frozenset("不没快要将还已")
+
+
 def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """Spec 不向左回溯 on an unpunctuated run-on (action + condition + action): a condition span that
     starts with a whole plain command (关闭车窗|到公司的时候, 导航去公司|快到的时候) is that action and
@@ -267,8 +295,13 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
         if sp.kind == "C" or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
                               and not sentence_break(text, sp.end, nxt.start)
                               and not lex.reminder_verbs.prefix(lowered(sp.text))):
-            for p in _condition_starts(lowered(sp.text), lex, events=sp.kind == "C"):
-                if p > 0 and _is_plain_command(sp.text[:p], lex) and sp.text[p:].strip():
+            low = lowered(sp.text)
+            starts = _condition_starts(low, lex, events=sp.kind == "C")
+            if sp.kind == "C" or _ends_in_suffix_trigger(low, lex):  # 关上天窗|到服务区的时候, 关掉电视机|我睡着以后
+                starts = sorted(set(starts) | set(_spoken_condition_starts(low, lex)))
+            for p in starts:
+                if p > 0 and _is_plain_command(sp.text[:p], lex) and sp.text[p:].strip() \
+                        and not _TAKES_PLACE.search(low[:p]):
                     cut = p
                     break
         if cut is None and sp.kind == "A":
