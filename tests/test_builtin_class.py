@@ -157,3 +157,17 @@ def test_the_start_words_come_from_the_lexicon():
     text, spans = parse_markup("[C:关掉收音机到学校门口的时候][A:提醒我]")
     assert [sp.kind for sp in split_run_on(text, spans, LEX)] == ["A", "C", "A"]
     assert [sp.kind for sp in split_run_on(text, spans, lex)] == ["C", "A"]
+
+
+@pytest.mark.parametrize("said, cut", [
+    ("额导航去东站", 1), ("那啥，熄火以后关大灯", 3), ("额度用完的时候提醒我", 0), ("额外加一个提醒", 0), ("额", 0),
+])
+def test_leading_hesitations_the_parser_drops(said, cut):
+    from fastslow.models.automation.rules import leading_hesitation
+    assert leading_hesitation(said, LEX) == cut
+
+
+def test_a_wake_word_after_a_hesitation_is_dropped_too():
+    from fastslow.models.automation.parser import surface_of
+    assert surface_of("额你好小鹏主驾车窗关上", LEX) == "主驾车窗关上"
+    assert surface_of("额你好小鹏主驾车窗关上") == "额你好小鹏主驾车窗关上"  # the spoken layer alone keeps 额

@@ -637,6 +637,16 @@ def strip_fillers(text: str, lex: AutomationLexicons) -> str:
     return text
 
 
+def leading_hesitation(text: str, lex: AutomationLexicons) -> int:
+    """How many characters at the start of ``text`` are a hesitation the parser drops (fillers.txt, category
+    ``hesitation``: 额, 诶, 那啥); 0 when the longest filler word there is no hesitation (额度, 额外: category
+    ``word``) or nothing would be left."""
+    head = lex.fillers.prefix(lowered(text))
+    if not head or lex.fillers.category.get(head) != "hesitation" or len(text) <= len(head) + 1:
+        return 0
+    return len(head) + (1 if text[len(head)] in _EDGE_PUNCT else 0)
+
+
 #: a soft suffix (一下) goes only after a request longer than a bare verb and object (鸣笛一下 stays)
 _SOFT_SUFFIX_MIN = 3
 
