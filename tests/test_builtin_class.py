@@ -171,3 +171,22 @@ def test_a_wake_word_after_a_hesitation_is_dropped_too():
     from fastslow.models.automation.parser import surface_of
     assert surface_of("额你好小鹏主驾车窗关上", LEX) == "主驾车窗关上"
     assert surface_of("额你好小鹏主驾车窗关上") == "额你好小鹏主驾车窗关上"  # the spoken layer alone keeps 额
+
+
+def repaired(markup: str) -> list[tuple[str, str]]:
+    from fastslow.models.automation.rules import parse_markup, repair_spans
+    text, spans = parse_markup(markup)
+    return [(sp.kind, sp.text) for sp in repair_spans(text, spans, LEX)]
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # what the car does by itself, said subject first: the subject is the action's, not the condition's
+    ("[C:锁车以后天窗][A:自动关上]", [("C", "锁车以后"), ("A", "天窗自动关上")]),
+    ("[C:人离开以后后视镜自己][A:折起来]", [("C", "人离开以后"), ("A", "后视镜自己折起来")]),
+    ("[C:车门打开时][A:亮起氛围灯]", [("C", "车门打开时"), ("A", "亮起氛围灯")]),  # a state with its verb stays
+    # a verb with two objects is one action; two verbs are two
+    ("[C:上车以后][A:打开座椅加热]和[A:后视镜加热]", [("C", "上车以后"), ("A", "打开座椅加热和后视镜加热")]),
+    ("[C:上车以后][A:打开氛围灯]和[A:解锁车门]", [("C", "上车以后"), ("A", "打开氛围灯"), ("A", "解锁车门")]),
+])
+def test_spans_made_whole(markup, expected):
+    assert repaired(markup) == expected

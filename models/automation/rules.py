@@ -521,6 +521,39 @@ def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexi
     return out
 
 
+_SELF_WORDS = re.compile(r"(?:自动|自己|自行|会)+$")
+
+
+def subject_after_trigger(condition: str, lex: AutomationLexicons) -> int | None:
+    """Where a condition span that ran past its suffix trigger into the subject of the action after it
+    (熄火后|车门, 人走开以后|车门自己: what the car does by itself, said subject first) should end: after
+    the trigger, when all that follows it is device names and a self word. None otherwise."""
+    low = lowered(condition)
+    for _, e, _, cat in lex.triggers.find(low):
+        if cat != "suffix" or e >= len(condition):
+            continue
+        rest = _SELF_WORDS.sub("", condition[e:])
+        if rest and is_bare_device(rest, lex):
+            return e
+    return None
+
+
+def give_back_subject(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A condition span ending in the subject of the action right after it gives the subject back
+    (``subject_after_trigger``): 熄火后车门|自动解锁 → 熄火后|车门自动解锁."""
+    out = list(spans)
+    for k in range(len(out) - 1):
+        cur, nxt = out[k], out[k + 1]
+        if cur.kind != "C" or nxt.kind != "A" or nxt.start != cur.end:
+            continue
+        cut = subject_after_trigger(cur.text, lex)
+        if cut is not None:
+            m = cur.start + cut
+            out[k] = Span("C", cur.start, m, text[cur.start:m], cur.intent)
+            out[k + 1] = Span("A", m, nxt.end, text[m:nxt.end], nxt.intent)
+    return out
+
+
 def is_fragment(action: str, lex: AutomationLexicons) -> bool:
     """An action span that is no request on its own: only a verb (打开, 拉上), only a negation (千万别) or a
     把 object without its verb (把窗帘). A bare device (座椅加热) is a request: the missing-verb rule completes it."""
@@ -545,6 +578,16 @@ def only_fillers(gap: str, lex: AutomationLexicons) -> bool:
     return True
 
 
+_OBJECT_JOINERS = frozenset({"和", "与", "及", "跟", "以及", "还有", "、"})
+
+
+def second_object(gap: str, before: str, after: str, lex: AutomationLexicons) -> bool:
+    """README 如何标注 2: a verb with two objects is one action. ``after`` is a bare device joined to a
+    verb-first ``before`` by 和 / 与 / 、 (打开座椅通风|和|方向盘加热); 打开氛围灯和解锁车门 has two verbs."""
+    return (gap.strip(" ") in _OBJECT_JOINERS and is_bare_device(after, lex)
+            and bool(lex.action_verbs.prefix(lowered(strip_fillers(before, lex)))))
+
+
 def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """Two action spans that touch (or have only a filler between them: 把钓鱼出行|那个|习惯删掉), one of them
     a fragment (``is_fragment``: 打开|导航回家, 把窗帘|拉上), are one
@@ -560,7 +603,8 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
                           text[lead.start() + (prev.end if prev is not None else 0): sp.end], sp.intent)
         touching = prev is not None and only_fillers(text[prev.end:sp.start], lex)
         if prev is not None and prev.kind == "A" and touching:
-            if sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)):
+            if sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)
+                                   or second_object(text[prev.end:sp.start], prev.text, sp.text, lex)):
                 out[-1] = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
                 continue
             if sp.kind == "C":
@@ -580,11 +624,12 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
 def repair_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """The tagger's spans made whole, in order: a negation kept with its action, a clock time or an event
     word never cut, a leading time point split from its command, fragments joined, run-ons split (action +
-    condition + action, action + action), once markers snapped, and conditions without any signal made
-    plain commands."""
+    condition + action, action + action), an action's subject given back by the condition, once markers
+    snapped, and conditions without any signal made plain commands."""
     spans = whole_clock_times(text, keep_negation(text, spans))
     spans = leading_time_condition(text, whole_words_at_edges(text, spans, lex), lex)
     spans = split_run_on(text, split_trailing_command(text, join_fragments(text, spans, lex), lex), lex)
+    spans = give_back_subject(text, spans, lex)
     spans = split_joined_actions(text, spans, lex)
     return demote_signalless_conditions(text, snap_once_spans(text, spans, lex), lex)
 
