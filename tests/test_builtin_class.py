@@ -190,3 +190,26 @@ def repaired(markup: str) -> list[tuple[str, str]]:
 ])
 def test_spans_made_whole(markup, expected):
     assert repaired(markup) == expected
+
+
+@pytest.mark.parametrize("markup, expected", [
+    ("[C:要是下午五点以后][A:关上车库门]", None),  # nothing after: unchanged
+    ("[C:要是车库门还开着]的话就[A:关上车库门]", [("C", "要是车库门还开着的话"), ("A", "关上车库门")]),
+    ("[C:早上七点半让][A:音箱放新闻]", [("C", "早上七点半"), ("A", "让音箱放新闻")]),
+    ("[C:如果堵车][A:把会议提前][D:二十分钟]", [("C", "如果堵车"), ("A", "把会议提前二十分钟")]),
+    ("[A:座椅加热][D:二十分钟]", [("A", "座椅加热"), ("D", "二十分钟")]),  # a real duration stays
+])
+def test_condition_edges(markup, expected):
+    from fastslow.models.automation.rules import parse_markup
+    text, spans = parse_markup(markup)
+    assert repaired(markup) == (expected or [(sp.kind, sp.text) for sp in spans])
+
+
+def test_a_scope_end_between_spans_ends_the_condition():
+    from fastslow.models.automation.rules import parse_markup, plan_groups
+    for said, groups in [
+        ("[C:晚上九点][A:提醒我收衣服]对了[A:把灯关了]", [("晚上九点", ["提醒我收衣服"]), (None, ["把灯关了"])]),
+        ("[C:到机场的时候][A:提醒我拿行李]顺便[A:查一下航班]", [("到机场的时候", ["提醒我拿行李", "查一下航班"])]),
+    ]:
+        text, spans = parse_markup(said)
+        assert [(g.condition, g.subqueries) for g in plan_groups(text, spans, LEX)] == groups

@@ -538,6 +538,38 @@ def subject_after_trigger(condition: str, lex: AutomationLexicons) -> int | None
     return None
 
 
+#: said right after a condition span, still part of it (README 如何标注 1: trigger words included)
+_TRAILING_TRIGGER = re.compile(r"的话|的时候|时候|以后|之后|时")
+#: a condition span ending in one of these gave away the start of the action (十点一刻让|音箱放点白噪音)
+_ACTION_LEAD = frozenset("让叫给帮替")
+#: an amount of time after one of these is how much earlier or later, not a duration (闹钟提前|半小时)
+_SHIFT_VERB = re.compile(r"(?:提前|推迟|延后|提早|推后|往后推|往前提|早|晚)$")
+
+
+def whole_condition_edges(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A condition span keeps the trigger said right after it (…亮着灯|的话|就 → …亮着灯的话) and gives a
+    causative 让/叫 at its end to the action after it (晚上十点一刻让|音箱… → 让音箱…); an amount of time said
+    after 提前/推迟 at the end of an action is part of that action, not a duration (把闹钟提前|半小时)."""
+    out = list(spans)
+    for k, cur in enumerate(out):
+        nxt = out[k + 1] if k + 1 < len(out) else None
+        if cur.kind == "C":
+            m = _TRAILING_TRIGGER.match(text, cur.end)
+            if m and (nxt is None or nxt.start >= m.end()):
+                out[k] = cur = Span("C", cur.start, m.end(), text[cur.start:m.end()], cur.intent)
+            if nxt is not None and nxt.kind == "A" and nxt.start == cur.end and cur.text[-1:] in _ACTION_LEAD \
+                    and len(cur.text) > 2:
+                m = cur.end - 1
+                out[k] = Span("C", cur.start, m, text[cur.start:m], cur.intent)
+                out[k + 1] = Span("A", m, nxt.end, text[m:nxt.end], nxt.intent)
+        elif cur.kind == "D" and k > 0 and out[k - 1].kind == "A" and out[k - 1].end == cur.start \
+                and _SHIFT_VERB.search(out[k - 1].text):
+            prev = out[k - 1]
+            out[k - 1] = Span("A", prev.start, cur.end, text[prev.start:cur.end], prev.intent)
+            out[k] = None
+    return [sp for sp in out if sp is not None]
+
+
 def give_back_subject(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """A condition span ending in the subject of the action right after it gives the subject back
     (``subject_after_trigger``): 熄火后车门|自动解锁 → 熄火后|车门自动解锁."""
@@ -604,7 +636,9 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
         touching = prev is not None and only_fillers(text[prev.end:sp.start], lex)
         if prev is not None and prev.kind == "A" and touching:
             if sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)
-                                   or second_object(text[prev.end:sp.start], prev.text, sp.text, lex)):
+                                   or second_object(text[prev.end:sp.start], prev.text, sp.text, lex)
+                                   or (prev.text.startswith("把") and not _is_plain_command(prev.text, lex)
+                                       and is_super_task_mention(sp.text, lex))):
                 out[-1] = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
                 continue
             if sp.kind == "C":
@@ -629,7 +663,7 @@ def repair_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
     spans = whole_clock_times(text, keep_negation(text, spans))
     spans = leading_time_condition(text, whole_words_at_edges(text, spans, lex), lex)
     spans = split_run_on(text, split_trailing_command(text, join_fragments(text, spans, lex), lex), lex)
-    spans = give_back_subject(text, spans, lex)
+    spans = whole_condition_edges(text, give_back_subject(text, spans, lex), lex)
     spans = split_joined_actions(text, spans, lex)
     return demote_signalless_conditions(text, snap_once_spans(text, spans, lex), lex)
 
@@ -768,6 +802,13 @@ def sentence_break(text: str, start: int, end: int) -> bool:
     return any(ch in _SENTENCE_END for ch in text[start:end])
 
 
+def scope_end_between(gap: str, lex: AutomationLexicons) -> bool:
+    """A scope-end word (另外, 此外, 对了: scope_end.txt, category scope_end) said between two spans that the
+    tagger left outside both: 晚上八点提醒我打电话|对了现在|把空调关了 ends the condition's scope as an E span
+    would; 顺便 (category weak) does not."""
+    return bool(gap) and any(cat == "scope_end" for *_, cat in lex.scope_end.find(lowered(gap)))
+
+
 def bind_scopes(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[RawGroup]:
     """Spec 条件作用域: a condition binds to the actions on its right until a new condition, a scope
     end (E span, end of sentence) or the end of the query; never to the actions on its left.
@@ -788,7 +829,8 @@ def bind_scopes(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> li
         return group
 
     for span in sorted(spans, key=lambda s: s.start):
-        if current is not None and sentence_break(text, last_end, span.start):
+        if current is not None and (sentence_break(text, last_end, span.start)
+                                    or scope_end_between(text[last_end:span.start], lex)):
             current = None
         if span.kind == "C":
             if current is not None and current.conditions and not current.actions and not current.durations:
