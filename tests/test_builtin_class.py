@@ -213,3 +213,9 @@ def test_a_scope_end_between_spans_ends_the_condition():
     ]:
         text, spans = parse_markup(said)
         assert [(g.condition, g.subqueries) for g in plan_groups(text, spans, LEX)] == groups
+
+
+def test_about_to_and_a_verb_complement():
+    assert repaired("快[C:放学的时候][A:提醒我去接孩子]") == [("C", "快放学的时候"), ("A", "提醒我去接孩子")]
+    assert repaired("[A:把座椅调][C:到三档续航低于五十的时候][A:关闭座椅加热]") == \
+        [("A", "把座椅调到三档"), ("C", "续航低于五十的时候"), ("A", "关闭座椅加热")]

@@ -546,14 +546,23 @@ _ACTION_LEAD = frozenset("让叫给帮替")
 _SHIFT_VERB = re.compile(r"(?:提前|推迟|延后|提早|推后|往后推|往前提|早|晚)$")
 
 
+_ABOUT_TO = re.compile(r"(?:快要|就要|将要|马上|快)$")
+
+
 def whole_condition_edges(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
-    """A condition span keeps the trigger said right after it (…亮着灯|的话|就 → …亮着灯的话) and gives a
+    """A condition span keeps what no span took right before it that says it is about to happen (快|下班的时候)
+    and the trigger said right after it (…亮着灯|的话|就 → …亮着灯的话), and gives a
     causative 让/叫 at its end to the action after it (晚上十点一刻让|音箱… → 让音箱…); an amount of time said
     after 提前/推迟 at the end of an action is part of that action, not a duration (把闹钟提前|半小时)."""
     out = list(spans)
     for k, cur in enumerate(out):
         nxt = out[k + 1] if k + 1 < len(out) else None
         if cur.kind == "C":
+            lo = out[k - 1].end if k > 0 and out[k - 1] is not None else 0
+            about = _ABOUT_TO.search(text[lo:cur.start])  # 快|下班的时候: about to happen is part of it
+            if about:
+                a = lo + about.start()
+                out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
             m = _TRAILING_TRIGGER.match(text, cur.end)
             if m and (nxt is None or nxt.start >= m.end()):
                 out[k] = cur = Span("C", cur.start, m.end(), text[cur.start:m.end()], cur.intent)
@@ -644,7 +653,9 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
             if sp.kind == "C":
                 for p in _condition_starts(lowered(sp.text), lex, events=True):
                     took = sp.text[:p]
-                    if p > 0 and not has_time_expression(took, lex) and not lex.triggers.search(lowered(took)) \
+                    # 把空调调|到二十三度电量…: the 到 is the complement of the verb before it, no trigger
+                    said = took[1:] if took.startswith("到") and _TAKES_PLACE.search(lowered(prev.text)) else took
+                    if p > 0 and not has_time_expression(took, lex) and not lex.triggers.search(lowered(said)) \
                             and not lex.events.search(lowered(took)) and not is_super_task_mention(prev.text, lex) \
                             and _is_plain_command(prev.text + took, lex):
                         m = sp.start + p
