@@ -219,3 +219,16 @@ def test_about_to_and_a_verb_complement():
     assert repaired("快[C:放学的时候][A:提醒我去接孩子]") == [("C", "快放学的时候"), ("A", "提醒我去接孩子")]
     assert repaired("[A:把座椅调][C:到三档续航低于五十的时候][A:关闭座椅加热]") == \
         [("A", "把座椅调到三档"), ("C", "续航低于五十的时候"), ("A", "关闭座椅加热")]
+
+
+@pytest.mark.parametrize("condition, actions", [
+    ("车窗上升时夹到手", ["车窗自动停下"]), ("车辆溜坡的时候", ["自动刹住"]), ("前方有测速的时候", ["提醒我"]),
+    ("检测到驾驶员没握方向盘时", ["发出警告"]), ("车速过快的时候", ["座椅震一下"]),
+])
+def test_more_situations_of_the_class(condition, actions):
+    assert is_builtin(condition, actions, LEX)
+
+
+def test_a_device_said_last_goes_to_an_action_said_to_happen_by_itself():
+    assert repaired("[C:我一碰门把手车门][A:自动解锁]") == [("C", "我一碰门把手"), ("A", "车门自动解锁")]
+    assert repaired("[C:我一碰门把手车门][A:解锁]") == [("C", "我一碰门把手车门"), ("A", "解锁")]

@@ -579,6 +579,19 @@ def whole_condition_edges(text: str, spans: Sequence[Span], lex: AutomationLexic
     return [sp for sp in out if sp is not None]
 
 
+_SELF_START = re.compile(r"(?:就|便|会|都)*(?:自动|自己|自行)")
+
+
+def trailing_subject(condition: str, lex: AutomationLexicons) -> int | None:
+    """Where the device name a condition span ends with starts, when something comes before it (…门把手|车门):
+    before an action said to happen by itself, that name is the action's subject."""
+    found = [(a, b) for a, b, *_ in devices_in(condition, lex) if b == len(condition)]
+    if not found:
+        return None
+    a = min(a for a, _ in found)
+    return a if a > 0 else None
+
+
 def give_back_subject(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """A condition span ending in the subject of the action right after it gives the subject back
     (``subject_after_trigger``): 熄火后车门|自动解锁 → 熄火后|车门自动解锁."""
@@ -588,6 +601,8 @@ def give_back_subject(text: str, spans: Sequence[Span], lex: AutomationLexicons)
         if cur.kind != "C" or nxt.kind != "A" or nxt.start != cur.end:
             continue
         cut = subject_after_trigger(cur.text, lex)
+        if cut is None and _SELF_START.match(nxt.text):
+            cut = trailing_subject(cur.text, lex)  # 我一拉门把手车门|就自动解锁
         if cut is not None:
             m = cur.start + cut
             out[k] = Span("C", cur.start, m, text[cur.start:m], cur.intent)
