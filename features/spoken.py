@@ -46,6 +46,7 @@ class SpokenLexicon:
     homophones: tuple[tuple[str, str], ...]  # (word, misrecognition)
     command_starts: tuple[str, ...]
     corrections: tuple[tuple[str, str], ...] = ()  # (misrecognition, word) put back before segmentation
+    greetings: tuple[str, ...] = ()  # said before an assistant's name (你好, 嘿): 你好小途 is a wake word
 
     @cached_property
     def correction_pattern(self) -> re.Pattern | None:
@@ -65,7 +66,7 @@ class SpokenLexicon:
     def edge_chars(self) -> tuple[frozenset, frozenset]:
         """Characters a strippable start and end begin and finish with: most queries have neither,
         and ``strip_disfluencies`` returns them after two set lookups and one regular expression."""
-        starts = self.wake_words + self.hesitations + self.demonstrative_fillers
+        starts = self.wake_words + self.hesitations + self.demonstrative_fillers + self.greetings
         ends = self.tails + self.pause_tails
         return (frozenset(t[0] for t in starts) | frozenset(_PAUSE), frozenset(t[-1] for t in ends) | frozenset(_PAUSE))
 
@@ -103,7 +104,8 @@ class SpokenLexicon:
         fillers = entries("fillers")
         tails = entries("tails")
         return cls(
-            wake_words=longest_first(t for t, _ in entries("wake_words")),
+            wake_words=longest_first(t for t, c in entries("wake_words") if c != "greeting"),
+            greetings=longest_first(t for t, c in entries("wake_words") if c == "greeting"),
             hesitations=longest_first(t for t, c in fillers if c == "fillers"),
             augment_fillers=tuple(dict.fromkeys(t for t, c in fillers if c in ("fillers", "hesitation_demonstrative",
                                                                                  "augment_only"))),
@@ -320,6 +322,27 @@ def _hesitation_demonstrative(rest: str, lex: SpokenLexicon) -> bool:
     return False
 
 
+_ASSISTANT_NAME = re.compile(r"小[\u4e00-\u9fff]")
+
+
+def _without_assistant_name(out: str, text: str, lex: SpokenLexicon) -> str:
+    """``out`` without a leading assistant name of the shape 小X that no wake word list knows (小途, 小舟):
+    after a greeting (你好小途, 嘿小舟), said twice in ``text`` (小途小途, which the stutter rule made one), or
+    before a pause, 你好, a hesitation or a command (小悠，…, 小悠帮我…). 小声, 小米任务 … stay: no
+    greeting, no repetition, no pause or command after them."""
+    greeting = next((g for g in lex.greetings if out.lower().startswith(g)), "")
+    m = _ASSISTANT_NAME.match(out, len(greeting))
+    if m is None or len(out) <= m.end() + 1:
+        return out
+    name, rest = m.group(), out[m.end():]
+    if rest.startswith("你好"):
+        rest = rest[2:]
+    if greeting or (name + name) in text or (rest and rest[0] in _PAUSE) or rest.startswith(lex.hesitations) \
+            or rest.startswith(lex.command_starts):
+        return rest
+    return out
+
+
 def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     """``text`` (normalised) without what never changes its answer: a leading wake word, hesitations
     (嗯, 呃, 就是; 那个/这个 when they are one), stutters (空调空调 → 空调, 把把 → 把) and a polite tail
@@ -349,6 +372,7 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
             if out.startswith(term) and _hesitation_demonstrative(out[len(term):], lex):
                 out = out[len(term):]
                 break
+        out = _without_assistant_name(out, text, lex)
         if out == before:
             break
     while True:

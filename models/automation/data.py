@@ -24,6 +24,8 @@ from fastslow.data import DATA_DIR, DataError
 AUTOMATION_DIR = DATA_DIR / "automation"
 AUTOMATION_TRAIN_DIR = AUTOMATION_DIR / "train"
 AUTOMATION_DEV_FILE = AUTOMATION_DIR / "dev" / "automation_dev.jsonl"
+#: written from the spec alone by a writer apart from the training data (issue 12); read for error analysis
+AUTOMATION_DEV_V2_FILE = AUTOMATION_DIR / "dev" / "automation_dev_v2.jsonl"
 AUTOMATION_FIXTURE_FILE = DATA_DIR / "fixtures" / "automation_v1.jsonl"
 AUTOMATION_BLIND_FILE = DATA_DIR / "blind" / "automation_blind.jsonl"  # ``expected`` groups, no markup
 

@@ -30,7 +30,8 @@ from fastslow.features.lexicon import Scanner
 from fastslow.features.spoken import strip_disfluencies
 from fastslow.features.text import Utterance, domain_cut
 from fastslow.models.automation.rules import (
-    Span, automation_text, bind_scopes, group_dict, has_condition_signal, lowered, memo_edit_group, missing_super_task_clauses, plain_groups,
+    Span, automation_text, bind_scopes, group_dict, has_condition_signal, leading_hesitation, lowered, memo_edit_group,
+    missing_super_task_clauses, plain_groups,
     plan_groups, repair_spans, rewrite_group, spans_to_tags, tags_to_spans,
 )
 from fastslow.models.automation.intents import IntentClassifier
@@ -323,16 +324,25 @@ class AutomationTagger(BaseEstimator):
         return tags_out, marginals
 
 
-def surface_of(query) -> str:
+def surface_of(query, lex=None) -> str:
     """The text the parser reads: an ``Utterance``'s ``surface`` (normalised once, by the segmenter),
     or ``automation_text`` of a raw query, without what is said around the request (the spoken
     layer's ``strip_disfluencies``: a leading wake word or hesitation, a polite tail), so that 小爱同学
-    or 谢谢 never ends up in a condition or a subquery."""
+    or 谢谢 never ends up in a condition or a subquery. With the parser's lexicons ``lex``, also without
+    a leading hesitation the spoken layer keeps for the router (额, 诶: ``leading_hesitation``), and what
+    the spoken layer strips after it (额你好小鹏…)."""
     if isinstance(query, Utterance):
         text = query.surface if query.surface is not None else query.text
     else:
         text = automation_text(query)
-    return strip_disfluencies(text) if text else text
+    if not text:
+        return text
+    text = strip_disfluencies(text)
+    if lex is not None:
+        cut = leading_hesitation(text, lex)
+        if cut:
+            text = strip_disfluencies(text[cut:])
+    return text
 
 
 class AutomationParser(BaseEstimator):
@@ -386,7 +396,7 @@ class AutomationParser(BaseEstimator):
     def _parse(self, queries, with_confidence: bool):
         require_fitted(self, "tagger_")
         lex = self.lexicons_
-        texts = [surface_of(q) for q in queries]
+        texts = [surface_of(q, lex) for q in queries]
         memo = [memo_edit_group(t, lex) if t else None for t in texts]  # a rule, not the tagger's call
         signal = [bool(t) and m is None and has_condition_signal(t, lex) for t, m in zip(texts, memo)]
         signalled = [t for t, s in zip(texts, signal) if s]
@@ -433,7 +443,7 @@ class AutomationParser(BaseEstimator):
         characters), or, when the tagger did not run, which rule made the groups instead (``decided_by``:
         ``tagger``, ``memo`` for a memo edit, ``no_signal`` for a query without any signal word)."""
         require_fitted(self, "tagger_")
-        text = surface_of(query)
+        text = surface_of(query, self.lexicons_)
         if not text:
             return {"text": text, "decided_by": "no_signal", "spans": []}
         if memo_edit_group(text, self.lexicons_) is not None:

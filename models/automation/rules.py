@@ -199,7 +199,7 @@ def _condition_starts(low: str, lex: AutomationLexicons, events: bool) -> list[i
         starts += [a for a, *_ in lex.events.find(low)]
         subjects = getattr(lex, "condition_subjects", None)
         if subjects is not None:
-            starts += [a for a, *_ in subjects.find(low)]
+            starts += [a for a, _, _, cat in subjects.find(low) if cat != "start"]  # start: _spoken_condition_starts
     return sorted(set(starts))
 
 
@@ -258,6 +258,34 @@ def whole_clock_times(text: str, spans: Sequence[Span]) -> list[Span]:
     return out
 
 
+#: a command ending in a verb whose object or complement is the place or amount after it (导航|回家, 调|到二十三度):
+#: no condition starts right after it
+_TAKES_PLACE = re.compile(r"(?:导航|去|回|到|开到|送到|调|开|升|降|设|放|拉)$")
+
+
+def _spoken_condition_starts(low: str, lex: AutomationLexicons) -> list[int]:
+    """Where a condition span that begins with a whole command may start its condition, beyond the trigger and
+    event words: a word people start a spoken condition with, no trigger on its own (到, 进, 我:
+    condition_subjects.txt, category ``start``), never inside a trigger or an event word (快到, 不到)."""
+    subjects = getattr(lex, "condition_subjects", None)
+    if subjects is None:
+        return []
+    found = subjects.find(low)
+    words = [(a, b) for a, b, *_ in lex.triggers.find(low) + lex.events.find(low)]
+    words += [(a, b) for a, b, _, cat in found if cat != "start"]
+    return [p for p, _, _, cat in found if cat == "start" and not any(a < p < b for a, b in words)
+            and not (p > 0 and low[p - 1] in _BEFORE_NO_START)]
+
+
+def _ends_in_suffix_trigger(low: str, lex: AutomationLexicons) -> bool:
+    """Does ``low`` end with a suffix trigger of two characters or more (以后, 的时候, 之后)?"""
+    return any(e == len(low) and e - a >= 2 and cat == "suffix" for a, e, _, cat in lex.triggers.find(low))
+
+
+#: 不到, 没到, 快到, 要到: the word is part of the state said before it, no condition starts there
+_BEFORE_NO_START = frozenset("不没快要将还已")
+
+
 def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """Spec 不向左回溯 on an unpunctuated run-on (action + condition + action): a condition span that
     starts with a whole plain command (关闭车窗|到公司的时候, 导航去公司|快到的时候) is that action and
@@ -272,8 +300,13 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
         if sp.kind == "C" or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
                               and not sentence_break(text, sp.end, nxt.start)
                               and not lex.reminder_verbs.prefix(lowered(sp.text))):
-            for p in _condition_starts(lowered(sp.text), lex, events=sp.kind == "C"):
-                if p > 0 and _is_plain_command(sp.text[:p], lex) and sp.text[p:].strip():
+            low = lowered(sp.text)
+            starts = _condition_starts(low, lex, events=sp.kind == "C")
+            if sp.kind == "C" or _ends_in_suffix_trigger(low, lex):  # 关上天窗|到服务区的时候, 关掉电视机|我睡着以后
+                starts = sorted(set(starts) | set(_spoken_condition_starts(low, lex)))
+            for p in starts:
+                if p > 0 and _is_plain_command(sp.text[:p], lex) and sp.text[p:].strip() \
+                        and not _TAKES_PLACE.search(low[:p]):
                     cut = p
                     break
         if cut is None and sp.kind == "A":
@@ -498,6 +531,95 @@ def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexi
     return out
 
 
+_SELF_WORDS = re.compile(r"(?:自动|自己|自行|会)+$")
+
+
+def subject_after_trigger(condition: str, lex: AutomationLexicons) -> int | None:
+    """Where a condition span that ran past its suffix trigger into the subject of the action after it
+    (熄火后|车门, 人走开以后|车门自己: what the car does by itself, said subject first) should end: after
+    the trigger, when all that follows it is device names and a self word. None otherwise."""
+    low = lowered(condition)
+    for _, e, _, cat in lex.triggers.find(low):
+        if cat != "suffix" or e >= len(condition):
+            continue
+        rest = _SELF_WORDS.sub("", condition[e:])
+        if rest and is_bare_device(rest, lex):
+            return e
+    return None
+
+
+#: said right after a condition span, still part of it (README 如何标注 1: trigger words included)
+_TRAILING_TRIGGER = re.compile(r"的话|的时候|时候|以后|之后|时")
+#: a condition span ending in one of these gave away the start of the action (十点一刻让|音箱放点白噪音)
+_ACTION_LEAD = frozenset("让叫给帮替")
+#: an amount of time after one of these is how much earlier or later, not a duration (闹钟提前|半小时)
+_SHIFT_VERB = re.compile(r"(?:提前|推迟|延后|提早|推后|往后推|往前提|早|晚)$")
+
+
+_ABOUT_TO = re.compile(r"(?:快要|就要|将要|马上|快)$")
+
+
+def whole_condition_edges(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A condition span keeps what no span took right before it that says it is about to happen (快|下班的时候)
+    and the trigger said right after it (…亮着灯|的话|就 → …亮着灯的话), and gives a
+    causative 让/叫 at its end to the action after it (晚上十点一刻让|音箱… → 让音箱…); an amount of time said
+    after 提前/推迟 at the end of an action is part of that action, not a duration (把闹钟提前|半小时)."""
+    out = list(spans)
+    for k, cur in enumerate(out):
+        nxt = out[k + 1] if k + 1 < len(out) else None
+        if cur.kind == "C":
+            lo = out[k - 1].end if k > 0 and out[k - 1] is not None else 0
+            about = _ABOUT_TO.search(text[lo:cur.start])  # 快|下班的时候: about to happen is part of it
+            if about:
+                a = lo + about.start()
+                out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
+            m = _TRAILING_TRIGGER.match(text, cur.end)
+            if m and (nxt is None or nxt.start >= m.end()):
+                out[k] = cur = Span("C", cur.start, m.end(), text[cur.start:m.end()], cur.intent)
+            if nxt is not None and nxt.kind == "A" and nxt.start == cur.end and cur.text[-1:] in _ACTION_LEAD \
+                    and len(cur.text) > 2:
+                m = cur.end - 1
+                out[k] = Span("C", cur.start, m, text[cur.start:m], cur.intent)
+                out[k + 1] = Span("A", m, nxt.end, text[m:nxt.end], nxt.intent)
+        elif cur.kind == "D" and k > 0 and out[k - 1].kind == "A" and out[k - 1].end == cur.start \
+                and _SHIFT_VERB.search(out[k - 1].text):
+            prev = out[k - 1]
+            out[k - 1] = Span("A", prev.start, cur.end, text[prev.start:cur.end], prev.intent)
+            out[k] = None
+    return [sp for sp in out if sp is not None]
+
+
+_SELF_START = re.compile(r"(?:就|便|会|都)*(?:自动|自己|自行)")
+
+
+def trailing_subject(condition: str, lex: AutomationLexicons) -> int | None:
+    """Where the device name a condition span ends with starts, when something comes before it (…门把手|车门):
+    before an action said to happen by itself, that name is the action's subject."""
+    found = [(a, b) for a, b, *_ in devices_in(condition, lex) if b == len(condition)]
+    if not found:
+        return None
+    a = min(a for a, _ in found)
+    return a if a > 0 else None
+
+
+def give_back_subject(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A condition span ending in the subject of the action right after it gives the subject back
+    (``subject_after_trigger``): 熄火后车门|自动解锁 → 熄火后|车门自动解锁."""
+    out = list(spans)
+    for k in range(len(out) - 1):
+        cur, nxt = out[k], out[k + 1]
+        if cur.kind != "C" or nxt.kind != "A" or nxt.start != cur.end:
+            continue
+        cut = subject_after_trigger(cur.text, lex)
+        if cut is None and _SELF_START.match(nxt.text):
+            cut = trailing_subject(cur.text, lex)  # 我一拉门把手车门|就自动解锁
+        if cut is not None:
+            m = cur.start + cut
+            out[k] = Span("C", cur.start, m, text[cur.start:m], cur.intent)
+            out[k + 1] = Span("A", m, nxt.end, text[m:nxt.end], nxt.intent)
+    return out
+
+
 def is_fragment(action: str, lex: AutomationLexicons) -> bool:
     """An action span that is no request on its own: only a verb (打开, 拉上), only a negation (千万别) or a
     把 object without its verb (把窗帘). A bare device (座椅加热) is a request: the missing-verb rule completes it."""
@@ -522,6 +644,16 @@ def only_fillers(gap: str, lex: AutomationLexicons) -> bool:
     return True
 
 
+_OBJECT_JOINERS = frozenset({"和", "与", "及", "跟", "以及", "还有", "、"})
+
+
+def second_object(gap: str, before: str, after: str, lex: AutomationLexicons) -> bool:
+    """README 如何标注 2: a verb with two objects is one action. ``after`` is a bare device joined to a
+    verb-first ``before`` by 和 / 与 / 、 (打开座椅通风|和|方向盘加热); 打开氛围灯和解锁车门 has two verbs."""
+    return (gap.strip(" ") in _OBJECT_JOINERS and is_bare_device(after, lex)
+            and bool(lex.action_verbs.prefix(lowered(strip_fillers(before, lex)))))
+
+
 def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """Two action spans that touch (or have only a filler between them: 把钓鱼出行|那个|习惯删掉), one of them
     a fragment (``is_fragment``: 打开|导航回家, 把窗帘|拉上), are one
@@ -537,13 +669,18 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
                           text[lead.start() + (prev.end if prev is not None else 0): sp.end], sp.intent)
         touching = prev is not None and only_fillers(text[prev.end:sp.start], lex)
         if prev is not None and prev.kind == "A" and touching:
-            if sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)):
+            if sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)
+                                   or second_object(text[prev.end:sp.start], prev.text, sp.text, lex)
+                                   or (prev.text.startswith("把") and not _is_plain_command(prev.text, lex)
+                                       and is_super_task_mention(sp.text, lex))):
                 out[-1] = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
                 continue
             if sp.kind == "C":
                 for p in _condition_starts(lowered(sp.text), lex, events=True):
                     took = sp.text[:p]
-                    if p > 0 and not has_time_expression(took, lex) and not lex.triggers.search(lowered(took)) \
+                    # 把空调调|到二十三度电量…: the 到 is the complement of the verb before it, no trigger
+                    said = took[1:] if took.startswith("到") and _TAKES_PLACE.search(lowered(prev.text)) else took
+                    if p > 0 and not has_time_expression(took, lex) and not lex.triggers.search(lowered(said)) \
                             and not lex.events.search(lowered(took)) and not is_super_task_mention(prev.text, lex) \
                             and _is_plain_command(prev.text + took, lex):
                         m = sp.start + p
@@ -557,11 +694,12 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
 def repair_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """The tagger's spans made whole, in order: a negation kept with its action, a clock time or an event
     word never cut, a leading time point split from its command, fragments joined, run-ons split (action +
-    condition + action, action + action), once markers snapped, and conditions without any signal made
-    plain commands."""
+    condition + action, action + action), an action's subject given back by the condition, once markers
+    snapped, and conditions without any signal made plain commands."""
     spans = whole_clock_times(text, keep_negation(text, spans))
     spans = leading_time_condition(text, whole_words_at_edges(text, spans, lex), lex)
     spans = split_run_on(text, split_trailing_command(text, join_fragments(text, spans, lex), lex), lex)
+    spans = whole_condition_edges(text, give_back_subject(text, spans, lex), lex)
     spans = split_joined_actions(text, spans, lex)
     return demote_signalless_conditions(text, snap_once_spans(text, spans, lex), lex)
 
@@ -595,6 +733,7 @@ def strip_fillers(text: str, lex: AutomationLexicons) -> str:
     """Spoken fillers and politeness off both ends: ``帮我打开空调吧`` → ``打开空调``."""
     prefixes = lex.fillers.terms("prefix")
     suffixes = lex.fillers.terms("suffix")
+    soft = lex.fillers.terms("soft_suffix")
     prev = None
     while prev != text:
         prev = text
@@ -607,7 +746,24 @@ def strip_fillers(text: str, lex: AutomationLexicons) -> str:
             if low[-size:] in suffixes:
                 text = text[:-size]
                 break
+            if low[-size:] in soft and len(text) - size > _SOFT_SUFFIX_MIN and not text.startswith(REMIND):
+                text = text[:-size]  # 把后备箱打开一下 → 把后备箱打开; 鸣笛一下, 提醒我休息一下 stay
+                break
     return text
+
+
+def leading_hesitation(text: str, lex: AutomationLexicons) -> int:
+    """How many characters at the start of ``text`` are a hesitation the parser drops (fillers.txt, category
+    ``hesitation``: 额, 诶, 那啥); 0 when the longest filler word there is no hesitation (额度, 额外: category
+    ``word``) or nothing would be left."""
+    head = lex.fillers.prefix(lowered(text))
+    if not head or lex.fillers.category.get(head) != "hesitation" or len(text) <= len(head) + 1:
+        return 0
+    return len(head) + (1 if text[len(head)] in _EDGE_PUNCT else 0)
+
+
+#: a soft suffix (一下) goes only after a request longer than a bare verb and object (鸣笛一下 stays)
+_SOFT_SUFFIX_MIN = 3
 
 
 _CN_NUM = "零一二两三四五六七八九十百半"
@@ -682,6 +838,13 @@ def sentence_break(text: str, start: int, end: int) -> bool:
     return any(ch in _SENTENCE_END for ch in text[start:end])
 
 
+def scope_end_between(gap: str, lex: AutomationLexicons) -> bool:
+    """A scope-end word (另外, 此外, 对了: scope_end.txt, category scope_end) said between two spans that the
+    tagger left outside both: 晚上八点提醒我打电话|对了现在|把空调关了 ends the condition's scope as an E span
+    would; 顺便 (category weak) does not."""
+    return bool(gap) and any(cat == "scope_end" for *_, cat in lex.scope_end.find(lowered(gap)))
+
+
 def bind_scopes(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[RawGroup]:
     """Spec 条件作用域: a condition binds to the actions on its right until a new condition, a scope
     end (E span, end of sentence) or the end of the query; never to the actions on its left.
@@ -702,7 +865,8 @@ def bind_scopes(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> li
         return group
 
     for span in sorted(spans, key=lambda s: s.start):
-        if current is not None and sentence_break(text, last_end, span.start):
+        if current is not None and (sentence_break(text, last_end, span.start)
+                                    or scope_end_between(text[last_end:span.start], lex)):
             current = None
         if span.kind == "C":
             if current is not None and current.conditions and not current.actions and not current.durations:
@@ -790,11 +954,15 @@ def duration_condition(condition: str | None, durations: Sequence[str]) -> str:
 _REMINDER_NOUN = re.compile(r"^(?P<content>.+?)的?(提醒事项|提醒)$")
 
 
-def reminder_from_noun(action: str) -> str:
+def reminder_from_noun(action: str, lex: AutomationLexicons | None = None) -> str:
     """``创建长途驾驶前检查水和食物的提醒``: a reminder named as a noun (``检查水和食物的提醒``) is the
-    reminder ``提醒我检查水和食物``; switching the reminder function (打开提醒) is left alone."""
+    reminder ``提醒我检查水和食物``; switching the reminder function (打开提醒) is left alone, and so is the way
+    the car signals (语音提醒, 方向盘震动提醒: a ``signal`` or ``warning`` of builtin_functions.txt before 提醒)."""
     m = _REMINDER_NOUN.match(action)
     if not m or _TOGGLE_ONLY.match(m.group("content")) or m.group("content").startswith(("提醒", "查看", "删除")):
+        return action
+    if lex is not None and lex.builtin_functions is not None and not action.endswith("的提醒") and any(
+            cat in ("signal", "warning") for *_, cat in lex.builtin_functions.find(lowered(m.group("content")))):
         return action
     content = re.sub(r"^(一个|一条|个|条)", "", m.group("content"))
     return REMIND + content if content else action
@@ -940,7 +1108,7 @@ def snap_once_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -
 
 #: what is said around a duration's device: a lead (把, 开着, 再开) and a tail of adverbs and on/off verbs
 _DURATION_LEAD = re.compile(r"^(?:把|开着|一直开着|继续开|再开|一直开)")
-_DURATION_TAIL = re.compile(r"(?:就|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着)+$")
+_DURATION_TAIL = re.compile(r"(?:就|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着|吹|来|运行|工作|转)+$")
 
 
 def duration_action(action: str, lex: AutomationLexicons) -> str:
@@ -1061,25 +1229,74 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
 
 def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
     """The class behind the spec's 条件负例 (lexicons/builtin_functions.txt, automation view): the condition is
-    a situation the car watches itself (超速, 变道, 急刹车, 车门没关好: ``event``; or a built-in function's own
-    state) and every action only reminds or warns, or works a built-in function (变道时打开盲区监测, 疲劳驾驶的
-    时候提醒我, 急刹车的时候自动打开双闪). Under a plain ``moment`` of the car (熄火, 天黑) only a built-in
-    function counts (天黑的时候自动打开大灯; 熄火后提醒我带钥匙 is the user's own reminder). A built-in
+    a situation the car senses itself (``vehicle_situation``) and every action is something the car does
+    itself (``builtin_action``): 变道时打开盲区监测, 疲劳驾驶的时候提醒我, 锁车的时候自动升起车窗. A built-in
     function under a condition of the user's own (进入高速后打开自适应巡航) stays a user task."""
     functions = getattr(lex, "builtin_functions", None)
     if functions is None:
         return False
-    found = {cat for *_, cat in functions.find(lowered(condition))}
-    if not found:
+    situation = vehicle_situation(condition, lex)
+    if situation is None:
         return False
-    warnings_count = bool(found - {"moment"})
-    return all(builtin_function_action(a, lex) or (warnings_count and (is_reminder(a) or _WARN.search(a) is not None))
-               for a in actions)
+    said = functions.terms("self")  # 自动, 自己: substrings, as a longer function word (自动锁) may hold one
+    by_itself = any(word in lowered(a) for a in actions for word in said)
+    return all(builtin_action(a, situation, by_itself, lex) for a in actions)
+
+
+#: builtin_functions.txt categories that say nothing about the situation when found in a condition
+_NO_SITUATION = frozenset({"part", "self", "signal", "comfort", "advice"})
+#: builtin_functions.txt categories that are no built-in function when found in an action
+_NO_FUNCTION = frozenset({"event", "moment", "state"}) | _NO_SITUATION
+#: a threshold the user sets (车速超过120, 胎压低于2.0, 电量不足百分之二十): the user's own condition
+_USER_THRESHOLD = re.compile(r"(?:超过|高于|低于|不足|少于|小于|大于|达到|到了|到)(?:百分之)?[\d零一二两三四五六七八九十百千]")
+
+
+def vehicle_situation(condition: str, lex: AutomationLexicons) -> str | None:
+    """What the car senses in ``condition`` (builtin_functions.txt, automation view), strongest first:
+    ``event`` (a safety situation it watches: 超速, 车门没关好, 有行人; or a built-in function's own state),
+    ``moment`` (a plain state of the car: 熄火, 天黑, 进隧道), ``state`` (what users also set tasks on: 上车,
+    停车, 下雨, 车速), or None (no situation of the car: 到家, 上午十点). A number the user sets makes the
+    condition a ``state``: the threshold is the user's (车速超过一百二的时候播报车速, 胎压低于2.0时通知我)."""
+    low = lowered(condition)
+    found = {cat for *_, cat in lex.builtin_functions.find(low)} - _NO_SITUATION
+    if not found:
+        return None
+    if found == {"state"} or _USER_THRESHOLD.search(low):
+        return "state"
+    if found <= {"moment", "state"}:
+        return "moment"
+    return "event"
+
+
+#: a reminder's content short enough to be advice the car gives (提醒我休息, 提醒我减速, 提醒我看路)
+_ADVICE_CHARS = 3
+
+
+def builtin_action(action: str, situation: str, by_itself: bool, lex: AutomationLexicons) -> bool:
+    """Does the car do ``action`` by itself in ``situation``? When the request says so (``by_itself``: 自动,
+    自己), anything of the car but its comfort (自动锁车, 车窗自动升上去, 自动切到内循环); under an event or a
+    moment, a built-in function (打开盲区监测, 打开大灯, 锁上车门); under an event, a signal to the driver
+    (方向盘抖一下, 一直响, 发出警告) or a reminder that is advice about the situation (提醒我, 提醒我休息,
+    提醒我系好安全带; 车门没锁就提醒我车内温度 is the user's). A reminder never counts by a function word of
+    its content alone under a moment (熄火后提醒我打开雾灯 is the user's)."""
+    low = lowered(action)
+    found = {cat for *_, cat in lex.builtin_functions.find(low)}
+    if is_reminder(action):
+        content = action[len(REMIND):]
+        return situation == "event" and (len(content) <= _ADVICE_CHARS or bool(found - {"comfort", "signal"}))
+    if by_itself and (found - _NO_FUNCTION or "part" in found):
+        return True
+    if situation == "state":
+        return False
+    if found - _NO_FUNCTION:
+        return True
+    return situation == "event" and ("signal" in found or _WARN.search(action) is not None)
 
 
 def builtin_function_action(action: str, lex: AutomationLexicons) -> bool:
-    """Does the action work a built-in function (a lexicons/builtin_functions.txt term that is no situation)?"""
-    return any(cat not in ("event", "moment") for *_, cat in lex.builtin_functions.find(lowered(action)))
+    """Does the action work a built-in function (a lexicons/builtin_functions.txt term that is no situation,
+    part, signal or self word)?"""
+    return any(cat not in _NO_FUNCTION for *_, cat in lex.builtin_functions.find(lowered(action)))
 
 
 _WARN = re.compile(r"^(?:警告|告警|报警|预警|提示|提醒|警示)")
@@ -1125,7 +1342,7 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
         if lowered(cleaned) in lex.fillers.terms("suffix") and (condition or len(raw.actions) > 1):
             continue  # a polite tail said after the request (关上车窗好吗) is no request of its own
         if cleaned:
-            actions.append(add_missing_verb(reminder_from_noun(cleaned), lex))
+            actions.append(add_missing_verb(reminder_from_noun(cleaned, lex), lex))
             intents.append(span.intent)
     if raw.durations:
         actions = [duration_action(a, lex) for a in actions]

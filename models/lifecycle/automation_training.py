@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fastslow.models.automation.parser import AutomationParser
 from fastslow.models.automation.data import (
-    AUTOMATION_BLIND_FILE, AUTOMATION_DEV_FILE, AUTOMATION_FIXTURE_FILE, AUTOMATION_TRAIN_DIR, automation_digest, automation_leaked,
+    AUTOMATION_BLIND_FILE, AUTOMATION_DEV_FILE, AUTOMATION_DEV_V2_FILE, AUTOMATION_FIXTURE_FILE, AUTOMATION_TRAIN_DIR, automation_digest, automation_leaked,
     automation_training_files, load_automation, load_automation_training,
 )
 from fastslow.models.automation.metrics import AutomationEvaluation, evaluate_automation, summary_lines
@@ -27,6 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     group.add_argument("--automation-train-dir", type=Path, default=AUTOMATION_TRAIN_DIR,
                        help="folder of annotated automation *.jsonl")
     group.add_argument("--automation-dev", type=Path, default=AUTOMATION_DEV_FILE, help="hand-written dev set")
+    group.add_argument("--automation-dev-v2", type=Path, default=AUTOMATION_DEV_V2_FILE,
+                       help="second dev set, written from the spec alone apart from the training data (scored as dev_v2)")
     group.add_argument("--automation-fixture", type=Path, default=AUTOMATION_FIXTURE_FILE,
                        help="frozen spec fixture")
     group.add_argument("--automation-blind", type=Path, default=AUTOMATION_BLIND_FILE,
@@ -66,9 +68,11 @@ def train(args: argparse.Namespace, train_rows: list[dict] | None = None) -> Aut
         train_rows = load_automation_training(args.automation_train_dir, intents)
     fixture = load_automation(args.automation_fixture, intents)
     dev = load_automation(args.automation_dev, intents)
+    dev_v2 = load_automation(args.automation_dev_v2, intents)
     blind = load_blind(args.automation_blind, load_automation, intents=intents)
     train_rows, dropped_blind = without(train_rows, blind, key=lambda r: r["text"])  # as the router's corpus
-    for name, held_out in (("automation fixture", fixture), ("automation dev set", dev), ("automation blind set", blind)):
+    for name, held_out in (("automation fixture", fixture), ("automation dev set", dev),
+                           ("automation dev set v2", dev_v2), ("automation blind set", blind)):
         overlap = automation_leaked(train_rows, held_out)
         if overlap:
             raise DataError(leak_error(overlap, name, blind=held_out is blind))
@@ -78,14 +82,17 @@ def train(args: argparse.Namespace, train_rows: list[dict] | None = None) -> Aut
     fit_seconds = round(time.perf_counter() - started, 1)
     blind_ev = evaluate_automation(parser, blind, "blind")
     blind_ev.errors = blind_ev.errors.iloc[0:0]  # the blind set's figures only: its errors stay unread
-    evaluations = [evaluate_automation(parser, fixture, "fixture"), evaluate_automation(parser, dev, "dev"), blind_ev]
+    evaluations = [evaluate_automation(parser, fixture, "fixture"), evaluate_automation(parser, dev, "dev"),
+                   evaluate_automation(parser, dev_v2, "dev_v2"), blind_ev]
     params = {f"automation_{k}": v for k, v in parser.get_params().items()}
     digests = {"automation_train_digest": automation_digest(train_rows), "automation_dev_digest": automation_digest(dev),
+               "automation_dev_v2_digest": automation_digest(dev_v2),
                "automation_fixture_digest": automation_digest(fixture), "automation_blind_digest": automation_digest(blind),
                "automation_train_files": "" if args.only else
                ",".join(p.name for p in automation_training_files(args.automation_train_dir))}
     datasets = [("automation_train", "training", train_rows, args.automation_train_dir),
                 ("automation_dev", "dev", dev, args.automation_dev),
+                ("automation_dev_v2", "dev", dev_v2, args.automation_dev_v2),
                 ("automation_fixture", "fixture", fixture, args.automation_fixture),
                 ("automation_blind", "blind", blind, args.automation_blind)]
     return AutomationRun(parser, evaluations, params, digests, len(train_rows), fit_seconds, datasets, dropped_blind)

@@ -154,6 +154,7 @@ def load_extra_data(args: argparse.Namespace, train_rows: list[dict], automation
                 f"dev set {args.dev.name}": load_labelled(args.dev),
                 f"frozen fixture {args.automation_fixture.name}": load_automation(args.automation_fixture),
                 f"dev set {args.automation_dev.name}": load_automation(args.automation_dev),
+                f"dev set {args.automation_dev_v2.name}": load_automation(args.automation_dev_v2),
                 f"blind set {args.blind.name}": load_blind(args.blind),
                 f"blind set {args.automation_blind.name}": load_blind(args.automation_blind, load_automation)}
     ref = Reference(routing_train=train_rows, automation_train=automation_train,
@@ -278,10 +279,10 @@ def log_datasets(mlflow, datasets: list[tuple[str, str, list[dict], Path]]) -> l
 
 def held_out_keys(routing_rows: list[dict], args: argparse.Namespace) -> set[str]:
     """Normalised queries a spoken variant of a training row must never equal: the routing rows given
-    (fixture, dev), the automation dev set and fixture, and every held-out file of ``data/blind/`` (read
+    (fixture, dev), the automation dev sets and fixture, and every held-out file of ``data/blind/`` (read
     here only for this guard; nothing of them is printed)."""
     queries = [r["query"] for r in routing_rows]
-    for path in (args.automation_dev, args.automation_fixture, *sorted(BLIND_DIR.glob("*.jsonl"))):
+    for path in (args.automation_dev, args.automation_dev_v2, args.automation_fixture, *sorted(BLIND_DIR.glob("*.jsonl"))):
         if Path(path).is_file():
             queries += [obj["query"] for _, obj, err in read_rows(path)
                         if err is None and isinstance(obj, dict) and isinstance(obj.get("query"), str)]

@@ -1,0 +1,234 @@
+"""Built-in vehicle behaviours as a class (issue 12): "the condition is a situation the car senses itself"
+combined with "the action is something the car does itself", each read from
+features/lexicons/builtin_functions.txt (automation view). The phrasings here are new (none is in a data
+file); each lexicon test removes one word class and shows the decision it made flips."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from fastslow.features.automation_lexicons import load_automation_lexicons
+from fastslow.features.spoken import strip_disfluencies
+from fastslow.models.automation.rules import (
+    is_builtin, reminder_from_noun, strip_fillers, vehicle_situation,
+)
+
+LEX = load_automation_lexicons()
+
+
+def without_category(lex, *categories: str):
+    """``lex`` whose builtin_functions matcher lacks every term of ``categories``."""
+    functions = lex.builtin_functions
+    kept = [(t, c) for t, c in functions.category.items() if c not in categories]
+    return dataclasses.replace(lex, builtin_functions=type(functions).build("builtin_functions", kept))
+
+
+def without_terms(lex, *terms: str):
+    functions = lex.builtin_functions
+    kept = [(t, c) for t, c in functions.category.items() if t not in terms]
+    return dataclasses.replace(lex, builtin_functions=type(functions).build("builtin_functions", kept))
+
+
+@pytest.mark.parametrize("condition, actions", [
+    ("开太快了", ["警告我"]),                       # speed, a warning
+    ("驾驶员闭眼的时候", ["发出警报"]),             # driver state
+    ("压线的时候", ["方向盘抖一下"]),               # lane, a signal to the driver
+    ("安全带没系好就开车的时候", ["一直响"]),       # belts
+    ("后备箱没盖严的时候", ["提醒我"]),             # doors
+    ("快撞上前车的时候", ["自动刹车"]),             # distance, driver assistance
+    ("有人靠近车的时候", ["开启哨兵录像"]),         # security
+    ("锁车的时候", ["自动升起车窗"]),               # a part worked by the car itself
+    ("下车以后", ["车辆自动上锁"]),                 # a state the user also uses, said with 自动
+    ("挂倒档的时候", ["打开360全景"]),              # gear
+    ("进隧道时", ["空调自动切到内循环"]),           # light sensor, climate by itself
+    ("人离开车以后", ["自动锁车", "关窗"]),         # 自动 said once covers both actions
+    ("打哈欠的时候", ["提醒我注意安全"]),           # advice
+])
+def test_new_phrasings_of_the_class_are_built_in(condition, actions):
+    assert is_builtin(condition, actions, LEX)
+
+
+@pytest.mark.parametrize("condition, actions", [
+    ("下雨的时候", ["关上车窗"]),                   # a part, not said to be by itself
+    ("天黑的时候", ["自动打开氛围灯"]),             # comfort is never built-in
+    ("熄火以后", ["自动关闭座椅加热"]),
+    ("一熄火", ["启动扫地机"]),                     # a home device
+    ("一下车", ["关闭日间行车灯"]),                 # a state the user sets tasks on, no 自动
+    ("车速超过一百二的时候", ["提醒我当前车速"]),   # the user's own threshold
+    ("胎压低于2.0的时候", ["提醒我"]),
+    ("锁车以后", ["提醒我看一下车窗"]),             # a moment and a personal reminder
+    ("车门没锁", ["提醒我车内温度"]),               # an event, but a reminder that is no advice
+    ("进隧道的时候", ["打开车窗"]),                 # 开车 inside 打开车窗 is no situation
+])
+def test_user_tasks_near_the_class_stay_user_tasks(condition, actions):
+    assert not is_builtin(condition, actions, LEX)
+
+
+def test_situation_grades():
+    assert vehicle_situation("车辆超速的时候", LEX) == "event"
+    assert vehicle_situation("熄火以后", LEX) == "moment"
+    assert vehicle_situation("上车的时候", LEX) == "state"
+    assert vehicle_situation("车速超过120的时候", LEX) == "state"  # a number the user sets
+    assert vehicle_situation("到家以后", LEX) is None
+
+
+@pytest.mark.parametrize("category, condition, actions", [
+    ("event", "驾驶员闭眼的时候", ["发出警报"]),     # the situations the car watches
+    ("moment", "熄火后", ["自动关大灯"]),
+    ("state", "下车以后", ["车辆自动上锁"]),
+    ("adas", "挂倒挡的时候", ["打开360全景"]),        # the functions
+    ("part", "锁车的时候", ["自动升起车窗"]),
+    ("self", "锁车的时候", ["自动升起车窗"]),
+    ("signal", "压线的时候", ["方向盘抖一下"]),
+    ("advice", "打哈欠的时候", ["提醒我注意安全"]),
+])
+def test_each_word_class_of_the_lexicon_decides(category, condition, actions):
+    assert is_builtin(condition, actions, LEX)
+    assert not is_builtin(condition, actions, without_category(LEX, category))
+
+
+def test_comfort_words_keep_their_part_from_counting():
+    assert not is_builtin("天黑的时候", ["自动打开氛围灯"], LEX)
+    assert is_builtin("天黑的时候", ["自动打开氛围灯"], without_category(LEX, "comfort"))  # 灯 is then a part
+
+
+def test_one_situation_word_decides():
+    assert is_builtin("后备箱没盖严的时候", ["提醒我"], LEX)
+    assert not is_builtin("后备箱没盖严的时候", ["提醒我"], without_terms(LEX, "没盖严"))
+
+
+def test_the_way_the_car_signals_is_no_noun_reminder():
+    assert reminder_from_noun("语音提醒", LEX) == "语音提醒"
+    assert reminder_from_noun("方向盘震动提醒", LEX) == "方向盘震动提醒"
+    assert reminder_from_noun("检查水和食物的提醒", LEX) == "提醒我检查水和食物"
+
+
+@pytest.mark.parametrize("said, quoted", [
+    ("导航去附近的超充站一下", "导航去附近的超充站"),
+    ("把后备箱打开一下", "把后备箱打开"),
+    ("鸣笛一下", "鸣笛一下"),                       # a bare verb keeps its 一下
+    ("提醒我休息一下", "提醒我休息一下"),           # so does a reminder
+    ("关闭氛围灯呗", "关闭氛围灯"),
+    ("打开空调行不行", "打开空调"),
+])
+def test_polite_tails_without_a_pause_leave_the_subquery(said, quoted):
+    assert strip_fillers(said, LEX) == quoted
+
+
+@pytest.mark.parametrize("said, heard", [
+    ("你好小途音箱声音小一点", "音箱声音小一点"),
+    ("嘿小舟副驾车窗开一条缝", "副驾车窗开一条缝"),
+    ("小悠帮我把后备箱打开", "帮我把后备箱打开"),
+    ("小途小途查下还剩多少电", "查下还剩多少电"),
+    ("小声一点", "小声一点"),
+    ("小米任务打开", "小米任务打开"),
+    ("小区门口停车", "小区门口停车"),
+])
+def test_an_unknown_assistant_name_is_a_wake_word(said, heard):
+    assert strip_disfluencies(said) == heard
+
+
+def run_on(markup: str) -> list[tuple[str, str]]:
+    from fastslow.models.automation.rules import parse_markup, split_run_on
+    text, spans = parse_markup(markup)
+    return [(sp.kind, sp.text) for sp in split_run_on(text, spans, LEX)]
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # a spoken condition starts at 进 / 到 / 我 after a whole command (condition_subjects.txt, category start)
+    ("[C:关掉音响进地下车库的时候][A:打开大灯]", [("A", "关掉音响"), ("C", "进地下车库的时候"), ("A", "打开大灯")]),
+    ("[A:关掉台灯我躺下以后][A:把空调调成睡眠模式]", [("A", "关掉台灯"), ("C", "我躺下以后"), ("A", "把空调调成睡眠模式")]),
+    # never inside a state (快到, 不到) or after a verb whose complement it is (调到, 导航回家)
+    ("[C:导航去东站快到的时候][A:给小李打电话]", [("A", "导航去东站"), ("C", "快到的时候"), ("A", "给小李打电话")]),
+    ("[C:把空调调到二十度电量不到三十的时候][A:关闭空调]",
+     [("A", "把空调调到二十度"), ("C", "电量不到三十的时候"), ("A", "关闭空调")]),
+])
+def test_spoken_condition_starts_in_a_run_on(markup, expected):
+    assert run_on(markup) == expected
+
+
+def test_the_start_words_come_from_the_lexicon():
+    subjects = LEX.condition_subjects
+    kept = [(t, c) for t, c in subjects.category.items() if c != "start"]
+    lex = dataclasses.replace(LEX, condition_subjects=type(subjects).build("condition_subjects", kept))
+    from fastslow.models.automation.rules import parse_markup, split_run_on
+    text, spans = parse_markup("[C:关掉收音机到学校门口的时候][A:提醒我]")
+    assert [sp.kind for sp in split_run_on(text, spans, LEX)] == ["A", "C", "A"]
+    assert [sp.kind for sp in split_run_on(text, spans, lex)] == ["C", "A"]
+
+
+@pytest.mark.parametrize("said, cut", [
+    ("额导航去东站", 1), ("那啥，熄火以后关大灯", 3), ("额度用完的时候提醒我", 0), ("额外加一个提醒", 0), ("额", 0),
+])
+def test_leading_hesitations_the_parser_drops(said, cut):
+    from fastslow.models.automation.rules import leading_hesitation
+    assert leading_hesitation(said, LEX) == cut
+
+
+def test_a_wake_word_after_a_hesitation_is_dropped_too():
+    from fastslow.models.automation.parser import surface_of
+    assert surface_of("额你好小鹏主驾车窗关上", LEX) == "主驾车窗关上"
+    assert surface_of("额你好小鹏主驾车窗关上") == "额你好小鹏主驾车窗关上"  # the spoken layer alone keeps 额
+
+
+def repaired(markup: str) -> list[tuple[str, str]]:
+    from fastslow.models.automation.rules import parse_markup, repair_spans
+    text, spans = parse_markup(markup)
+    return [(sp.kind, sp.text) for sp in repair_spans(text, spans, LEX)]
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # what the car does by itself, said subject first: the subject is the action's, not the condition's
+    ("[C:锁车以后天窗][A:自动关上]", [("C", "锁车以后"), ("A", "天窗自动关上")]),
+    ("[C:人离开以后后视镜自己][A:折起来]", [("C", "人离开以后"), ("A", "后视镜自己折起来")]),
+    ("[C:车门打开时][A:亮起氛围灯]", [("C", "车门打开时"), ("A", "亮起氛围灯")]),  # a state with its verb stays
+    # a verb with two objects is one action; two verbs are two
+    ("[C:上车以后][A:打开座椅加热]和[A:后视镜加热]", [("C", "上车以后"), ("A", "打开座椅加热和后视镜加热")]),
+    ("[C:上车以后][A:打开氛围灯]和[A:解锁车门]", [("C", "上车以后"), ("A", "打开氛围灯"), ("A", "解锁车门")]),
+])
+def test_spans_made_whole(markup, expected):
+    assert repaired(markup) == expected
+
+
+@pytest.mark.parametrize("markup, expected", [
+    ("[C:要是下午五点以后][A:关上车库门]", None),  # nothing after: unchanged
+    ("[C:要是车库门还开着]的话就[A:关上车库门]", [("C", "要是车库门还开着的话"), ("A", "关上车库门")]),
+    ("[C:早上七点半让][A:音箱放新闻]", [("C", "早上七点半"), ("A", "让音箱放新闻")]),
+    ("[C:如果堵车][A:把会议提前][D:二十分钟]", [("C", "如果堵车"), ("A", "把会议提前二十分钟")]),
+    ("[A:座椅加热][D:二十分钟]", [("A", "座椅加热"), ("D", "二十分钟")]),  # a real duration stays
+])
+def test_condition_edges(markup, expected):
+    from fastslow.models.automation.rules import parse_markup
+    text, spans = parse_markup(markup)
+    assert repaired(markup) == (expected or [(sp.kind, sp.text) for sp in spans])
+
+
+def test_a_scope_end_between_spans_ends_the_condition():
+    from fastslow.models.automation.rules import parse_markup, plan_groups
+    for said, groups in [
+        ("[C:晚上九点][A:提醒我收衣服]对了[A:把灯关了]", [("晚上九点", ["提醒我收衣服"]), (None, ["把灯关了"])]),
+        ("[C:到机场的时候][A:提醒我拿行李]顺便[A:查一下航班]", [("到机场的时候", ["提醒我拿行李", "查一下航班"])]),
+    ]:
+        text, spans = parse_markup(said)
+        assert [(g.condition, g.subqueries) for g in plan_groups(text, spans, LEX)] == groups
+
+
+def test_about_to_and_a_verb_complement():
+    assert repaired("快[C:放学的时候][A:提醒我去接孩子]") == [("C", "快放学的时候"), ("A", "提醒我去接孩子")]
+    assert repaired("[A:把座椅调][C:到三档续航低于五十的时候][A:关闭座椅加热]") == \
+        [("A", "把座椅调到三档"), ("C", "续航低于五十的时候"), ("A", "关闭座椅加热")]
+
+
+@pytest.mark.parametrize("condition, actions", [
+    ("车窗上升时夹到手", ["车窗自动停下"]), ("车辆溜坡的时候", ["自动刹住"]), ("前方有测速的时候", ["提醒我"]),
+    ("检测到驾驶员没握方向盘时", ["发出警告"]), ("车速过快的时候", ["座椅震一下"]),
+])
+def test_more_situations_of_the_class(condition, actions):
+    assert is_builtin(condition, actions, LEX)
+
+
+def test_a_device_said_last_goes_to_an_action_said_to_happen_by_itself():
+    assert repaired("[C:我一碰门把手车门][A:自动解锁]") == [("C", "我一碰门把手"), ("A", "车门自动解锁")]
+    assert repaired("[C:我一碰门把手车门][A:解锁]") == [("C", "我一碰门把手车门"), ("A", "解锁")]
