@@ -68,7 +68,8 @@ class SpokenLexicon:
         and ``strip_disfluencies`` returns them after two set lookups and one regular expression."""
         starts = self.wake_words + self.hesitations + self.demonstrative_fillers + self.greetings
         ends = self.tails + self.pause_tails
-        return (frozenset(t[0] for t in starts) | frozenset(_PAUSE), frozenset(t[-1] for t in ends) | frozenset(_PAUSE))
+        return (frozenset(t[0] for t in starts) | frozenset(_PAUSE) | {_ASSISTANT_NAME.pattern[0]},
+                frozenset(t[-1] for t in ends) | frozenset(_PAUSE))
 
     @cached_property
     def edge_terms(self) -> tuple[dict[str, tuple[str, ...]], ...] | None:
@@ -359,7 +360,7 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
         return out or text
     indexed = lex.edge_terms
     if indexed is not None:
-        return _strip_edges(out, lex, indexed) or text
+        return _strip_edges(out, text, lex, indexed) or text
     while True:
         before = out
         out = out.lstrip(_PAUSE)
@@ -393,7 +394,7 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     return out if out else text
 
 
-def _strip_edges(out: str, lex: SpokenLexicon, indexed) -> str:
+def _strip_edges(out: str, text: str, lex: SpokenLexicon, indexed) -> str:
     """The edge loops of ``strip_disfluencies`` trying only the terms ``SpokenLexicon.edge_terms`` gives for
     the first (last) character: the same first match in list order, so the same text."""
     wake, hesitation, demonstrative, tails, pause_tails = indexed
@@ -410,6 +411,7 @@ def _strip_edges(out: str, lex: SpokenLexicon, indexed) -> str:
             if out.startswith(term) and _hesitation_demonstrative(out[len(term):], lex):
                 out = out[len(term):]
                 break
+        out = _without_assistant_name(out, text, lex)
         if out == before:
             break
     while True:
