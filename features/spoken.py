@@ -46,6 +46,7 @@ class SpokenLexicon:
     homophones: tuple[tuple[str, str], ...]  # (word, misrecognition)
     command_starts: tuple[str, ...]
     corrections: tuple[tuple[str, str], ...] = ()  # (misrecognition, word) put back before segmentation
+    command_ends: tuple[str, ...] = ()  # before one, an after_pause tail needs no pause (灯关一下呗)
 
     @cached_property
     def correction_pattern(self) -> re.Pattern | None:
@@ -86,8 +87,11 @@ class SpokenLexicon:
 
         fillers = entries("fillers")
         tails = entries("tails")
+        wake = [t for t, _ in entries("wake_words")]
+        # a wake word said twice (小理小理) is one once its repeat collapses (_collapse_repeats)
+        wake += [t[: len(t) // 2] for t in wake if len(t) % 2 == 0 and t[: len(t) // 2] * 2 == t]
         return cls(
-            wake_words=longest_first(t for t, _ in entries("wake_words")),
+            wake_words=longest_first(wake),
             hesitations=longest_first(t for t, c in fillers if c == "fillers"),
             augment_fillers=tuple(dict.fromkeys(t for t, c in fillers if c in ("fillers", "hesitation_demonstrative",
                                                                                  "augment_only"))),
@@ -98,6 +102,8 @@ class SpokenLexicon:
             homophones=tuple(entries("homophones")),
             command_starts=longest_first(t for t, _ in entries("command_starts")),
             corrections=tuple(entries("asr_corrections")) if (folder / "asr_corrections.txt").is_file() else (),
+            command_ends=longest_first(t for t, _ in entries("command_ends"))
+            if (folder / "command_ends.txt").is_file() else (),
         )
 
 
@@ -275,13 +281,13 @@ def spoken_variants(text: str, seed: int = 0, kinds=VARIANT_KINDS,
 
 # ---------------------------------------------------------------------------------------- stripping
 
-_REPEAT = re.compile(r"([\u3400-\u9fff]{2,4})\1")
+_REPEAT = re.compile(r"([\u3400-\u9fff]{2,4})\1+")
 
 
 def _collapse_repeats(text: str, lex: SpokenLexicon) -> str:
     if len(set(text)) == len(text):  # both patterns repeat a character: most queries repeat none
         return text
-    text = _REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)  # 谢谢谢谢, 哈哈哈哈 stay
+    text = _REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)  # 谢谢谢谢, 哈哈哈哈 stay; 小爱小爱小爱 → 小爱
     return lex.stutter_pattern.sub(r"\1", text)
 
 
@@ -304,6 +310,15 @@ def _hesitation_demonstrative(rest: str, lex: SpokenLexicon) -> bool:
     return False
 
 
+def _ends_command(body: str, lex: SpokenLexicon) -> bool:
+    """Is ``body`` a command said to its end (空调关一下, 帮我定个闹钟, 跳过), not a question (天气好吗 asks)?
+    Then a polite tail after it (呗, 好吗) needs no pause to be one."""
+    if _QUESTION.search(body):
+        return False
+    clause = body[max(body.rfind(p) for p in _PAUSE) + 1:]
+    return clause.endswith(lex.command_ends) or clause.startswith(lex.command_starts)
+
+
 def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     """``text`` (normalised) without what never changes its answer: a leading wake word, hesitations
     (嗯, 呃, 就是; 那个/这个 when they are one), stutters (空调空调 → 空调, 把把 → 把) and a polite tail
@@ -321,6 +336,10 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     while True:
         before = out
         out = out.lstrip(_PAUSE)
+        for k in (1, 2):  # a stutter on the wake word's first characters (小小爱同学, 你你好小鹏)
+            if out[:k] == out[k:2 * k] and out[k:].startswith(lex.wake_words):
+                out = out[k:]
+                break
         for group in (lex.wake_words, lex.hesitations):
             for term in group:
                 if out.startswith(term) and len(out) > len(term):
@@ -340,7 +359,9 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
                 body = body[: -len(term)]
                 break
         for term in lex.pause_tails:
-            if body.endswith(term) and len(body) > len(term) + 1 and body[-len(term) - 1] in _PAUSE:
+            if body.endswith(term) and len(body) > len(term) + 1 and (
+                    body[-len(term) - 1] in _PAUSE
+                    or (term not in lex.command_ends and _ends_command(body[: -len(term)], lex))):
                 body = body[: -len(term)]
                 break
         out = body.rstrip(_PAUSE)

@@ -69,6 +69,26 @@ def test_unknown_kind_is_refused_by_name():
     ("嗯", "嗯"),                                 # never emptied
     ("打开坐椅加热", "打开座椅加热"),             # a misrecognition that is no word is put back
     ("打开车床", "打开车床"),                     # ... but one that is a word (a lathe) is not
+    # a hesitation before 那个 leaves the 那个 to be judged by what follows it
+    ("呃那个风扇开一下", "那个风扇开一下"),
+    ("嗯那个关一下天窗", "关一下天窗"),           # ... a verb with its object after it: a hesitation
+    ("嗯嗯那个关一下天窗", "关一下天窗"),
+    ("那个拉开窗帘", "拉开窗帘"),
+    ("那个关一下", "那个关一下"),                 # ... the object of a bare verb stays
+    ("那个啥，雨刮开一下", "雨刮开一下"),
+    # a wake word said three times, or with a stutter on its first character
+    ("小爱小爱小爱同学，停", "停"),
+    ("小小爱同学，客厅灯关了", "客厅灯关了"),
+    ("你你好小鹏，今天杭州下不下雨", "今天杭州下不下雨"),
+    ("小理小理，呃，导航一下", "导航一下"),
+    ("嗨，理想同学，开一下宠物模式", "开一下宠物模式"),
+    # a polite tail after a whole command needs no pause; after a question it is the question
+    ("那盏灯关一下呗", "那盏灯关一下"),
+    ("帮我定个明天六点半的闹钟呗", "帮我定个明天六点半的闹钟"),
+    ("这首不喜欢，跳过好吗", "这首不喜欢，跳过"),
+    ("开一下宠物模式好吗", "开一下宠物模式"),
+    ("你好吗", "你好吗"),
+    ("空调开一下", "空调开一下"),                 # 一下 ends the command itself
 ])
 def test_the_stripper_removes_hesitations_but_keeps_determiners(said, meant):
     assert strip_disfluencies(said) == meant
