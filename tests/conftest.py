@@ -46,15 +46,15 @@ def model(trained):
 
 def sample_rows(n: int, seed: int) -> list[dict]:
     """``n`` rows of the hand-written core corpus, drawn with ``seed``; none with a query of a set never
-    trained on (the blind set, the retired blind set that calibrates): a ``--data`` file holding one is
+    trained on (the blind set, the retired blind set that calibrates, dev_v2): a ``--data`` file holding one is
     refused."""
     import json
     import random
 
-    from fastslow.models.lifecycle.dataset import (BLIND_FILE, RETIRED_BLIND_FILE, TRAIN_DIR, load_blind,
-                                                   load_labelled, without)
+    from fastslow.models.lifecycle.dataset import (BLIND_FILE, DEV_V2_FILE, RETIRED_BLIND_FILE, TRAIN_DIR,
+                                                   load_blind, load_labelled, without)
 
-    held_out = load_blind(BLIND_FILE) + load_labelled(RETIRED_BLIND_FILE)
+    held_out = load_blind(BLIND_FILE) + load_labelled(RETIRED_BLIND_FILE) + load_labelled(DEV_V2_FILE)
     rows = [json.loads(line) for line in (TRAIN_DIR / "core.jsonl").read_text(encoding="utf-8").splitlines()]
     rng = random.Random(seed)
     picked = rng.sample(rows, n)

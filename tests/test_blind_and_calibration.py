@@ -13,7 +13,7 @@ import pytest
 from conftest import sample_rows, small_train, write_jsonl
 from fastslow.models.automation.data import AUTOMATION_BLIND_FILE, load_automation
 from fastslow.models.automation.metrics import evaluate_automation
-from fastslow.models.lifecycle.dataset import (BLIND_FILE, DEV_FILE, RETIRED_BLIND_FILE, DataError, load_blind, load_labelled,
+from fastslow.models.lifecycle.dataset import (BLIND_FILE, DEV_FILE, DEV_V2_FILE, RETIRED_BLIND_FILE, DataError, load_blind, load_labelled,
                                                load_training, query_key, without)
 from fastslow.models.lifecycle.extra_data import ExtraDataError
 from fastslow.models.lifecycle.training import (calibrate_on_dev, calibrate_on_held_out, calibration_halves,
@@ -61,6 +61,8 @@ def test_every_run_logs_the_blind_figures_and_no_blind_rows(trained, tmp_path):
         ["dev", "0.8", str(int(np.ceil(0.8 * metrics["dev_n"])))],
         ["dev_v1", "1.0", str(metrics["dev_v1_n"])], ["dev_v1", "0.9", str(int(np.ceil(0.9 * metrics["dev_v1_n"])))],
         ["dev_v1", "0.8", str(int(np.ceil(0.8 * metrics["dev_v1_n"])))],
+        ["dev_v2", "1.0", str(metrics["dev_v2_n"])], ["dev_v2", "0.9", str(int(np.ceil(0.9 * metrics["dev_v2_n"])))],
+        ["dev_v2", "0.8", str(int(np.ceil(0.8 * metrics["dev_v2_n"])))],
         ["blind", "1.0", str(blind_n)], ["blind", "0.9", str(int(np.ceil(0.9 * blind_n)))],
         ["blind", "0.8", str(int(np.ceil(0.8 * blind_n)))]]
 
@@ -69,7 +71,8 @@ def test_the_model_never_trained_on_a_blind_query(trained):
     blind = load_blind(BLIND_FILE)
     kept, dropped = without(load_training(), blind)
     calibration = count_shared(kept, load_labelled(RETIRED_BLIND_FILE))  # the calibration set is never trained on either
-    assert dropped > 0 and trained["model"].info["train_rows"] == len(load_training()) - dropped - calibration
+    scored = count_shared(without(kept, load_labelled(RETIRED_BLIND_FILE))[0], load_labelled(DEV_V2_FILE))  # nor dev_v2
+    assert dropped > 0 and trained["model"].info["train_rows"] == len(load_training()) - dropped - calibration - scored
     assert count_shared(kept, blind) == 0
 
 
@@ -88,8 +91,10 @@ def test_a_blind_query_in_the_corpus_is_left_out_and_in_extra_data_refused_witho
     result = small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--blind", str(blind))
     expected = count_shared(load_training(), load_labelled(blind))
     # the queries of the retired blind set, which fits the temperature, are never trained on either
-    calibration = count_shared(without(load_training(), load_labelled(blind))[0], load_labelled(RETIRED_BLIND_FILE))
-    assert expected >= 3 and result["model"].info["train_rows"] == len(load_training()) - expected - calibration
+    kept = without(load_training(), load_labelled(blind))[0]
+    calibration = count_shared(kept, load_labelled(RETIRED_BLIND_FILE))
+    scored = count_shared(without(kept, load_labelled(RETIRED_BLIND_FILE))[0], load_labelled(DEV_V2_FILE))  # nor dev_v2
+    assert expected >= 3 and result["model"].info["train_rows"] == len(load_training()) - expected - calibration - scored
     assert f"({expected} bundled training rows left out: their query is in the blind set my_blind.jsonl)" \
         in capsys.readouterr().out
     assert result["metrics"]["blind_n"] == 3
@@ -174,3 +179,4 @@ def test_the_temperature_is_fitted_on_dev_and_the_retired_blind_set_together(mod
     assert metrics["dev_v1_confidence_gap"] == pytest.approx(
         metrics["dev_v1_mean_confidence"] - metrics["dev_v1_label_accuracy"], abs=2e-4)
     assert calibration_name(RETIRED_BLIND_FILE) == "dev_v1"
+    assert calibration_name(DEV_V2_FILE) == "dev_v2"

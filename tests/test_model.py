@@ -94,7 +94,7 @@ def test_mlflow_run_holds_params_metrics_plots_errors_and_model(trained):
 
 def test_the_full_run_logs_its_datasets_and_becomes_the_first_champion(trained):
     from fastslow.models.automation.data import AUTOMATION_BLIND_FILE, load_automation, load_automation_training
-    from fastslow.models.lifecycle.dataset import (BLIND_FILE, RETIRED_BLIND_FILE, load_blind, load_labelled,
+    from fastslow.models.lifecycle.dataset import (BLIND_FILE, DEV_V2_FILE, RETIRED_BLIND_FILE, load_blind, load_labelled,
                                                    load_training, without)
 
     client = MlflowClient(tracking_uri=trained["tracking_uri"])
@@ -103,6 +103,7 @@ def test_the_full_run_logs_its_datasets_and_becomes_the_first_champion(trained):
     # the bundled rows whose query is in a blind set are never trained on
     # never trained on: the blind set and the calibration set (the retired blind set)
     routing = without(without(load_training(), load_blind(BLIND_FILE))[0], load_labelled(RETIRED_BLIND_FILE))[0]
+    routing = without(routing, load_labelled(DEV_V2_FILE))[0]  # nor the dev set that is only scored
     automation = without(load_automation_training(), load_blind(AUTOMATION_BLIND_FILE, load_automation),
                          key=lambda r: r["text"])[0]
     assert inputs["routing_train"] == (len(routing), "training")

@@ -15,6 +15,9 @@ TRAIN_DIR = DATA_DIR / "train"
 DEV_FILE = DATA_DIR / "dev" / "routing_dev.jsonl"
 #: the first blind set, retired to dev: written apart from the training data, so it helps calibrate
 RETIRED_BLIND_FILE = DATA_DIR / "dev" / "routing_blind_v1.jsonl"
+#: a development set written from the specs alone by a separate writer: scored every run, never trained on,
+#: not fitted on (its errors are read to fix categories, so it does not calibrate)
+DEV_V2_FILE = DATA_DIR / "dev" / "routing_dev_v2.jsonl"
 FIXTURE_FILE = FIXTURES_DIR / "routing_v1.jsonl"
 BLIND_DIR = DATA_DIR / "blind"
 BLIND_FILE = BLIND_DIR / "routing_blind.jsonl"

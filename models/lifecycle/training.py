@@ -42,7 +42,7 @@ from fastslow.models.lifecycle import registry, signing
 from fastslow.models.lifecycle.bundle import FastslowModel, save_bundle
 from fastslow.models.lifecycle.config import ConfigError, parse_args
 from fastslow.models.lifecycle.cross_validation import cross_validate, cv_summary
-from fastslow.models.lifecycle.dataset import (BLIND_FILE, DEV_FILE, FIXTURE_FILE, RETIRED_BLIND_FILE, TRAIN_DIR, digest,
+from fastslow.models.lifecycle.dataset import (BLIND_FILE, DEV_FILE, DEV_V2_FILE, FIXTURE_FILE, RETIRED_BLIND_FILE, TRAIN_DIR, digest,
                                                leak_error, leaked, load_blind, load_labelled, load_training,
                                                query_key, training_files, without)
 from fastslow.models.lifecycle.extra_data import ExtraDataError, Reference, load_extra
@@ -89,6 +89,10 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
                         help="more labelled sets written apart from the training data (default: the retired blind "
                              "set routing_blind_v1): the temperature is fitted on them and dev together, each scored "
                              "cross-fitted and reported as dev_<stem> (none: dev alone)")
+    parser.add_argument("--score-also", type=Path, nargs="*", default=[DEV_V2_FILE], metavar="PATH",
+                        help="more labelled dev sets, only scored (default: routing_dev_v2, written from the specs "
+                             "alone): never trained on, not used for the temperature, reported as dev_<stem> "
+                             "(none: no other set)")
     parser.add_argument("--fixture", type=Path, default=FIXTURE_FILE, help="frozen spec fixture")
     parser.add_argument("--blind", type=Path, default=BLIND_FILE,
                         help="blind set: scored every run, only its figures shown (never its rows or errors)")
@@ -216,7 +220,8 @@ def calibration_name(path: Path) -> str:
     """The evaluation name of an extra calibration set: ``dev_<stem>``, without ``routing_`` and, for a
     retired blind set (now a dev set), ``blind_``: routing_blind_v1 → dev_v1 (``blind`` names only the
     set that is still blind)."""
-    return "dev_" + path.stem.removeprefix("routing_").removeprefix("blind_")
+    name = path.stem.removeprefix("routing_").removeprefix("blind_")
+    return name if name.startswith("dev_") else "dev_" + name  # routing_dev_v2 → dev_v2
 
 
 def dataset_frame(rows: list[dict]):
@@ -268,6 +273,11 @@ def run(args: argparse.Namespace) -> dict:
     # nor on a query of a set that fits the temperature (a few short queries of the retired blind set,
     # 换一条路线, are in the hand-written core too)
     bundled, dropped_calibration = without(bundled, [r for _, _, rows in calibration_sets for r in rows])
+    fitted_paths = {Path(p).resolve() for p in (args.dev, *(path for _, path, _ in calibration_sets))}
+    scored_sets = [(calibration_name(path), path, load_labelled(path)) for path in args.score_also
+                   if Path(path).resolve() not in fitted_paths]
+    # nor on a query of a dev set that is only scored
+    bundled, dropped_scored = without(bundled, [r for _, _, rows in scored_sets for r in rows])
     bundled_automation = ([] if args.only or not args.automation else
                           load_automation_training(args.automation_train_dir, set(IntentTaxonomy.load().intents)))
     extra = load_extra_data(args, bundled, bundled_automation) if args.data else None
@@ -281,13 +291,14 @@ def run(args: argparse.Namespace) -> dict:
     fixture_rows = load_labelled(args.fixture)
     dev_rows = load_labelled(args.dev)
     for name, held_out in (("frozen fixture", fixture_rows), ("dev set", dev_rows), ("blind set", blind_rows),
-                           *((f"calibration set {path.name}", rows) for _, path, rows in calibration_sets)):
+                           *((f"calibration set {path.name}", rows) for _, path, rows in calibration_sets),
+                           *((f"dev set {path.name}", rows) for _, path, rows in scored_sets)):
         overlap = leaked(train_rows, held_out)
         if overlap:
             raise DataError(leak_error(overlap, name, blind=held_out is blind_rows))
 
-    held_out_queries = held_out_keys(fixture_rows + dev_rows + [r for _, _, rows in calibration_sets for r in rows],
-                                     args)
+    held_out_queries = held_out_keys(fixture_rows + dev_rows + [r for _, _, rows in calibration_sets for r in rows]
+                                     + [r for _, _, rows in scored_sets for r in rows], args)
     augmented = augment_rows(train_rows, args.spoken_variants, args.seed, held_out_queries)
 
     router = Router(C=args.C, class_weight=None if args.class_weight == "none" else args.class_weight,
@@ -310,6 +321,7 @@ def run(args: argparse.Namespace) -> dict:
     evaluations = [evaluate(model, fixture_rows, "fixture"), evaluate(model, dev_rows, "dev", records=dev_records),
                    *(evaluate(model, rows, name, records=records)
                      for (name, _, rows), records in zip(calibration_sets, extra_records)),
+                   *(evaluate(model, rows, name) for name, _, rows in scored_sets),
                    evaluate(model, train_rows, "train"), evaluate(model, blind_rows, "blind", keep_errors=False)]
     calibrated = [ev for ev in evaluations if ev.name.startswith("dev") or ev.name == "blind"]
     calibrated_on = " + ".join([args.dev.name, *(path.name for _, path, _ in calibration_sets)])
@@ -342,14 +354,15 @@ def run(args: argparse.Namespace) -> dict:
                            "train_files": ",".join([] if args.only else [p.name for p in training_files(args.train_dir)]),
                            "extra_files": ",".join(str(p) for p in args.data),
                            "dev_digest": digest(dev_rows), "fixture_digest": digest(fixture_rows),
-                           "blind_digest": digest(blind_rows), "train_rows_dropped_blind": dropped_blind, "train_rows_dropped_calibration": dropped_calibration, "calibration": f"dev set{' and ' + ', '.join(n for n, _, _ in calibration_sets) if calibration_sets else ''} ({calibrated_on}), halves cross-fitted",
+                           "blind_digest": digest(blind_rows), "train_rows_dropped_blind": dropped_blind, "train_rows_dropped_calibration": dropped_calibration, "train_rows_dropped_scored_dev": dropped_scored, "calibration": f"dev set{' and ' + ', '.join(n for n, _, _ in calibration_sets) if calibration_sets else ''} ({calibrated_on}), halves cross-fitted",
                            **{k: v for k, v in temperatures.items() if k != "temperature"}})
         if args.config:
             mlflow.log_artifact(str(args.config), artifact_path="config")
         datasets = [("routing_train", "training", train_rows, args.data[0] if args.only else args.train_dir),
                     ("routing_dev", "dev", dev_rows, args.dev), ("routing_fixture", "fixture", fixture_rows, args.fixture),
                     ("routing_blind", "blind", blind_rows, args.blind),
-                    *((f"routing_{name}", "calibration", rows, path) for name, path, rows in calibration_sets)]
+                    *((f"routing_{name}", "calibration", rows, path) for name, path, rows in calibration_sets),
+                    *((f"routing_{name}", "dev", rows, path) for name, path, rows in scored_sets)]
         if extra:
             datasets += [(f"extra:{Path(name).name}", "training", rows, Path(name)) for name, rows in extra.by_file().items()]
         if automation_run is not None:
@@ -399,6 +412,9 @@ def run(args: argparse.Namespace) -> dict:
     if dropped_calibration:
         print(f"({dropped_calibration} bundled training rows left out: their query is in a calibration set, "
               + ", ".join(path.name for _, path, _ in calibration_sets) + ")")
+    if dropped_scored:
+        print(f"({dropped_scored} bundled training rows left out: their query is in a dev set, "
+              + ", ".join(path.name for _, path, _ in scored_sets) + ")")
     print(f"\nrisk–coverage (accuracy of the most confident rows; temperature {router.temperature_:.3f}, "
           f"fitted on {calibrated_on}, each scored cross-fitted by halves):\n" + risk_coverage_table(calibrated))
     print("\n" + dev_robustness.table("dev") + f"\n(trained on {len(train_rows)} rows + {len(augmented)} spoken variants)")
