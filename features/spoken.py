@@ -67,7 +67,7 @@ class SpokenLexicon:
         """Characters a strippable start and end begin and finish with: most queries have neither,
         and ``strip_disfluencies`` returns them after two set lookups and one regular expression."""
         starts = self.wake_words + self.hesitations + self.demonstrative_fillers
-        ends = self.tails + self.pause_tails
+        ends = self.tails + self.pause_tails + self.wake_words
         return (frozenset(t[0] for t in starts) | frozenset(_PAUSE), frozenset(t[-1] for t in ends) | frozenset(_PAUSE))
 
     @cached_property
@@ -320,7 +320,7 @@ def _ends_command(body: str, lex: SpokenLexicon) -> bool:
 
 
 def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
-    """``text`` (normalised) without what never changes its answer: a leading wake word, hesitations
+    """``text`` (normalised) without what never changes its answer: a wake word first or last, hesitations
     (嗯, 呃, 就是; 那个/这个 when they are one), stutters (空调空调 → 空调, 把把 → 把) and a polite tail
     (谢谢; 好吗 after a pause); misrecognitions of asr_corrections.txt are put back (坐椅 → 座椅).
     A query that would be left empty is returned as it was."""
@@ -356,6 +356,10 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
         body = out.rstrip(_PAUSE)
         for term in lex.tails:
             if body.endswith(term) and len(body) > len(term) + 1:
+                body = body[: -len(term)]
+                break
+        for term in lex.wake_words:  # a wake word said last calls the assistant (放首歌吧小爱同学; 你好小鹏 stays)
+            if body.endswith(term) and len(body) > len(term) + 1 and (len(term) >= 3 or body[-len(term) - 1] in _PAUSE):
                 body = body[: -len(term)]
                 break
         for term in lex.pause_tails:

@@ -63,6 +63,15 @@ def test_runs_that_are_one_request_stay_whole(split, query):
     assert len(split(query)) == 1
 
 
+@pytest.mark.parametrize("query, parts", [
+    ("打开车窗，不对，关上车窗", ["打开车窗,不对,关上车窗"]),  # one command is left: the whole is one request
+    ("打开车窗不对关上车窗", ["打开车窗不对关上车窗"]),
+    ("打开空调说错了关掉空调然后打开座椅加热", ["关掉空调", "打开座椅加热"]),
+])
+def test_a_self_correction_cancels_what_was_said_before_it(split, query, parts):
+    assert split(query) == parts
+
+
 def test_split_spans_cover_only_request_tokens(split):
     assert split("打开车窗，然后，播放周杰伦的歌") == ["打开车窗", "播放周杰伦的歌"]
 

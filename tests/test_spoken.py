@@ -89,6 +89,9 @@ def test_unknown_kind_is_refused_by_name():
     ("开一下宠物模式好吗", "开一下宠物模式"),
     ("你好吗", "你好吗"),
     ("空调开一下", "空调开一下"),                 # 一下 ends the command itself
+    ("来点轻音乐吧小爱同学", "来点轻音乐吧"),     # a wake word said last
+    ("打开空调，小度", "打开空调"),
+    ("你好小鹏", "你好小鹏"),                     # ... but never the greeting of a bare wake word
 ])
 def test_the_stripper_removes_hesitations_but_keeps_determiners(said, meant):
     assert strip_disfluencies(said) == meant

@@ -34,6 +34,7 @@ class SplitLexicon:
     devices: frozenset = frozenset()
     joiners: frozenset = frozenset()
     questions: frozenset = frozenset()  # question words: a question is not a run of commands (空调开着车窗能开吗)
+    corrections: frozenset = frozenset()  # self-corrections (不对, 说错了): what comes before them is cancelled
 
     @classmethod
     def from_lexicons(cls) -> "SplitLexicon":
@@ -55,6 +56,7 @@ class SplitLexicon:
             | frozenset(positions.words),
             joiners=frozenset(JOINERS),
             questions=frozenset(load_lexicon("questions").terms()),
+            corrections=frozenset(by_category.get("correction", set())),
             boundaries=frozenset(by_category.get("sequence", set()) | by_category.get("pause", set())),
             dependency=frozenset(by_category.get("dependency", set())),
             triggers=frozenset(t for t, cols in triggers.words.items()
@@ -69,18 +71,24 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
 
     Boundaries are sequence connectors (然后, 再, 并且, 顺便) and pauses (，；、); the connector itself
     belongs to no span. A piece without an action verb (太冷了，调一下空调) joins the next piece, the last
-    one joins the previous, so a feeling or a scene is never routed apart from its request.
+    one joins the previous, so a feeling or a scene is never routed apart from its request. A self-correction
+    (不对, 说错了) cancels what was said before it: only the pieces after it are routed apart, and with one
+    left the whole is routed as one request (打开车窗，不对，关上车窗 is 关上车窗, not two commands).
     """
     whole = [(0, len(tokens))]
     if any(t in lexicon.dependency or t in lexicon.triggers or t.endswith(lexicon.trigger_suffixes)
            for t in tokens):
         return whole
-    if lexicon.boundaries.isdisjoint(tokens):
+    cuts = lexicon.boundaries | lexicon.corrections
+    if cuts.isdisjoint(tokens):
         pieces = whole
     else:
-        pieces = pieces_between(len(tokens), ((i, i + 1) for i, t in enumerate(tokens) if t in lexicon.boundaries))
+        pieces = pieces_between(len(tokens), ((i, i + 1) for i, t in enumerate(tokens) if t in cuts))
     if lexicon.controls:
         pieces = [cut for a, b in pieces for cut in command_runs(tokens, a, b, lexicon)]
+    if not lexicon.corrections.isdisjoint(tokens):  # 口语改口: only what is said after the last correction counts
+        last = max(i for i, t in enumerate(tokens) if t in lexicon.corrections)
+        pieces = [(a, b) for a, b in pieces if a > last]
     if len(pieces) < 2:
         return whole
     merged = join_actionless(pieces, [any(t in lexicon.actions for t in tokens[a:b]) for a, b in pieces])
