@@ -380,7 +380,8 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
 def augment_rows(rows: list[dict], per_row: int, seed: int, held_out: set[str] = frozenset(),
                  kinds=VARIANT_KINDS, lexicon: SpokenLexicon | None = None) -> list[dict]:
     """Up to ``per_row`` spoken variants of each labelled row, each of another kind, as new rows with
-    the source's label and codes and ``source`` ``<source>+spoken:<kind>``.
+    the source's label and codes and ``source`` ``<source>+spoken:<kind>``. A row with punctuation inside
+    always gets its ``no_punct`` variant (when ``kinds`` has it): speech is written without pauses.
 
     The leak guard: a variant whose normalised query is in ``held_out`` (the queries of the dev sets and
     fixtures, normalised) or equals a query already in ``rows`` is not added. Deterministic: the same
@@ -394,6 +395,9 @@ def augment_rows(rows: list[dict], per_row: int, seed: int, held_out: set[str] =
         query = row["query"]
         order = list(kinds)
         _rng("augment", query, seed).shuffle(order)
+        if "no_punct" in order:  # people who never saw the data, and ASR, write no pauses: a punctuated row
+            order.remove("no_punct")  # always gets its unpunctuated twin first
+            order.insert(0, "no_punct")
         added = 0
         for kind in order:
             if added >= per_row:

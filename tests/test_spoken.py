@@ -120,3 +120,13 @@ def test_augmented_rows_keep_their_label_and_never_equal_a_held_out_query():
     guarded = augment_rows(rows[:1], len(VARIANT_KINDS), seed=13, held_out={numerals_variant})
     assert numerals_variant not in {r["query"] for r in guarded}
     assert numerals_variant in {r["query"] for r in augment_rows(rows[:1], len(VARIANT_KINDS), seed=13)}
+
+
+def test_a_punctuated_row_always_gets_its_unpunctuated_twin():
+    rows = [{"query": f"把温度调到{t}度，然后打开座椅加热", "label": "快", "primary_reason_code": "EXPLICIT_DEVICE_MULTI_ACTION",
+             "source": "core"} for t in range(18, 30)]
+    out = augment_rows(rows, 1, seed=13)
+    assert [r["source"] for r in out] == ["core+spoken:no_punct"] * len(rows)
+    assert [r["query"] for r in out] == [f"把温度调到{t}度然后打开座椅加热" for t in range(18, 30)]
+    unpunctuated = augment_rows([{**rows[0], "query": "把温度调到24度"}], 1, seed=13)
+    assert unpunctuated[0]["source"] != "core+spoken:no_punct"  # nothing to drop: another kind
