@@ -42,11 +42,11 @@ class SpokenLexicon:
     demonstrative_fillers: tuple[str, ...]  # 那个/这个: a hesitation only before a command
     stutter_chars: frozenset
     tails: tuple[str, ...]  # stripped at the end
-    pause_tails: tuple[str, ...]  # stripped at the end only after a pause
+    pause_tails: tuple[str, ...]  # stripped at the end only after a pause (augmentation: every one of these)
     homophones: tuple[tuple[str, str], ...]  # (word, misrecognition)
     command_starts: tuple[str, ...]
     corrections: tuple[tuple[str, str], ...] = ()  # (misrecognition, word) put back before segmentation
-    command_ends: tuple[str, ...] = ()  # before one, an after_pause tail needs no pause (灯关一下呗)
+    statement_tails: frozenset = frozenset()  # of pause_tails, those stripped after any statement (好吗, 呗)
 
     @cached_property
     def correction_pattern(self) -> re.Pattern | None:
@@ -98,12 +98,11 @@ class SpokenLexicon:
             demonstrative_fillers=longest_first(t for t, c in fillers if c == "hesitation_demonstrative"),
             stutter_chars=frozenset(t for t, c in fillers if c == "stutter"),
             tails=longest_first(t for t, c in tails if c == "tails"),
-            pause_tails=longest_first(t for t, c in tails if c == "after_pause"),
+            pause_tails=longest_first(t for t, c in tails if c in ("after_pause", "after_statement")),
+            statement_tails=frozenset(t for t, c in tails if c == "after_statement"),
             homophones=tuple(entries("homophones")),
             command_starts=longest_first(t for t, _ in entries("command_starts")),
             corrections=tuple(entries("asr_corrections")) if (folder / "asr_corrections.txt").is_file() else (),
-            command_ends=longest_first(t for t, _ in entries("command_ends"))
-            if (folder / "command_ends.txt").is_file() else (),
         )
 
 
@@ -310,13 +309,10 @@ def _hesitation_demonstrative(rest: str, lex: SpokenLexicon) -> bool:
     return False
 
 
-def _ends_command(body: str, lex: SpokenLexicon) -> bool:
-    """Is ``body`` a command said to its end (空调关一下, 帮我定个闹钟, 跳过), not a question (天气好吗 asks)?
-    Then a polite tail after it (呗, 好吗) needs no pause to be one."""
-    if _QUESTION.search(body):
-        return False
-    clause = body[max(body.rfind(p) for p in _PAUSE) + 1:]
-    return clause.endswith(lex.command_ends) or clause.startswith(lex.command_starts)
+def _statement(body: str) -> bool:
+    """Is ``body`` a whole statement or command (空调再调低两度, 快进三十秒), not a question of its own (能开吗,
+    这首好不好听) nor a short topic the tail asks about (今天天气 of 今天天气好吗)? Then a tail after it is polite."""
+    return len(body) >= 5 and not _QUESTION.search(body)
 
 
 def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
@@ -365,7 +361,7 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
         for term in lex.pause_tails:
             if body.endswith(term) and len(body) > len(term) + 1 and (
                     body[-len(term) - 1] in _PAUSE
-                    or (term not in lex.command_ends and _ends_command(body[: -len(term)], lex))):
+                    or (term in lex.statement_tails and _statement(body[: -len(term)]))):
                 body = body[: -len(term)]
                 break
         out = body.rstrip(_PAUSE)

@@ -69,8 +69,9 @@ def test_unknown_kind_is_refused_by_name():
     ("嗯", "嗯"),                                 # never emptied
     ("打开坐椅加热", "打开座椅加热"),             # a misrecognition that is no word is put back
     ("打开车床", "打开车床"),                     # ... but one that is a word (a lathe) is not
-    # a hesitation before 那个 leaves the 那个 to be judged by what follows it
-    ("呃那个风扇开一下", "那个风扇开一下"),
+    # after a hesitation, 那个 is one too
+    ("呃那个开大点", "开大点"),
+    ("然后那个暂停一下", "暂停一下"),
     ("嗯那个关一下天窗", "关一下天窗"),           # ... a verb with its object after it: a hesitation
     ("嗯嗯那个关一下天窗", "关一下天窗"),
     ("那个拉开窗帘", "拉开窗帘"),
@@ -82,7 +83,10 @@ def test_unknown_kind_is_refused_by_name():
     ("你你好小鹏，今天杭州下不下雨", "今天杭州下不下雨"),
     ("小理小理，呃，导航一下", "导航一下"),
     ("嗨，理想同学，开一下宠物模式", "开一下宠物模式"),
-    # a polite tail after a whole command needs no pause; after a question it is the question
+    # a polite tail after a whole statement needs no pause; after a question or a short topic it is the question
+    ("快进三十秒好不好", "快进三十秒"),
+    ("后面小孩一直喊热行不行", "后面小孩一直喊热"),
+    ("这首歌好不好听", "这首歌好不好听"),
     ("那盏灯关一下呗", "那盏灯关一下"),
     ("帮我定个明天六点半的闹钟呗", "帮我定个明天六点半的闹钟"),
     ("这首不喜欢，跳过好吗", "这首不喜欢，跳过"),
