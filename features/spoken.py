@@ -67,7 +67,7 @@ class SpokenLexicon:
         """Characters a strippable start and end begin and finish with: most queries have neither,
         and ``strip_disfluencies`` returns them after two set lookups and one regular expression."""
         starts = self.wake_words + self.hesitations + self.demonstrative_fillers
-        ends = self.tails + self.pause_tails + self.wake_words
+        ends = self.tails + self.pause_tails  # a wake word said last: ``strip_disfluencies`` asks endswith
         return (frozenset(t[0] for t in starts) | frozenset(_PAUSE), frozenset(t[-1] for t in ends) | frozenset(_PAUSE))
 
     @cached_property
@@ -327,7 +327,7 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
         word = lex.correction_map
         out = fix.sub(lambda m: word[m[0]], out)
     starts, ends = lex.edge_chars
-    if not out or (out[0] not in starts and out[-1] not in ends):
+    if not out or (out[0] not in starts and out[-1] not in ends and not out.endswith(lex.wake_words)):
         return out or text
     while True:
         before = out
@@ -354,10 +354,12 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
             if body.endswith(term) and len(body) > len(term) + 1:
                 body = body[: -len(term)]
                 break
-        for term in lex.wake_words:  # a wake word said last calls the assistant (放首歌吧小爱同学; 你好小鹏 stays)
-            if body.endswith(term) and len(body) > len(term) + 1 and (len(term) >= 3 or body[-len(term) - 1] in _PAUSE):
-                body = body[: -len(term)]
-                break
+        if body.endswith(lex.wake_words):  # a wake word said last calls the assistant (放首歌吧小爱同学; 你好小鹏 stays)
+            for term in lex.wake_words:
+                if body.endswith(term) and len(body) > len(term) + 1 and (
+                        len(term) >= 3 or body[-len(term) - 1] in _PAUSE):
+                    body = body[: -len(term)]
+                    break
         for term in lex.pause_tails:
             if body.endswith(term) and len(body) > len(term) + 1 and (
                     body[-len(term) - 1] in _PAUSE

@@ -8,6 +8,7 @@ automation (上车时打开空调): its condition and action form one request.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from fastslow.features.lexicon import load_lexicon
 from fastslow.features.split import join_actionless, pieces_between
@@ -35,6 +36,11 @@ class SplitLexicon:
     joiners: frozenset = frozenset()
     questions: frozenset = frozenset()  # question words: a question is not a run of commands (空调开着车窗能开吗)
     corrections: frozenset = frozenset()  # self-corrections (不对, 说错了): what comes before them is cancelled
+
+    @cached_property
+    def cuts(self) -> frozenset:
+        """Boundaries and self-corrections: the tokens a query is cut at."""
+        return self.boundaries | self.corrections
 
     @classmethod
     def from_lexicons(cls) -> "SplitLexicon":
@@ -76,16 +82,20 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
     left the whole is routed as one request (打开车窗，不对，关上车窗 is 关上车窗, not two commands).
     """
     whole = [(0, len(tokens))]
+    cuts = lexicon.cuts
+    if cuts.isdisjoint(tokens):  # most queries: no connector, no pause, at most one command
+        if lexicon.controls.isdisjoint(tokens):
+            return whole
+        pieces = command_runs(tokens, 0, len(tokens), lexicon)
+        if len(pieces) < 2:
+            return whole
+    else:
+        pieces = pieces_between(len(tokens), ((i, i + 1) for i, t in enumerate(tokens) if t in cuts))
+        if lexicon.controls:
+            pieces = [cut for a, b in pieces for cut in command_runs(tokens, a, b, lexicon)]
     if any(t in lexicon.dependency or t in lexicon.triggers or t.endswith(lexicon.trigger_suffixes)
            for t in tokens):
         return whole
-    cuts = lexicon.boundaries | lexicon.corrections
-    if cuts.isdisjoint(tokens):
-        pieces = whole
-    else:
-        pieces = pieces_between(len(tokens), ((i, i + 1) for i, t in enumerate(tokens) if t in cuts))
-    if lexicon.controls:
-        pieces = [cut for a, b in pieces for cut in command_runs(tokens, a, b, lexicon)]
     if not lexicon.corrections.isdisjoint(tokens):  # 口语改口: only what is said after the last correction counts
         last = max(i for i, t in enumerate(tokens) if t in lexicon.corrections)
         pieces = [(a, b) for a, b in pieces if a > last]
@@ -97,7 +107,10 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
 
 def _names_device(token: str, devices: frozenset) -> bool:
     """A device or seat, said alone or at the end of a word jieba keeps whole (客厅灯, 后备箱)."""
-    return token in devices or any(token[-k:] in devices for k in (1, 2, 3) if len(token) > k)
+    if token in devices:
+        return True
+    n = len(token)
+    return (n > 1 and token[-1] in devices) or (n > 2 and token[-2:] in devices) or (n > 3 and token[-3:] in devices)
 
 
 def command_runs(tokens: tuple[str, ...], start: int, end: int, lexicon: SplitLexicon) -> list[tuple[int, int]]:
@@ -107,10 +120,11 @@ def command_runs(tokens: tuple[str, ...], start: int, end: int, lexicon: SplitLe
     whole device control (a device or seat and a control verb) and so is everything after it; never after
     a joiner (和, 把, 的: 客厅的灯和卧室的灯关掉 is one command), never between two nouns of one phrase
     (关闭主驾车窗), and never before a part that names no device (打开座椅加热调到三档 stays whole)."""
-    controls = lexicon.controls
-    is_control = [t in controls for t in tokens[start:end]]
-    if sum(is_control) < 2 or not lexicon.questions.isdisjoint(tokens[start:end]):  # most queries: one command
+    controls, span = lexicon.controls, tokens[start:end]
+    found = controls.intersection(span)  # most queries: one control verb at most (set operations in C)
+    if not found or (len(found) == 1 and span.count(next(iter(found))) < 2) or not lexicon.questions.isdisjoint(span):
         return [(start, end)]
+    is_control = [t in controls for t in span]
     devices = lexicon.devices
     is_device = [_names_device(t, devices) for t in tokens[start:end]]
     if sum(is_device) < 2:
