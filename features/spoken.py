@@ -66,9 +66,17 @@ class SpokenLexicon:
     def edge_chars(self) -> tuple[frozenset, frozenset]:
         """Characters a strippable start and end begin and finish with: most queries have neither,
         and ``strip_disfluencies`` returns them after two set lookups and one regular expression."""
-        starts = self.wake_words + self.hesitations + self.demonstrative_fillers
+        starts = self.stripped_wake_words + self.hesitations + self.demonstrative_fillers
         ends = self.tails + self.pause_tails  # a wake word said last: ``strip_disfluencies`` asks endswith
         return (frozenset(t[0] for t in starts) | frozenset(_PAUSE), frozenset(t[-1] for t in ends) | frozenset(_PAUSE))
+
+    @cached_property
+    def stripped_wake_words(self) -> tuple[str, ...]:
+        """The wake words the stripper removes: those of the file, and the half of one said twice (小理小理
+        is 小理 once its repeat collapses, ``_collapse_repeats``), longest first. Augmentation puts only the
+        file's words before a query."""
+        halves = [t[: len(t) // 2] for t in self.wake_words if len(t) % 2 == 0 and t[: len(t) // 2] * 2 == t]
+        return tuple(sorted(dict.fromkeys([*self.wake_words, *halves]), key=lambda t: (-len(t), t)))
 
     @cached_property
     def stutter_pattern(self) -> re.Pattern:
@@ -87,12 +95,9 @@ class SpokenLexicon:
 
         fillers = entries("fillers")
         tails = entries("tails")
-        wake = [t for t, _ in entries("wake_words")]
-        # a wake word said twice (小理小理) is one once its repeat collapses (_collapse_repeats)
-        wake += [t[: len(t) // 2] for t in wake if len(t) % 2 == 0 and t[: len(t) // 2] * 2 == t]
         return cls(
-            wake_words=longest_first(wake),
-            hesitations=longest_first(t for t, c in fillers if c == "fillers"),
+            wake_words=longest_first(t for t, _ in entries("wake_words")),
+            hesitations=longest_first(t for t, c in fillers if c in ("fillers", "strip_only")),
             augment_fillers=tuple(dict.fromkeys(t for t, c in fillers if c in ("fillers", "hesitation_demonstrative",
                                                                                  "augment_only"))),
             demonstrative_fillers=longest_first(t for t, c in fillers if c == "hesitation_demonstrative"),
@@ -327,16 +332,16 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
         word = lex.correction_map
         out = fix.sub(lambda m: word[m[0]], out)
     starts, ends = lex.edge_chars
-    if not out or (out[0] not in starts and out[-1] not in ends and not out.endswith(lex.wake_words)):
+    if not out or (out[0] not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):
         return out or text
     while True:
         before = out
         out = out.lstrip(_PAUSE)
         for k in (1, 2):  # a stutter on the wake word's first characters (小小爱同学, 你你好小鹏)
-            if out[:k] == out[k:2 * k] and out[k:].startswith(lex.wake_words):
+            if out[:k] == out[k:2 * k] and out[k:].startswith(lex.stripped_wake_words):
                 out = out[k:]
                 break
-        for group in (lex.wake_words, lex.hesitations):
+        for group in (lex.stripped_wake_words, lex.hesitations):
             for term in group:
                 if out.startswith(term) and len(out) > len(term):
                     out = out[len(term):]
@@ -354,8 +359,8 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
             if body.endswith(term) and len(body) > len(term) + 1:
                 body = body[: -len(term)]
                 break
-        if body.endswith(lex.wake_words):  # a wake word said last calls the assistant (放首歌吧小爱同学; 你好小鹏 stays)
-            for term in lex.wake_words:
+        if body.endswith(lex.stripped_wake_words):  # a wake word said last calls the assistant (放首歌吧小爱同学; 你好小鹏 stays)
+            for term in lex.stripped_wake_words:
                 if body.endswith(term) and len(body) > len(term) + 1 and (
                         len(term) >= 3 or body[-len(term) - 1] in _PAUSE):
                     body = body[: -len(term)]
