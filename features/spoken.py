@@ -42,10 +42,11 @@ class SpokenLexicon:
     demonstrative_fillers: tuple[str, ...]  # 那个/这个: a hesitation only before a command
     stutter_chars: frozenset
     tails: tuple[str, ...]  # stripped at the end
-    pause_tails: tuple[str, ...]  # stripped at the end only after a pause
+    pause_tails: tuple[str, ...]  # stripped at the end only after a pause (augmentation: every one of these)
     homophones: tuple[tuple[str, str], ...]  # (word, misrecognition)
     command_starts: tuple[str, ...]
     corrections: tuple[tuple[str, str], ...] = ()  # (misrecognition, word) put back before segmentation
+    statement_tails: frozenset = frozenset()  # of pause_tails, those stripped after any statement (好吗, 呗)
     greetings: tuple[str, ...] = ()  # said before an assistant's name (你好, 嘿): 你好小途 is a wake word
 
     @cached_property
@@ -66,26 +67,18 @@ class SpokenLexicon:
     def edge_chars(self) -> tuple[frozenset, frozenset]:
         """Characters a strippable start and end begin and finish with: most queries have neither,
         and ``strip_disfluencies`` returns them after two set lookups and one regular expression."""
-        starts = self.wake_words + self.hesitations + self.demonstrative_fillers + self.greetings
-        ends = self.tails + self.pause_tails
+        starts = self.stripped_wake_words + self.hesitations + self.demonstrative_fillers + self.greetings
+        ends = self.tails + self.pause_tails  # a wake word said last: ``strip_disfluencies`` asks endswith
         return (frozenset(t[0] for t in starts) | frozenset(_PAUSE) | {_ASSISTANT_NAME.pattern[0]},
                 frozenset(t[-1] for t in ends) | frozenset(_PAUSE))
 
     @cached_property
-    def edge_terms(self) -> tuple[dict[str, tuple[str, ...]], ...] | None:
-        """The wake words, hesitations and demonstrative fillers by their first character, the tails and
-        pause tails by their last, each in list order: ``strip_disfluencies`` tries only the terms that
-        can match, and the first that does is the one the whole list gives. None if a term is empty."""
-        groups = (self.wake_words, self.hesitations, self.demonstrative_fillers, self.tails, self.pause_tails)
-        if not all(all(groups[k]) for k in range(5)):
-            return None
-        out = []
-        for k, terms in enumerate(groups):
-            by_char: dict[str, list[str]] = {}
-            for term in terms:
-                by_char.setdefault(term[0] if k < 3 else term[-1], []).append(term)
-            out.append({c: tuple(ts) for c, ts in by_char.items()})
-        return tuple(out)
+    def stripped_wake_words(self) -> tuple[str, ...]:
+        """The wake words the stripper removes: those of the file, and the half of one said twice (小理小理
+        is 小理 once its repeat collapses, ``_collapse_repeats``), longest first. Augmentation puts only the
+        file's words before a query."""
+        halves = [t[: len(t) // 2] for t in self.wake_words if len(t) % 2 == 0 and t[: len(t) // 2] * 2 == t]
+        return tuple(sorted(dict.fromkeys([*self.wake_words, *halves]), key=lambda t: (-len(t), t)))
 
     @cached_property
     def stutter_pattern(self) -> re.Pattern:
@@ -107,13 +100,14 @@ class SpokenLexicon:
         return cls(
             wake_words=longest_first(t for t, c in entries("wake_words") if c != "greeting"),
             greetings=longest_first(t for t, c in entries("wake_words") if c == "greeting"),
-            hesitations=longest_first(t for t, c in fillers if c == "fillers"),
+            hesitations=longest_first(t for t, c in fillers if c in ("fillers", "strip_only")),
             augment_fillers=tuple(dict.fromkeys(t for t, c in fillers if c in ("fillers", "hesitation_demonstrative",
                                                                                  "augment_only"))),
             demonstrative_fillers=longest_first(t for t, c in fillers if c == "hesitation_demonstrative"),
             stutter_chars=frozenset(t for t, c in fillers if c == "stutter"),
             tails=longest_first(t for t, c in tails if c == "tails"),
-            pause_tails=longest_first(t for t, c in tails if c == "after_pause"),
+            pause_tails=longest_first(t for t, c in tails if c in ("after_pause", "after_statement")),
+            statement_tails=frozenset(t for t, c in tails if c == "after_statement"),
             homophones=tuple(entries("homophones")),
             command_starts=longest_first(t for t, _ in entries("command_starts")),
             corrections=tuple(entries("asr_corrections")) if (folder / "asr_corrections.txt").is_file() else (),
@@ -294,13 +288,13 @@ def spoken_variants(text: str, seed: int = 0, kinds=VARIANT_KINDS,
 
 # ---------------------------------------------------------------------------------------- stripping
 
-_REPEAT = re.compile(r"([\u3400-\u9fff]{2,4})\1")
+_REPEAT = re.compile(r"([\u3400-\u9fff]{2,4})\1+")
 
 
 def _collapse_repeats(text: str, lex: SpokenLexicon) -> str:
     if len(set(text)) == len(text):  # both patterns repeat a character: most queries repeat none
         return text
-    text = _REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)  # 谢谢谢谢, 哈哈哈哈 stay
+    text = _REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)  # 谢谢谢谢, 哈哈哈哈 stay; 小爱小爱小爱 → 小爱
     return lex.stutter_pattern.sub(r"\1", text)
 
 
@@ -344,8 +338,14 @@ def _without_assistant_name(out: str, text: str, lex: SpokenLexicon) -> str:
     return out
 
 
+def _statement(body: str) -> bool:
+    """Is ``body`` a whole statement or command (空调再调低两度, 快进三十秒), not a question of its own (能开吗,
+    这首好不好听) nor a short topic the tail asks about (今天天气 of 今天天气好吗)? Then a tail after it is polite."""
+    return len(body) >= 5 and not _QUESTION.search(body)
+
+
 def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
-    """``text`` (normalised) without what never changes its answer: a leading wake word, hesitations
+    """``text`` (normalised) without what never changes its answer: a wake word first or last, hesitations
     (嗯, 呃, 就是; 那个/这个 when they are one), stutters (空调空调 → 空调, 把把 → 把) and a polite tail
     (谢谢; 好吗 after a pause); misrecognitions of asr_corrections.txt are put back (坐椅 → 座椅).
     A query that would be left empty is returned as it was."""
@@ -356,15 +356,16 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
         word = lex.correction_map
         out = fix.sub(lambda m: word[m[0]], out)
     starts, ends = lex.edge_chars
-    if not out or (out[0] not in starts and out[-1] not in ends):
+    if not out or (out[0] not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):
         return out or text
-    indexed = lex.edge_terms
-    if indexed is not None:
-        return _strip_edges(out, text, lex, indexed) or text
     while True:
         before = out
         out = out.lstrip(_PAUSE)
-        for group in (lex.wake_words, lex.hesitations):
+        for k in (1, 2):  # a stutter on the wake word's first characters (小小爱同学, 你你好小鹏)
+            if out[:k] == out[k:2 * k] and out[k:].startswith(lex.stripped_wake_words):
+                out = out[k:]
+                break
+        for group in (lex.stripped_wake_words, lex.hesitations):
             for term in group:
                 if out.startswith(term) and len(out) > len(term):
                     out = out[len(term):]
@@ -383,8 +384,16 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
             if body.endswith(term) and len(body) > len(term) + 1:
                 body = body[: -len(term)]
                 break
+        if body.endswith(lex.stripped_wake_words):  # a wake word said last calls the assistant (放首歌吧小爱同学; 你好小鹏 stays)
+            for term in lex.stripped_wake_words:
+                if body.endswith(term) and len(body) > len(term) + 1 and (
+                        len(term) >= 3 or body[-len(term) - 1] in _PAUSE):
+                    body = body[: -len(term)]
+                    break
         for term in lex.pause_tails:
-            if body.endswith(term) and len(body) > len(term) + 1 and body[-len(term) - 1] in _PAUSE:
+            if body.endswith(term) and len(body) > len(term) + 1 and (
+                    body[-len(term) - 1] in _PAUSE
+                    or (term in lex.statement_tails and _statement(body[: -len(term)]))):
                 body = body[: -len(term)]
                 break
         out = body.rstrip(_PAUSE)
@@ -394,49 +403,13 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     return out if out else text
 
 
-def _strip_edges(out: str, text: str, lex: SpokenLexicon, indexed) -> str:
-    """The edge loops of ``strip_disfluencies`` trying only the terms ``SpokenLexicon.edge_terms`` gives for
-    the first (last) character: the same first match in list order, so the same text."""
-    wake, hesitation, demonstrative, tails, pause_tails = indexed
-    none = ()
-    while True:
-        before = out
-        out = out.lstrip(_PAUSE)
-        for group in (wake, hesitation):
-            for term in group.get(out[:1], none):
-                if out.startswith(term) and len(out) > len(term):
-                    out = out[len(term):]
-                    break
-        for term in demonstrative.get(out[:1], none):
-            if out.startswith(term) and _hesitation_demonstrative(out[len(term):], lex):
-                out = out[len(term):]
-                break
-        out = _without_assistant_name(out, text, lex)
-        if out == before:
-            break
-    while True:
-        before = out
-        body = out.rstrip(_PAUSE)
-        for term in tails.get(body[-1:], none):
-            if body.endswith(term) and len(body) > len(term) + 1:
-                body = body[: -len(term)]
-                break
-        for term in pause_tails.get(body[-1:], none):
-            if body.endswith(term) and len(body) > len(term) + 1 and body[-len(term) - 1] in _PAUSE:
-                body = body[: -len(term)]
-                break
-        out = body.rstrip(_PAUSE)
-        if out == before:
-            break
-    return out.strip(_PAUSE)
-
-
 # ---------------------------------------------------------------------------------------- augmentation
 
 def augment_rows(rows: list[dict], per_row: int, seed: int, held_out: set[str] = frozenset(),
                  kinds=VARIANT_KINDS, lexicon: SpokenLexicon | None = None) -> list[dict]:
     """Up to ``per_row`` spoken variants of each labelled row, each of another kind, as new rows with
-    the source's label and codes and ``source`` ``<source>+spoken:<kind>``.
+    the source's label and codes and ``source`` ``<source>+spoken:<kind>``. A row with punctuation inside
+    always gets its ``no_punct`` variant (when ``kinds`` has it): speech is written without pauses.
 
     The leak guard: a variant whose normalised query is in ``held_out`` (the queries of the dev sets and
     fixtures, normalised) or equals a query already in ``rows`` is not added. Deterministic: the same
@@ -450,6 +423,9 @@ def augment_rows(rows: list[dict], per_row: int, seed: int, held_out: set[str] =
         query = row["query"]
         order = list(kinds)
         _rng("augment", query, seed).shuffle(order)
+        if "no_punct" in order:  # people who never saw the data, and ASR, write no pauses: a punctuated row
+            order.remove("no_punct")  # always gets its unpunctuated twin first
+            order.insert(0, "no_punct")
         added = 0
         for kind in order:
             if added >= per_row:

@@ -93,7 +93,8 @@ def test_a_real_seat_condition_stays():
 def test_wake_words_fillers_and_polite_tails_are_not_read():
     # what the parser reads: the spoken layer's strip_disfluencies of the query
     # 那个 before a time is not the spoken layer's hesitation; the condition's edge strip drops it
-    assert surface_of("小爱同学那个明天早上七点叫我起床好吗") == "那个明天早上七点叫我起床好吗"
+    assert surface_of("小爱同学那个明天早上七点叫我起床好吗") == "那个明天早上七点叫我起床"  # 好吗 after a whole request
+    assert surface_of("小爱同学那个明天早上七点叫我起床，好吗") == "那个明天早上七点叫我起床"
     assert groups("[C:那个明天早上七点][A:叫我起床好吗]") == [("明天早上七点", ["提醒我起床"])]
     assert surface_of("你好小鹏下雨的时候关闭天窗") == "下雨的时候关闭天窗"
     assert surface_of("嗯嗯下班以后打开导航回家谢谢") == "下班以后打开导航回家"

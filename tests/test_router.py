@@ -35,3 +35,32 @@ def test_label_is_always_the_group_of_the_primary_code():
         assert CODE_LABEL[route.primary_reason_code] == route.label
         assert route.reason_codes[0] == route.primary_reason_code
         assert abs(sum(route.alternatives.values()) - 1.0) < 1e-3
+
+
+def test_fast_floor_keeps_fast_only_above_its_probability():
+    from fastslow.models.routing.router import fast_floor
+
+    by_label = np.array([[0.55, 0.30, 0.15],   # 快 below the floor: the likelier of 慢 and 模糊
+                         [0.55, 0.10, 0.35],
+                         [0.75, 0.20, 0.05],   # 快 above it: kept
+                         [0.20, 0.70, 0.10]])  # not 快: untouched
+    argmax = by_label.argmax(axis=1)
+    assert fast_floor(by_label, argmax, 0.6).tolist() == [1, 2, 0, 1]
+    assert fast_floor(by_label, argmax, 0.0).tolist() == argmax.tolist()
+
+
+def test_a_fast_floor_turns_an_unsure_fast_route_into_its_runner_up():
+    rows = small_training_set(10)
+    codes = [r["primary_reason_code"] for r in rows]
+    plain = Router().fit(rows, codes)
+    probe = ["好冷啊帮我弄一下", "导航回家", "电量还剩多少", "打开座椅加热", "把那个关了", "放首歌"]
+    routes = plain.route(probe)
+    floor = sorted(r.alternatives["快"] for r in routes if r.label == "快")[0] + 5e-4  # above the least sure 快 (rounded)
+    floored = clone(plain).set_params(fast_min_probability=floor).fit(rows, codes).route(probe)
+    for before, after in zip(routes, floored):
+        if before.label == "快" and before.alternatives["快"] < floor:
+            others = {k: v for k, v in before.alternatives.items() if k != "快"}
+            assert after.label == max(others, key=others.get) and CODE_LABEL[after.primary_reason_code] == after.label
+        else:
+            assert after.label == before.label
+    assert sum(a.label != b.label for a, b in zip(routes, floored)) >= 1

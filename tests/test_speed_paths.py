@@ -307,54 +307,6 @@ def test_command_cuts_without_room_for_two_commands_are_none(model):
     assert cut_somewhere > 0
 
 
-def _edges_reference(out, lex):
-    """The edge loops of strip_disfluencies as first written: every term of each list, in order."""
-    text = out
-    while True:
-        before = out
-        out = out.lstrip(spoken._PAUSE)
-        for group in (lex.wake_words, lex.hesitations):
-            for term in group:
-                if out.startswith(term) and len(out) > len(term):
-                    out = out[len(term):]
-                    break
-        for term in lex.demonstrative_fillers:
-            if out.startswith(term) and spoken._hesitation_demonstrative(out[len(term):], lex):
-                out = out[len(term):]
-                break
-        out = spoken._without_assistant_name(out, text, lex)
-        if out == before:
-            break
-    while True:
-        before = out
-        body = out.rstrip(spoken._PAUSE)
-        for term in lex.tails:
-            if body.endswith(term) and len(body) > len(term) + 1:
-                body = body[: -len(term)]
-                break
-        for term in lex.pause_tails:
-            if body.endswith(term) and len(body) > len(term) + 1 and body[-len(term) - 1] in spoken._PAUSE:
-                body = body[: -len(term)]
-                break
-        out = body.rstrip(spoken._PAUSE)
-        if out == before:
-            break
-    return out.strip(spoken._PAUSE)
-
-
-_EDGE_WORDS = st.lists(st.sampled_from(sorted({*_LEX.wake_words, *_LEX.hesitations, *_LEX.demonstrative_fillers,
-                                               *_LEX.tails, *_LEX.pause_tails, *_LEX.command_starts,
-                                               *_LEX.greetings, "小途", "小声", "，", "。", " ", "打开空调", "好"})),
-                              max_size=6).map("".join)
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.one_of(_EDGE_WORDS, _TEXTS, st.tuples(_EDGE_WORDS, _TEXTS, _EDGE_WORDS).map("".join)))
-def test_the_indexed_edge_strip_is_the_loop_over_every_term(text):
-    assert _LEX.edge_terms is not None
-    assert spoken._strip_edges(text, text, _LEX, _LEX.edge_terms) == _edges_reference(text, _LEX)
-
-
 _NAMED = st.lists(st.sampled_from(sorted({*list(_AUTO.positions.category)[:60], *list(_AUTO.device_kinds.category)[:80],
                                           *(_AUTO.directions.category if _AUTO.directions else ()),
                                           *_AUTO.signal.terms[:150], "后", "前", "时", "十分钟", "3点", "打开"})),

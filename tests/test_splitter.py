@@ -39,6 +39,39 @@ def test_dependent_chains_feelings_and_automations_stay_whole(split, query):
     assert len(split(query)) == 1
 
 
+@pytest.mark.parametrize("query, parts", [
+    # device controls said one after another with no pause written, as ASR delivers them
+    ("后视镜折叠车门锁上", ["后视镜折叠", "车门锁上"]),
+    ("主驾调到22度副驾调到25度", ["主驾调到22度", "副驾调到25度"]),
+    ("打开空调关闭车窗", ["打开空调", "关闭车窗"]),
+    ("把空调调到二十四度风量调成三档", ["把空调调到二十四度", "风量调成三档"]),
+    ("关闭主驾车窗打开副驾车窗", ["关闭主驾车窗", "打开副驾车窗"]),
+    ("后备箱关上 车门锁好", ["后备箱关上", "车门锁好"]),  # a space between Chinese is a pause
+])
+def test_unpunctuated_runs_of_device_controls_are_split(split, query, parts):
+    assert split(query) == parts
+
+
+@pytest.mark.parametrize("query", [
+    "把客厅的灯和卧室的灯关掉",  # joined by 和: one command with two objects
+    "打开座椅加热调到三档",  # the second part names no device: one command
+    "调高空调温度",  # two nouns of one phrase
+    "空调开着车窗能开吗",  # a question is not a run of commands
+    "上车时打开空调关闭车窗",  # an automation is one request
+])
+def test_runs_that_are_one_request_stay_whole(split, query):
+    assert len(split(query)) == 1
+
+
+@pytest.mark.parametrize("query, parts", [
+    ("打开车窗，不对，关上车窗", ["打开车窗,不对,关上车窗"]),  # one command is left: the whole is one request
+    ("打开车窗不对关上车窗", ["打开车窗不对关上车窗"]),
+    ("打开空调说错了关掉空调然后打开座椅加热", ["关掉空调", "打开座椅加热"]),
+])
+def test_a_self_correction_cancels_what_was_said_before_it(split, query, parts):
+    assert split(query) == parts
+
+
 def test_split_spans_cover_only_request_tokens(split):
     assert split("打开车窗，然后，播放周杰伦的歌") == ["打开车窗", "播放周杰伦的歌"]
 

@@ -69,6 +69,33 @@ def test_unknown_kind_is_refused_by_name():
     ("嗯", "嗯"),                                 # never emptied
     ("打开坐椅加热", "打开座椅加热"),             # a misrecognition that is no word is put back
     ("打开车床", "打开车床"),                     # ... but one that is a word (a lathe) is not
+    # after a hesitation, 那个 is one too
+    ("呃那个开大点", "开大点"),
+    ("然后那个暂停一下", "暂停一下"),
+    ("嗯那个关一下天窗", "关一下天窗"),           # ... a verb with its object after it: a hesitation
+    ("嗯嗯那个关一下天窗", "关一下天窗"),
+    ("那个拉开窗帘", "拉开窗帘"),
+    ("那个关一下", "那个关一下"),                 # ... the object of a bare verb stays
+    ("那个啥，雨刮开一下", "雨刮开一下"),
+    # a wake word said three times, or with a stutter on its first character
+    ("小爱小爱小爱同学，停", "停"),
+    ("小小爱同学，客厅灯关了", "客厅灯关了"),
+    ("你你好小鹏，今天杭州下不下雨", "今天杭州下不下雨"),
+    ("小理小理，呃，导航一下", "导航一下"),
+    ("嗨，理想同学，开一下宠物模式", "开一下宠物模式"),
+    # a polite tail after a whole statement needs no pause; after a question or a short topic it is the question
+    ("快进三十秒好不好", "快进三十秒"),
+    ("后面小孩一直喊热行不行", "后面小孩一直喊热"),
+    ("这首歌好不好听", "这首歌好不好听"),
+    ("那盏灯关一下呗", "那盏灯关一下"),
+    ("帮我定个明天六点半的闹钟呗", "帮我定个明天六点半的闹钟"),
+    ("这首不喜欢，跳过好吗", "这首不喜欢，跳过"),
+    ("开一下宠物模式好吗", "开一下宠物模式"),
+    ("你好吗", "你好吗"),
+    ("空调开一下", "空调开一下"),                 # 一下 ends the command itself
+    ("来点轻音乐吧小爱同学", "来点轻音乐吧"),     # a wake word said last
+    ("打开空调，小度", "打开空调"),
+    ("你好小鹏", "你好小鹏"),                     # ... but never the greeting of a bare wake word
 ])
 def test_the_stripper_removes_hesitations_but_keeps_determiners(said, meant):
     assert strip_disfluencies(said) == meant
@@ -97,3 +124,13 @@ def test_augmented_rows_keep_their_label_and_never_equal_a_held_out_query():
     guarded = augment_rows(rows[:1], len(VARIANT_KINDS), seed=13, held_out={numerals_variant})
     assert numerals_variant not in {r["query"] for r in guarded}
     assert numerals_variant in {r["query"] for r in augment_rows(rows[:1], len(VARIANT_KINDS), seed=13)}
+
+
+def test_a_punctuated_row_always_gets_its_unpunctuated_twin():
+    rows = [{"query": f"把温度调到{t}度，然后打开座椅加热", "label": "快", "primary_reason_code": "EXPLICIT_DEVICE_MULTI_ACTION",
+             "source": "core"} for t in range(18, 30)]
+    out = augment_rows(rows, 1, seed=13)
+    assert [r["source"] for r in out] == ["core+spoken:no_punct"] * len(rows)
+    assert [r["query"] for r in out] == [f"把温度调到{t}度然后打开座椅加热" for t in range(18, 30)]
+    unpunctuated = augment_rows([{**rows[0], "query": "把温度调到24度"}], 1, seed=13)
+    assert unpunctuated[0]["source"] != "core+spoken:no_punct"  # nothing to drop: another kind

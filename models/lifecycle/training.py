@@ -69,6 +69,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
                         help="TOML file of settings (see fastslow.toml); options given here win over it")
     parser.add_argument("--seed", type=int, default=13, help="random seed (cross-validation folds)")
     parser.add_argument("--C", type=float, default=8.0, help="inverse regularisation of the router")
+    parser.add_argument("--fast-min-probability", type=float, default=0.0, metavar="P",
+                        help="快 only when its calibrated probability is at least P, else the more probable of 慢 and "
+                             "模糊: a slow query answered fast is the costly error (0: plain argmax)")
     parser.add_argument("--class-weight", choices=("balanced", "none"), default="none",
                         help="weight reason codes inversely to their frequency (balanced), or not")
     parser.add_argument("--hmm", action="store_true",
@@ -326,6 +329,7 @@ def run(args: argparse.Namespace) -> dict:
     augmented = augment_rows(train_rows, args.spoken_variants, args.seed, held_out_queries)
 
     router = Router(C=args.C, class_weight=None if args.class_weight == "none" else args.class_weight,
+                    fast_min_probability=args.fast_min_probability,
                     hmm=args.hmm, random_state=args.seed)
     params = {**{k: v for k, v in router.get_params().items()}, "seed": args.seed,
               "review_threshold": args.review_threshold, "spoken_variants": args.spoken_variants}

@@ -20,7 +20,7 @@ from fastslow.features import (
 from fastslow.features.extractors import LexiconFeatures, require_fitted, sparse_row_product
 from fastslow.features.references import BuiltinFunctions, EntityReferences
 from fastslow.models.routing.rules import Route
-from fastslow.models.taxonomy import CODE_LABEL, LABELS
+from fastslow.models.taxonomy import CODE_LABEL, FAST, LABELS
 
 DEVICE_CATEGORIES = ("car_device", "home_device")
 #: devices.txt categories of what is not a device: content, places, apps (an elliptical control names none)
@@ -47,11 +47,31 @@ def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
     return float(minimize_scalar(nll, bounds=(0.05, 20.0), method="bounded").x)
 
 
+_FAST = LABELS.index(FAST)
+
+
+def fast_floor(by_label: np.ndarray, label_index: np.ndarray, floor: float) -> np.ndarray:
+    """``label_index`` with 快 kept only where its probability (column of ``by_label``) is at least ``floor``;
+    elsewhere the more probable of the other labels."""
+    if not floor:
+        return label_index
+    unsure = (label_index == _FAST) & (by_label[:, _FAST] < floor)
+    if not unsure.any():
+        return label_index
+    others = by_label.copy()
+    others[:, _FAST] = -1.0
+    return np.where(unsure, others.argmax(axis=1), label_index)
+
+
 class Router(BaseEstimator, ClassifierMixin):
     """Segmenter → feature union → multinomial logistic regression over the 17 reason codes.
 
     The label is the group (快/慢/模糊) with the largest summed probability, the primary code the
     most probable code inside that group, so label and code can never disagree.
+
+    ``fast_min_probability``: the costly error is a slow or ambiguous query answered 快, so 快 is chosen only
+    when its (temperature-scaled) probability reaches this floor; below it the more probable of 慢 and 模糊
+    is the label (0: plain argmax).
 
     Probabilities are temperature-scaled so that ``confidence`` means what it says. ``fit`` leaves the
     temperature at 1; ``calibrate`` fits it on held-out rows written apart from the training data
@@ -62,8 +82,10 @@ class Router(BaseEstimator, ClassifierMixin):
     """
 
     def __init__(self, C=8.0, char_ngram_range=(1, 2), word_max_n=1, class_weight=None, hmm=False,
-                 calibration_folds=0, secondary_threshold=0.2, max_iter=3000, random_state=0, spoken=True):
+                 calibration_folds=0, secondary_threshold=0.2, max_iter=3000, random_state=0, spoken=True,
+                 fast_min_probability=0.0):
         self.C = C
+        self.fast_min_probability = fast_min_probability
         self.hmm = hmm
         self.spoken = spoken
         self.char_ngram_range = char_ngram_range
@@ -252,7 +274,7 @@ class Router(BaseEstimator, ClassifierMixin):
         proba = self._proba(utterances)
         group_of_class, label_matrix, classes = self._label_layout()
         by_label = proba @ label_matrix  # (n, 3): summed probability per label
-        label_index = by_label.argmax(axis=1)
+        label_index = fast_floor(by_label, by_label.argmax(axis=1), getattr(self, "fast_min_probability", 0.0))
         in_group = np.where(group_of_class[None, :] == label_index[:, None], proba, -1.0)
         primary_index = in_group.argmax(axis=1).tolist()
         secondary = proba >= self.secondary_threshold

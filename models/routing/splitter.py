@@ -8,9 +8,16 @@ automation (上车时打开空调): its condition and action form one request.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from fastslow.features.lexicon import load_lexicon
 from fastslow.features.split import join_actionless, pieces_between
+
+#: devices.txt categories of a device, actions.txt categories of a control verb
+DEVICE_CATEGORIES = ("car_device", "home_device")
+CONTROL_ACTIONS = ("on", "off", "adjust")
+#: a device after one of these is still inside the command before it (客厅的灯和卧室的灯关掉, 把空调…)
+JOINERS = ("和", "与", "及", "跟", "把", "给", "的", "让", "还有", "以及", "或", "或者", "说")
 
 
 @dataclass(frozen=True)
@@ -22,6 +29,18 @@ class SplitLexicon:
     triggers: frozenset  # condition markers: an automation is one request
     trigger_suffixes: tuple  # 时 / 时候 glued to a token by jieba (上车时)
     actions: frozenset  # action verbs: a piece must hold one to stand alone
+    #: an unpunctuated run of commands (后视镜折叠车门锁上): control verbs, devices and seats, and the words
+    #: after which a device is still the object of the command before it (和, 把, 的)
+    controls: frozenset = frozenset()
+    devices: frozenset = frozenset()
+    joiners: frozenset = frozenset()
+    questions: frozenset = frozenset()  # question words: a question is not a run of commands (空调开着车窗能开吗)
+    corrections: frozenset = frozenset()  # self-corrections (不对, 说错了): what comes before them is cancelled
+
+    @cached_property
+    def cuts(self) -> frozenset:
+        """Boundaries and self-corrections: the tokens a query is cut at."""
+        return self.boundaries | self.corrections
 
     @classmethod
     def from_lexicons(cls) -> "SplitLexicon":
@@ -33,7 +52,17 @@ class SplitLexicon:
         actions = load_lexicon("actions")
         request = actions.categories.index("request") if "request" in actions.categories else -1
         triggers = load_lexicon("triggers")
+        devices = load_lexicon("devices")
+        device_cols = {i for i, c in enumerate(devices.categories) if c in DEVICE_CATEGORIES}
+        positions = load_lexicon("positions")
+        control_cols = {i for i, c in enumerate(actions.categories) if c in CONTROL_ACTIONS}
         return cls(
+            controls=frozenset(t for t, cols in {**actions.words, **actions.chars}.items() if control_cols & set(cols)),
+            devices=frozenset(t for t, cols in {**devices.words, **devices.chars}.items() if device_cols & set(cols))
+            | frozenset(positions.words),
+            joiners=frozenset(JOINERS),
+            questions=frozenset(load_lexicon("questions").terms()),
+            corrections=frozenset(by_category.get("correction", set())),
             boundaries=frozenset(by_category.get("sequence", set()) | by_category.get("pause", set())),
             dependency=frozenset(by_category.get("dependency", set())),
             triggers=frozenset(t for t, cols in triggers.words.items()
@@ -48,16 +77,74 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
 
     Boundaries are sequence connectors (然后, 再, 并且, 顺便) and pauses (，；、); the connector itself
     belongs to no span. A piece without an action verb (太冷了，调一下空调) joins the next piece, the last
-    one joins the previous, so a feeling or a scene is never routed apart from its request.
+    one joins the previous, so a feeling or a scene is never routed apart from its request. A self-correction
+    (不对, 说错了) cancels what was said before it: only the pieces after it are routed apart, and with one
+    left the whole is routed as one request (打开车窗，不对，关上车窗 is 关上车窗, not two commands).
     """
     whole = [(0, len(tokens))]
-    if lexicon.boundaries.isdisjoint(tokens):
-        return whole
+    cuts = lexicon.cuts
+    if cuts.isdisjoint(tokens):  # most queries: no connector, no pause, at most one command
+        if lexicon.controls.isdisjoint(tokens):
+            return whole
+        pieces = command_runs(tokens, 0, len(tokens), lexicon)
+        if len(pieces) < 2:
+            return whole
+    else:
+        pieces = pieces_between(len(tokens), ((i, i + 1) for i, t in enumerate(tokens) if t in cuts))
+        if lexicon.controls:
+            pieces = [cut for a, b in pieces for cut in command_runs(tokens, a, b, lexicon)]
     if any(t in lexicon.dependency or t in lexicon.triggers or t.endswith(lexicon.trigger_suffixes)
            for t in tokens):
         return whole
-    pieces = pieces_between(len(tokens), ((i, i + 1) for i, t in enumerate(tokens) if t in lexicon.boundaries))
+    if not lexicon.corrections.isdisjoint(tokens):  # 口语改口: only what is said after the last correction counts
+        last = max(i for i, t in enumerate(tokens) if t in lexicon.corrections)
+        pieces = [(a, b) for a, b in pieces if a > last]
     if len(pieces) < 2:
         return whole
     merged = join_actionless(pieces, [any(t in lexicon.actions for t in tokens[a:b]) for a, b in pieces])
     return merged if len(merged) >= 2 else whole
+
+
+def _names_device(token: str, devices: frozenset) -> bool:
+    """A device or seat, said alone or at the end of a word jieba keeps whole (客厅灯, 后备箱)."""
+    if token in devices:
+        return True
+    n = len(token)
+    return (n > 1 and token[-1] in devices) or (n > 2 and token[-2:] in devices) or (n > 3 and token[-3:] in devices)
+
+
+def command_runs(tokens: tuple[str, ...], start: int, end: int, lexicon: SplitLexicon) -> list[tuple[int, int]]:
+    """The commands of an unpunctuated run ``tokens[start:end]`` (后视镜折叠车门锁上, 主驾调到22度副驾调到25度,
+    打开空调关闭车窗): as people say them to a car, with no pause written. A cut goes before a device, a
+    seat or a control verb of two characters or more when what comes before it since the last cut is a
+    whole device control (a device or seat and a control verb) and so is everything after it; never after
+    a joiner (和, 把, 的: 客厅的灯和卧室的灯关掉 is one command), never between two nouns of one phrase
+    (关闭主驾车窗), and never before a part that names no device (打开座椅加热调到三档 stays whole)."""
+    controls, span = lexicon.controls, tokens[start:end]
+    found = controls.intersection(span)  # most queries: one control verb at most (set operations in C)
+    if not found or (len(found) == 1 and span.count(next(iter(found))) < 2) or not lexicon.questions.isdisjoint(span):
+        return [(start, end)]
+    is_control = [t in controls for t in span]
+    devices = lexicon.devices
+    is_device = [_names_device(t, devices) for t in tokens[start:end]]
+    if sum(is_device) < 2:
+        return [(start, end)]
+    n = end - start
+    # suffix sums: does tokens[k:end] hold a device and a control verb?
+    device_after, control_after = [False] * (n + 1), [False] * (n + 1)
+    for k in range(n - 1, -1, -1):
+        device_after[k] = device_after[k + 1] or is_device[k]
+        control_after[k] = control_after[k + 1] or is_control[k]
+    cuts, last, seen_device, seen_control = [], 0, False, False
+    for k in range(n):
+        token = tokens[start + k]
+        candidate = is_device[k] or (is_control[k] and len(token) >= 2)
+        if (candidate and k > last and seen_device and seen_control and device_after[k] and control_after[k]
+                and tokens[start + k - 1] not in lexicon.joiners and not (is_device[k] and is_device[k - 1])):
+            cuts.append(k)
+            last, seen_device, seen_control = k, False, False
+        seen_device = seen_device or is_device[k]
+        seen_control = seen_control or is_control[k]
+    bounds = [0, *cuts, n]
+    return [(start + a, start + b) for a, b in zip(bounds, bounds[1:])]
+
