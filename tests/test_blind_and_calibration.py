@@ -14,8 +14,8 @@ from conftest import never_trained_on, sample_rows, small_train, write_jsonl
 from fastslow.models.automation.data import AUTOMATION_BLIND_FILE, load_automation
 from fastslow.models.automation.metrics import evaluate_automation
 from fastslow.models.lifecycle.dataset import (BLIND_FILE, CALIBRATION_FILE, DEV_FILE, DEV_V2_FILE, EXTRA_DEV_FILES,
-                                               RETIRED_BLIND_FILE, DataError, load_blind, load_labelled, load_training,
-                                               query_key, without)
+                                               RETIRED_BLIND_FILE, RETIRED_BLIND_V2_FILE, DataError, load_blind,
+                                               load_labelled, load_training, query_key, without)
 from fastslow.models.lifecycle.extra_data import ExtraDataError
 from fastslow.models.lifecycle.training import (calibration_halves, fit_temperature, held_out_name, held_out_sets,
                                                 score_held_out)
@@ -58,8 +58,9 @@ def test_every_run_logs_the_blind_figures_and_no_blind_rows(trained, tmp_path):
     local = client.download_artifacts(trained["run_id"], "evaluation/risk_coverage.csv", str(tmp_path))
     table = Path(local).read_text(encoding="utf-8").splitlines()
     assert table[0] == "set,coverage,n,accuracy,mean_confidence,threshold"
-    sizes = {"dev": len(load_labelled(DEV_FILE)), "dev_v1": len(load_labelled(RETIRED_BLIND_FILE)),
-             "dev_v2": len(load_labelled(DEV_V2_FILE)), "calibration": len(load_labelled(CALIBRATION_FILE)),
+    sizes = {"dev": len(load_labelled(DEV_FILE)), "dev_blind_v1": len(load_labelled(RETIRED_BLIND_FILE)),
+             "dev_blind_v2": len(load_labelled(RETIRED_BLIND_V2_FILE)), "dev_v2": len(load_labelled(DEV_V2_FILE)),
+             "calibration": len(load_labelled(CALIBRATION_FILE)),
              "blind": blind_n}
     assert [line.split(",")[:3] for line in table[1:]] == [
         [name, str(coverage), str(int(np.ceil(coverage * n)))] for name, n in sizes.items() for coverage in (1.0, 0.9, 0.8)]
@@ -165,7 +166,7 @@ def test_the_temperature_is_fitted_on_the_calibration_set_alone(model, trained):
     they would sharpen the temperature) with the temperature it keeps."""
     sets = held_out_sets(DEV_FILE, [RETIRED_BLIND_FILE], [CALIBRATION_FILE])
     assert [(s.name, s.fits_temperature, len(s.rows)) for s in sets] == [
-        ("dev", False, len(load_labelled(DEV_FILE))), ("dev_v1", False, len(load_labelled(RETIRED_BLIND_FILE))),
+        ("dev", False, len(load_labelled(DEV_FILE))), ("dev_blind_v1", False, len(load_labelled(RETIRED_BLIND_FILE))),
         ("calibration", True, len(load_labelled(CALIBRATION_FILE)))]
     trial = copy.deepcopy(model)
     records, temperatures = score_held_out(trial, sets)
@@ -175,9 +176,9 @@ def test_the_temperature_is_fitted_on_the_calibration_set_alone(model, trained):
     assert temperatures["temperature"] == pytest.approx(alone.temperature_, abs=1e-4)
     cross_fitted, _ = fit_temperature(copy.deepcopy(model), calibration)
     assert [r["confidence"] for r in records["calibration"]] == [r["confidence"] for r in cross_fitted]
-    assert [r["confidence"] for r in records["dev_v1"]] == [r["confidence"] for r in model.score(sets[1].rows)]
+    assert [r["confidence"] for r in records["dev_blind_v1"]] == [r["confidence"] for r in model.score(sets[1].rows)]
     metrics = trained["metrics"]
-    assert metrics["calibration_n"] == len(calibration) and metrics["dev_v1_n"] == len(sets[1].rows)
+    assert metrics["calibration_n"] == len(calibration) and metrics["dev_blind_v1_n"] == len(sets[1].rows)
     assert metrics["calibration_confidence_gap"] == pytest.approx(
         metrics["calibration_mean_confidence"] - metrics["calibration_label_accuracy"], abs=2e-4)
 
@@ -185,9 +186,9 @@ def test_the_temperature_is_fitted_on_the_calibration_set_alone(model, trained):
 def test_held_out_sets_are_named_by_file_listed_once_and_dev_calibrates_when_nothing_else_does():
     assert [held_out_name(Path(p)) for p in ("x/routing_blind_v1.jsonl", "routing_dev_v2.jsonl",
                                               "routing_calibration.jsonl", "reviewed.jsonl")] == \
-        ["dev_v1", "dev_v2", "calibration", "dev_reviewed"]
+        ["dev_blind_v1", "dev_v2", "calibration", "dev_reviewed"]
     alone = held_out_sets(DEV_FILE, [RETIRED_BLIND_FILE], [])
-    assert [(s.name, s.fits_temperature) for s in alone] == [("dev", True), ("dev_v1", False)]
+    assert [(s.name, s.fits_temperature) for s in alone] == [("dev", True), ("dev_blind_v1", False)]
     # a file given twice is one set; dev named as a calibration set fits the temperature as dev
     twice = held_out_sets(DEV_FILE, [RETIRED_BLIND_FILE, DEV_FILE], [DEV_FILE, RETIRED_BLIND_FILE])
-    assert [(s.name, s.fits_temperature) for s in twice] == [("dev", True), ("dev_v1", True)]
+    assert [(s.name, s.fits_temperature) for s in twice] == [("dev", True), ("dev_blind_v1", True)]

@@ -109,7 +109,7 @@ def test_the_full_run_logs_its_datasets_and_becomes_the_first_champion(trained):
     assert inputs["automation_train"] == (len(automation), "training")
     assert inputs["routing_blind"][1] == inputs["automation_blind"][1] == "blind"
     assert inputs["automation_fixture"] == (30, "fixture") and inputs["routing_dev"] == (396, "dev")
-    assert inputs["routing_dev_v1"] == (len(load_labelled(RETIRED_BLIND_FILE)), "dev")
+    assert inputs["routing_dev_blind_v1"] == (len(load_labelled(RETIRED_BLIND_FILE)), "dev")
     assert inputs["routing_dev_v2"] == (len(load_labelled(DEV_V2_FILE)), "dev")
     assert inputs["routing_calibration"] == (len(load_labelled(CALIBRATION_FILE)), "calibration")
     assert (trained["registered_version"], trained["refused"]) == ("1", [])

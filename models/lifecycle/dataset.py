@@ -13,15 +13,17 @@ from fastslow.data.io import read_rows
 
 TRAIN_DIR = DATA_DIR / "train"
 DEV_FILE = DATA_DIR / "dev" / "routing_dev.jsonl"
-#: the first blind set, retired to dev after its errors were studied: scored every run as ``dev_v1``
+#: the first blind set, retired to dev after its errors were studied: scored every run as ``dev_blind_v1``
 RETIRED_BLIND_FILE = DATA_DIR / "dev" / "routing_blind_v1.jsonl"
+#: the second blind set, retired when the third arrived (only its figures had been read): ``dev_blind_v2``
+RETIRED_BLIND_V2_FILE = DATA_DIR / "dev" / "routing_blind_v2.jsonl"
 #: written from the specs alone by someone who never saw the training data, and never studied: the
 #: router's temperature is fitted on it (its rows and errors are not read while changing the model)
 CALIBRATION_FILE = DATA_DIR / "calibration" / "routing_calibration.jsonl"
 #: written from the specs alone, apart from the training data, for error analysis (studied: optimistic)
 DEV_V2_FILE = DATA_DIR / "dev" / "routing_dev_v2.jsonl"
 #: dev sets scored every run beside the hand-written dev set
-EXTRA_DEV_FILES = (RETIRED_BLIND_FILE, DEV_V2_FILE)
+EXTRA_DEV_FILES = (RETIRED_BLIND_FILE, RETIRED_BLIND_V2_FILE, DEV_V2_FILE)
 FIXTURE_FILE = FIXTURES_DIR / "routing_v1.jsonl"
 BLIND_DIR = DATA_DIR / "blind"
 BLIND_FILE = BLIND_DIR / "routing_blind.jsonl"

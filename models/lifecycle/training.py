@@ -93,7 +93,8 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--dev", type=Path, default=DEV_FILE, help="hand-written dev set")
     parser.add_argument("--dev-also", type=Path, nargs="*", default=list(EXTRA_DEV_FILES), metavar="PATH",
                         help="more labelled dev sets, scored every run and reported as dev_<stem> (default: the "
-                             "retired blind set routing_blind_v1 → dev_v1, routing_dev_v2 → dev_v2); never trained on")
+                             "retired blind sets routing_blind_v1 → dev_blind_v1 and routing_blind_v2 → dev_blind_v2, "
+                             "routing_dev_v2 → dev_v2); never trained on")
     parser.add_argument("--calibrate-on", type=Path, nargs="*", default=[CALIBRATION_FILE], metavar="PATH",
                         help="labelled sets written apart from the training data and never studied: the router's "
                              "temperature is fitted on them, each row scored cross-fitted by halves (default: "
@@ -220,10 +221,10 @@ class HeldOutSet:
 
 
 def held_out_name(path: Path) -> str:
-    """The evaluation name of a held-out set from its file name, without ``routing_`` and, for a retired
-    blind set, ``blind_`` (``blind`` names only the set that is still blind): routing_blind_v1 → dev_v1,
-    routing_dev_v2 → dev_v2, routing_calibration → calibration."""
-    stem = Path(path).stem.removeprefix("routing_").removeprefix("blind_")
+    """The evaluation name of a held-out set from its file name, without ``routing_``, and ``dev_`` before
+    it unless it names a dev or the calibration set (``blind`` alone names only the set that is still
+    blind): routing_blind_v1 → dev_blind_v1, routing_dev_v2 → dev_v2, routing_calibration → calibration."""
+    stem = Path(path).stem.removeprefix("routing_")
     return stem if stem.startswith(("dev", "calibration")) else "dev_" + stem
 
 
