@@ -73,6 +73,28 @@ class SpokenLexicon:
                 frozenset(t[-1] for t in ends) | frozenset(_PAUSE))
 
     @cached_property
+    def by_edge(self) -> tuple[dict[str, tuple[str, ...]], ...]:
+        """The stripped wake words, hesitations and demonstrative fillers by their first character, the
+        tails and pause tails by their last, each in list order: the stripper's loops try only the terms
+        that can match where they look, and the first that does is the one the whole list would give
+        (a term that does not start with the text's first character cannot be its prefix)."""
+        out = []
+        for at, terms in ((0, self.stripped_wake_words), (0, self.hesitations), (0, self.demonstrative_fillers),
+                          (-1, self.tails), (-1, self.pause_tails)):
+            index: dict[str, list[str]] = {}
+            for term in terms:
+                if term:  # an empty term strips nothing
+                    index.setdefault(term[at], []).append(term)
+            out.append({c: tuple(ts) for c, ts in index.items()})
+        return tuple(out)
+
+    @cached_property
+    def greeting_firsts(self) -> frozenset:
+        """First characters of the greetings and of an assistant name (小): ``_without_assistant_name``
+        returns any other text at once."""
+        return frozenset(g[0].lower() for g in self.greetings if g) | {_ASSISTANT_NAME.pattern[0]}
+
+    @cached_property
     def stripped_wake_words(self) -> tuple[str, ...]:
         """The wake words the stripper removes: those of the file, and the half of one said twice (小理小理
         is 小理 once its repeat collapses, ``_collapse_repeats``), longest first. Augmentation puts only the
@@ -325,6 +347,8 @@ def _without_assistant_name(out: str, text: str, lex: SpokenLexicon) -> str:
     after a greeting (你好小途, 嘿小舟), said twice in ``text`` (小途小途, which the stutter rule made one), or
     before a pause, 你好, a hesitation or a command (小悠，…, 小悠帮我…). 小声, 小米任务 … stay: no
     greeting, no repetition, no pause or command after them."""
+    if out[:1].lower() not in lex.greeting_firsts:
+        return out
     greeting = next((g for g in lex.greetings if out.lower().startswith(g)), "")
     m = _ASSISTANT_NAME.match(out, len(greeting))
     if m is None or len(out) <= m.end() + 1:
@@ -358,6 +382,7 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     starts, ends = lex.edge_chars
     if not out or (out[0] not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):
         return out or text
+    wake_at, hesitation_at, demonstrative_at, tail_at, pause_tail_at = lex.by_edge
     while True:
         before = out
         out = out.lstrip(_PAUSE)
@@ -365,12 +390,12 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
             if out[:k] == out[k:2 * k] and out[k:].startswith(lex.stripped_wake_words):
                 out = out[k:]
                 break
-        for group in (lex.stripped_wake_words, lex.hesitations):
-            for term in group:
+        for group in (wake_at, hesitation_at):
+            for term in group.get(out[:1], ()):
                 if out.startswith(term) and len(out) > len(term):
                     out = out[len(term):]
                     break
-        for term in lex.demonstrative_fillers:
+        for term in demonstrative_at.get(out[:1], ()):
             if out.startswith(term) and _hesitation_demonstrative(out[len(term):], lex):
                 out = out[len(term):]
                 break
@@ -380,7 +405,7 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     while True:
         before = out
         body = out.rstrip(_PAUSE)
-        for term in lex.tails:
+        for term in tail_at.get(body[-1:], ()):
             if body.endswith(term) and len(body) > len(term) + 1:
                 body = body[: -len(term)]
                 break
@@ -390,7 +415,7 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
                         len(term) >= 3 or body[-len(term) - 1] in _PAUSE):
                     body = body[: -len(term)]
                     break
-        for term in lex.pause_tails:
+        for term in pause_tail_at.get(body[-1:], ()):
             if body.endswith(term) and len(body) > len(term) + 1 and (
                     body[-len(term) - 1] in _PAUSE
                     or (term in lex.statement_tails and _statement(body[: -len(term)]))):

@@ -1,6 +1,7 @@
 """The fast paths give what the plain paths give: the batch memo, the single-row (no scipy.sparse)
 logits and the rjieba segmenter (tests/test_features.py) are speed, never a change of output."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -305,6 +306,43 @@ def test_command_cuts_without_room_for_two_commands_are_none(model):
             assert rules.command_cuts(part, lex) == full_search(part), part
         cut_somewhere += bool(rules.command_cuts(text, lex))
     assert cut_somewhere > 0
+
+
+class _EveryTerm(dict):
+    """An edge index that gives every term for every character: the stripper's loops as first written."""
+
+    def __init__(self, terms):
+        super().__init__()
+        self.terms = terms
+
+    def get(self, key, default=None):
+        return self.terms
+
+
+class _EveryCharacter:
+    def __contains__(self, character):
+        return True
+
+
+def _unindexed(lex):
+    plain = spoken.SpokenLexicon(**{f.name: getattr(lex, f.name) for f in dataclasses.fields(lex)})
+    plain.__dict__["by_edge"] = tuple(_EveryTerm(terms) for terms in (
+        lex.stripped_wake_words, lex.hesitations, lex.demonstrative_fillers, lex.tails, lex.pause_tails))
+    plain.__dict__["greeting_firsts"] = _EveryCharacter()  # and the assistant-name gate lets every text through
+    return plain
+
+
+_PLAIN_LEX = _unindexed(_LEX)
+_EDGE_WORDS = st.lists(st.sampled_from(sorted({*_LEX.stripped_wake_words, *_LEX.hesitations, *_LEX.demonstrative_fillers,
+                                               *_LEX.tails, *_LEX.pause_tails, *_LEX.command_starts, *_LEX.greetings,
+                                               "小途", "小声", "，", "。", " ", "打开空调", "好", "HI"})),
+                       max_size=6).map("".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(_EDGE_WORDS, _TEXTS, st.tuples(_EDGE_WORDS, _TEXTS, _EDGE_WORDS).map("".join)))
+def test_the_stripper_s_edge_index_finds_what_every_term_would(text):
+    assert spoken.strip_disfluencies(text, _LEX) == spoken.strip_disfluencies(text, _PLAIN_LEX)
 
 
 _NAMED = st.lists(st.sampled_from(sorted({*list(_AUTO.positions.category)[:60], *list(_AUTO.device_kinds.category)[:80],
