@@ -356,7 +356,8 @@ def _without_assistant_name(out: str, text: str, lex: SpokenLexicon) -> str:
     name, rest = m.group(), out[m.end():]
     if rest.startswith("你好"):
         rest = rest[2:]
-    if greeting or (name + name) in text or (rest and rest[0] in _PAUSE) or rest.startswith(lex.hesitations) \
+    greeted = greeting or any(g + name in text.lower() for g in lex.greetings)  # 嘿 may have gone as a hesitation
+    if greeted or (name + name) in text or (rest and rest[0] in _PAUSE) or rest.startswith(lex.hesitations) \
             or rest.startswith(lex.command_starts):
         return rest
     return out
