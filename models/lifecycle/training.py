@@ -45,9 +45,8 @@ from fastslow.models.lifecycle.bundle import FastslowModel, save_bundle
 from fastslow.models.lifecycle.config import ConfigError, parse_args
 from fastslow.models.lifecycle.cross_validation import cross_validate, cv_summary
 from fastslow.models.lifecycle.dataset import (BLIND_FILE, CALIBRATION_FILE, DEV_FILE, EXTRA_DEV_FILES, FIXTURE_FILE,
-                                               TRAIN_DIR, digest,
-                                               leak_error, leaked, load_blind, load_labelled, load_training,
-                                               query_key, training_files, without)
+                                               TRAIN_DIR, digest, leak_error, leaked, load_blind, load_labelled,
+                                               load_training, query_key, training_files, without)
 from fastslow.models.lifecycle.extra_data import ExtraDataError, Reference, load_extra
 from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH
 from fastslow.models.lifecycle.model_card import CardFacts, DatasetSummary, model_card
