@@ -22,13 +22,21 @@ from fastslow.models.lifecycle.dataset import leak_error, load_blind, without
 from fastslow.models.automation.intents import IntentTaxonomy
 
 
+def automation_dev_name(path: Path) -> str:
+    """The evaluation name of an extra automation dev set: its file name without ``automation_``
+    (automation_dev_v2 → dev_v2), ``dev_`` before it if it does not start so."""
+    stem = Path(path).stem.removeprefix("automation_")
+    return stem if stem.startswith("dev") else "dev_" + stem
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     group = parser.add_argument_group("automation parser")
     group.add_argument("--automation-train-dir", type=Path, default=AUTOMATION_TRAIN_DIR,
                        help="folder of annotated automation *.jsonl")
     group.add_argument("--automation-dev", type=Path, default=AUTOMATION_DEV_FILE, help="hand-written dev set")
-    group.add_argument("--automation-dev-v2", type=Path, default=AUTOMATION_DEV_V2_FILE,
-                       help="second dev set, written from the spec alone apart from the training data (scored as dev_v2)")
+    group.add_argument("--automation-dev-also", type=Path, nargs="*", default=[AUTOMATION_DEV_V2_FILE], metavar="PATH",
+                       help="more automation dev sets, scored every run and named by their file without "
+                            "``automation_`` (default: automation_dev_v2, written from the spec alone → dev_v2)")
     group.add_argument("--automation-fixture", type=Path, default=AUTOMATION_FIXTURE_FILE,
                        help="frozen spec fixture")
     group.add_argument("--automation-blind", type=Path, default=AUTOMATION_BLIND_FILE,
@@ -68,11 +76,12 @@ def train(args: argparse.Namespace, train_rows: list[dict] | None = None) -> Aut
         train_rows = load_automation_training(args.automation_train_dir, intents)
     fixture = load_automation(args.automation_fixture, intents)
     dev = load_automation(args.automation_dev, intents)
-    dev_v2 = load_automation(args.automation_dev_v2, intents)
+    dev_also = [(automation_dev_name(path), path, load_automation(path, intents)) for path in args.automation_dev_also]
     blind = load_blind(args.automation_blind, load_automation, intents=intents)
     train_rows, dropped_blind = without(train_rows, blind, key=lambda r: r["text"])  # as the router's corpus
     for name, held_out in (("automation fixture", fixture), ("automation dev set", dev),
-                           ("automation dev set v2", dev_v2), ("automation blind set", blind)):
+                           *((f"automation dev set {path.name}", rows) for _, path, rows in dev_also),
+                           ("automation blind set", blind)):
         overlap = automation_leaked(train_rows, held_out)
         if overlap:
             raise DataError(leak_error(overlap, name, blind=held_out is blind))
@@ -83,16 +92,16 @@ def train(args: argparse.Namespace, train_rows: list[dict] | None = None) -> Aut
     blind_ev = evaluate_automation(parser, blind, "blind")
     blind_ev.errors = blind_ev.errors.iloc[0:0]  # the blind set's figures only: its errors stay unread
     evaluations = [evaluate_automation(parser, fixture, "fixture"), evaluate_automation(parser, dev, "dev"),
-                   evaluate_automation(parser, dev_v2, "dev_v2"), blind_ev]
+                   *(evaluate_automation(parser, rows, name) for name, _, rows in dev_also), blind_ev]
     params = {f"automation_{k}": v for k, v in parser.get_params().items()}
     digests = {"automation_train_digest": automation_digest(train_rows), "automation_dev_digest": automation_digest(dev),
-               "automation_dev_v2_digest": automation_digest(dev_v2),
+               **{f"automation_{name}_digest": automation_digest(rows) for name, _, rows in dev_also},
                "automation_fixture_digest": automation_digest(fixture), "automation_blind_digest": automation_digest(blind),
                "automation_train_files": "" if args.only else
                ",".join(p.name for p in automation_training_files(args.automation_train_dir))}
     datasets = [("automation_train", "training", train_rows, args.automation_train_dir),
                 ("automation_dev", "dev", dev, args.automation_dev),
-                ("automation_dev_v2", "dev", dev_v2, args.automation_dev_v2),
+                *((f"automation_{name}", "dev", rows, path) for name, path, rows in dev_also),
                 ("automation_fixture", "fixture", fixture, args.automation_fixture),
                 ("automation_blind", "blind", blind, args.automation_blind)]
     return AutomationRun(parser, evaluations, params, digests, len(train_rows), fit_seconds, datasets, dropped_blind)

@@ -157,7 +157,7 @@ def load_extra_data(args: argparse.Namespace, train_rows: list[dict], automation
                 f"dev set {args.dev.name}": load_labelled(args.dev),
                 f"frozen fixture {args.automation_fixture.name}": load_automation(args.automation_fixture),
                 f"dev set {args.automation_dev.name}": load_automation(args.automation_dev),
-                f"dev set {args.automation_dev_v2.name}": load_automation(args.automation_dev_v2),
+                **{f"dev set {path.name}": load_automation(path) for path in args.automation_dev_also},
                 f"blind set {args.blind.name}": load_blind(args.blind),
                 f"blind set {args.automation_blind.name}": load_blind(args.automation_blind, load_automation)}
     ref = Reference(routing_train=train_rows, automation_train=automation_train,
@@ -285,7 +285,8 @@ def held_out_keys(routing_rows: list[dict], args: argparse.Namespace) -> set[str
     (fixture, dev), the automation dev sets and fixture, and every held-out file of ``data/blind/`` (read
     here only for this guard; nothing of them is printed)."""
     queries = [r["query"] for r in routing_rows]
-    for path in (args.automation_dev, args.automation_dev_v2, args.automation_fixture, *sorted(BLIND_DIR.glob("*.jsonl"))):
+    for path in (args.automation_dev, *args.automation_dev_also, args.automation_fixture,
+                 *sorted(BLIND_DIR.glob("*.jsonl"))):
         if Path(path).is_file():
             queries += [obj["query"] for _, obj, err in read_rows(path)
                         if err is None and isinstance(obj, dict) and isinstance(obj.get("query"), str)]
