@@ -15,6 +15,7 @@ from pathlib import Path
 import ahocorasick
 
 from fastslow.features.lexicon import Matcher, read_entries, resolve_lexicon
+from fastslow.features.memo import MEMO_PREFIX
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class AutomationLexicons:
     #: features/lexicons/condition_subjects.txt: what a state condition is about (电量, 车速): where a run-on's
     #: condition may start (None in older parsers)
     condition_subjects: Matcher | None = None
+
+    def __getstate__(self):  # the rules' per-process memos (``features.memo.per_lexicons``) are never pickled
+        return {k: v for k, v in self.__dict__.items() if not k.startswith(MEMO_PREFIX)}
 
     #: the matchers the tagger turns into per-character features
     FEATURE_MATCHERS = ("time_words", "triggers", "positions", "device_kinds", "action_verbs",

@@ -10,6 +10,7 @@ before each timed run so that a run of distinct queries pays for every text once
 
 from __future__ import annotations
 
+import functools
 import itertools
 import weakref
 
@@ -38,3 +39,39 @@ def clear_memos() -> None:
     """Empty every memo of this process."""
     for memo in list(_LIVE.values()):
         memo.clear()
+
+
+MEMO_PREFIX = "_memo_"  # attributes of a lexicons object that hold ``per_lexicons`` memos (never pickled)
+
+
+def per_lexicons(size: int):
+    """Decorator: memoise a pure function ``fn(text, lex)`` of a text and a word-class object, per
+    word-class object (its memo lives in ``lex.__dict__`` under ``MEMO_PREFIX`` + the function's name, so
+    two parsers with different lexicons never share answers). The rules ask the same question of the
+    same span again and again (``strip_fillers`` of a piece and of its command, ``signal_text`` of a query
+    in the signal test and in the span repairs); the answer must be immutable (a str, bool or tuple).
+    ``fn`` itself stays reachable as ``__wrapped__``."""
+
+    def wrap(fn):
+        name = MEMO_PREFIX + fn.__name__
+
+        @functools.wraps(fn)
+        def memoised(text, lex):
+            state = getattr(lex, "__dict__", None)
+            if state is None:
+                return fn(text, lex)
+            memo = state.get(name)
+            if memo is None:
+                memo = state[name] = TextMemo(size)
+            value = memo.get(text, _MISSING)
+            if value is _MISSING:
+                value = fn(text, lex)
+                memo.put(text, value)
+            return value
+
+        return memoised
+
+    return wrap
+
+
+_MISSING = object()

@@ -373,3 +373,42 @@ def test_the_intent_grams_are_the_vectorizers_analysis(model):
 
     check()
     assert "_char_range" not in intents.__getstate__()
+
+
+# ---- the rules' per-lexicons memos (features.memo.per_lexicons)
+
+_MEMOISED_RULES = ("signal_text", "strip_fillers", "has_verb", "is_bare_device")
+
+
+def test_memoised_rule_helpers_answer_as_their_definitions_on_every_bundled_text_and_its_pieces(model):
+    """Each memoised helper gives what its undecorated definition gives, on first asking and from the memo,
+    for every bundled automation text and every piece between its punctuation."""
+    import re
+
+    from fastslow.models.automation import rules
+
+    lex = model.automation.lexicons_
+    texts = _bundled_automation_texts()
+    texts += [p for t in texts for p in re.split(r"[，,。；;！!？?]", t) if p] + ["", "吧", "帮我打开空调吧"]
+    for name in _MEMOISED_RULES:
+        fn = getattr(rules, name)
+        expected = [fn.__wrapped__(t, lex) for t in texts]
+        assert [fn(t, lex) for t in texts] == expected, name
+        assert [fn(t, lex) for t in texts] == expected, name  # now from the memo
+
+
+def test_rule_memos_are_per_lexicons_object_and_never_pickled(model):
+    import pickle
+
+    from fastslow.features.memo import MEMO_PREFIX
+    from fastslow.models.automation.rules import strip_fillers
+
+    lex = model.automation.lexicons_
+    assert strip_fillers("帮我打开空调吧", lex) == "打开空调"
+    assert any(k.startswith(MEMO_PREFIX) for k in lex.__dict__)
+    copy = pickle.loads(pickle.dumps(lex))
+    assert not any(k.startswith(MEMO_PREFIX) for k in copy.__dict__)
+    other = load_automation_lexicons()
+    memo = other.__dict__.get(MEMO_PREFIX + "strip_fillers")
+    assert memo is None or "帮我打开空调吧" not in memo  # another object: its own memo
+    assert strip_fillers("帮我打开空调吧", other) == "打开空调"

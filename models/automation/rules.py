@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from fastslow.features.automation_lexicons import AutomationLexicons
+from fastslow.features.memo import per_lexicons
 from fastslow.features.split import join_actionless, pieces_between
 from fastslow.features.normalise import chinese_punctuation, surface, without_final_stop, without_spaces_near_chinese
 
@@ -40,6 +41,8 @@ INTENT_VEHICLE = "车载控制"
 _EDGE_PUNCT = " \t,，、;；:：。.!！?？~～…\"'“”‘’()（）[]【】"
 #: punctuation that ends a sentence, and with it every condition's scope
 _SENTENCE_END = frozenset("。；;！!？?\n")
+#: distinct texts whose answer a memoised helper (``per_lexicons``) keeps per lexicons object
+RULE_MEMO = 16384
 
 
 @dataclass(frozen=True)
@@ -136,6 +139,7 @@ def tags_to_spans(text: str, tags: Sequence[str]) -> list[Span]:
     return spans
 
 
+@per_lexicons(RULE_MEMO)
 def signal_text(text: str, lex: AutomationLexicons) -> str:
     """``lowered(text)`` with every seat, direction and signal-looking device name blanked out (``\\x00``):
     the 后 of 后排 / 左后, 往后 / 向前 and 后视镜 is part of a name or a direction, never a trigger
@@ -729,6 +733,7 @@ def keep_negation(text: str, spans: Sequence[Span]) -> list[Span]:
 # Small text helpers
 # --------------------------------------------------------------------------------------------
 
+@per_lexicons(RULE_MEMO)
 def strip_fillers(text: str, lex: AutomationLexicons) -> str:
     """Spoken fillers and politeness off both ends: ``帮我打开空调吧`` → ``打开空调``."""
     prefixes = lex.fillers.terms("prefix")
@@ -797,6 +802,7 @@ def devices_in(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str, 
     return [(a, b, text[a:b], cat) for a, b, _, cat in lex.device_kinds.find(lowered(text))]
 
 
+@per_lexicons(RULE_MEMO)
 def has_verb(text: str, lex: AutomationLexicons) -> bool:
     """Does the text hold an action verb outside its device names (座椅加热 is a device, not 加热)?"""
     low = lowered(text)
@@ -923,6 +929,7 @@ def clean_subquery(text: str, lex: AutomationLexicons) -> str:
 _BARE_REST = re.compile(r"^[的和与、,，\s]*$")
 
 
+@per_lexicons(RULE_MEMO)
 def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
     """Only device (and seat) names, nothing else: ``座椅加热``, ``主驾座椅通风``, ``客厅灯``."""
     low = lowered(text)
