@@ -38,13 +38,13 @@ def candidate_markers(lexicon_dir: Path | None = None) -> tuple[str, ...]:
 def context_state(context, candidates: tuple[str, ...] = ()) -> str:
     """Summarise earlier turns: is there one, which system answered, is a slow question pending?
 
-    ``candidates`` (``candidate_markers()``): when an earlier user turn says there are several candidates
-    for one name (我通讯录里有两个张伟), the state is ``prev_candidates`` unless a slow question is pending
-    (its answer is a context reply): a request that names one of them needs disambiguation."""
+    ``candidates`` (``candidate_markers()``): when an earlier turn says there are several candidates for
+    one name (the user: 我通讯录里有两个张伟; a fast answer: 通讯录里有两个张伟), the state is
+    ``prev_candidates`` unless a slow question is pending (its answer is a context reply): a request that
+    names one of them needs disambiguation."""
     state = _turn_state(context)
     if candidates and state not in ("none", "slow_question") and any(
-            turn.get("role") == "user" and any(m in (turn.get("text") or "") for m in candidates)
-            for turn in context):
+            any(m in (turn.get("text") or "") for m in candidates) for turn in context):
         return "prev_candidates"
     return state
 

@@ -133,6 +133,11 @@ def test_a_turn_naming_several_candidates_gives_its_own_context_state():
     assert context_state(TWO_NAMESAKES) == "prev_slow"  # no markers given: the turn state alone
     one = [{"role": "user", "system": None, "text": "我微信里存了周明的号码"}, TWO_NAMESAKES[1]]
     assert context_state(one, markers) == "prev_slow"
+    # a fast answer that lists them is a turn that names several candidates too
+    listed = [{"role": "user", "system": None, "text": "周明的号码多少"},
+              {"role": "assistant", "system": "fast", "text": "通讯录里找到两个周明，一个备注邻居"}]
+    assert context_state(listed, markers) == "prev_candidates"
+    assert context_state(listed) == "prev_fast"
     # a pending slow question keeps its state: the reply answers it
     asked = [TWO_NAMESAKES[0], {"role": "assistant", "system": "slow", "text": "要打给哪一个？"}]
     assert context_state(asked, markers) == "slow_question"

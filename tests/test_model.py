@@ -207,7 +207,18 @@ def test_the_earlier_turn_counts_only_when_the_query_needs_it(model, query, cont
     ("明天几号 顺便把车窗关上", "快", "DIRECT_DETERMINISTIC_QUERY"),         # all fast, not all device controls
     ("从下周三开始算六十天以后是几号", "慢", "COMPLEX_REASONING"),             # date arithmetic
     ("方向盘加热有几档", "模糊", "PRODUCT_KNOWLEDGE"),                          # what it can do, not its state
+    ("把车顶那块玻璃打开", "快", "DIRECT_ACTION"),                              # a description of one device
+    ("鼓励鼓励我", "模糊", "OPEN_CHAT_OR_QA"),                                  # chat, no slot missing
+    ("为什么高架桥下面总有很多柱子", "模糊", "OPEN_CHAT_OR_QA"),                # curiosity, no fault of this car
+    ("后天武汉会下雪吗", "快", "DIRECT_DETERMINISTIC_QUERY"),                   # the weather, the day said first
 ])
 def test_mixed_requests_and_knowledge_get_their_spec_label(model, query, label, code):
     record = model.score([{"query": query, "endpoint": "car"}])[0]
     assert (record["label"], record["primary_reason_code"]) == (label, code)
+
+
+def test_a_fast_answer_listing_namesakes_makes_naming_one_a_disambiguation(model):
+    listing = [{"role": "user", "system": None, "text": "周明的号码多少"},
+               {"role": "assistant", "system": "fast", "text": "通讯录里找到两个周明，一个备注邻居，一个备注同学"}]
+    record = model.score([{"query": "给周明发个微信说我到了", "context": listing, "endpoint": "car"}])[0]
+    assert (record["label"], record["primary_reason_code"]) == ("慢", "TRUE_DISAMBIGUATION")
