@@ -211,6 +211,8 @@ def test_the_earlier_turn_counts_only_when_the_query_needs_it(model, query, cont
     ("鼓励鼓励我", "模糊", "OPEN_CHAT_OR_QA"),                                  # chat, no slot missing
     ("为什么高架桥下面总有很多柱子", "模糊", "OPEN_CHAT_OR_QA"),                # curiosity, no fault of this car
     ("后天武汉会下雪吗", "快", "DIRECT_DETERMINISTIC_QUERY"),                   # the weather, the day said first
+    ("座椅通风关掉，顺便问下还剩多少电", "模糊", "DEVICE_OR_ENV_STATE_QUERY"),  # a state question beside a command
+    ("车窗关上 再给她打个电话", "慢", "MISSING_REQUIRED_SLOT"),                 # ... a call to someone unnamed
 ])
 def test_mixed_requests_and_knowledge_get_their_spec_label(model, query, label, code):
     record = model.score([{"query": query, "endpoint": "car"}])[0]
