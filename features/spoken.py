@@ -69,7 +69,7 @@ class SpokenLexicon:
         and ``strip_disfluencies`` returns them after two set lookups and one regular expression."""
         starts = self.stripped_wake_words + self.hesitations + self.demonstrative_fillers + self.greetings
         ends = self.tails + self.pause_tails  # a wake word said last: ``strip_disfluencies`` asks endswith
-        return (frozenset(t[0] for t in starts) | frozenset(_PAUSE) | {_ASSISTANT_FIRST},
+        return (frozenset(t[0] for t in starts) | frozenset(_PAUSE) | frozenset(_ASSISTANT_FIRSTS),
                 frozenset(t[-1] for t in ends) | frozenset(_PAUSE))
 
     @cached_property
@@ -92,7 +92,7 @@ class SpokenLexicon:
     def greeting_firsts(self) -> frozenset:
         """First characters of the greetings and of an assistant name (小): ``_without_assistant_name``
         returns any other text at once."""
-        return frozenset(g[0].lower() for g in self.greetings if g) | {_ASSISTANT_FIRST}
+        return frozenset(g[0].lower() for g in self.greetings if g) | frozenset(_ASSISTANT_FIRSTS)
 
     @cached_property
     def stripped_wake_words(self) -> tuple[str, ...]:
@@ -339,8 +339,8 @@ def _hesitation_demonstrative(rest: str, lex: SpokenLexicon) -> bool:
     return False
 
 
-_ASSISTANT_FIRST = "小"  # an assistant's name said as 小X (小途, 小舟)
-_ASSISTANT_NAME = re.compile(_ASSISTANT_FIRST + r"[\u4e00-\u9fff]")
+_ASSISTANT_FIRSTS = "小阿"  # an assistant's name said as 小X or 阿X (小途, 小舟, 阿福), maybe with 同学 (小柚同学)
+_ASSISTANT_NAME = re.compile(f"[{_ASSISTANT_FIRSTS}]" + r"[\u4e00-\u9fff](?:同学)?")
 
 
 def _without_assistant_name(out: str, text: str, lex: SpokenLexicon) -> str:

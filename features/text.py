@@ -24,12 +24,32 @@ from fastslow.features.spoken import spoken_lexicon, strip_disfluencies
 
 jieba.setLogLevel(logging.WARNING)
 
-CONTEXT_STATES = ("none", "prev_fast", "prev_slow", "slow_question", "prev_other")
+CONTEXT_STATES = ("none", "prev_fast", "prev_slow", "slow_question", "prev_other", "prev_candidates")
+#: the lexicon of what an earlier user turn says when it names several candidates (有两个张伟)
+CANDIDATES_LEXICON = "candidates"
 _ASKS = re.compile(r"[?？]|吗|是否|要不要|哪个|哪一|还是|可以吗|好吗")
 
 
-def context_state(context) -> str:
-    """Summarise earlier turns: is there one, which system answered, is a slow question pending?"""
+def candidate_markers(lexicon_dir: Path | None = None) -> tuple[str, ...]:
+    """The terms of candidates.txt (有两个, 同名): an earlier user turn with one names several candidates."""
+    return tuple(load_lexicon(CANDIDATES_LEXICON, lexicon_dir=lexicon_dir).terms())
+
+
+def context_state(context, candidates: tuple[str, ...] = ()) -> str:
+    """Summarise earlier turns: is there one, which system answered, is a slow question pending?
+
+    ``candidates`` (``candidate_markers()``): when an earlier turn says there are several candidates for
+    one name (the user: 我通讯录里有两个张伟; a fast answer: 通讯录里有两个张伟), the state is
+    ``prev_candidates`` unless a slow question is pending (its answer is a context reply): a request that
+    names one of them needs disambiguation."""
+    state = _turn_state(context)
+    if candidates and state not in ("none", "slow_question") and any(
+            any(m in (turn.get("text") or "") for m in candidates) for turn in context):
+        return "prev_candidates"
+    return state
+
+
+def _turn_state(context) -> str:
     if not context:
         return "none"
     for turn in reversed(context):
@@ -274,6 +294,7 @@ class Segmenter(BaseEstimator, TransformerMixin):
         self.words_ = tuple(sorted(words.items(), key=lambda kv: kv[0]))
         self.words_key_ = words_key(self.words_)
         self.spoken_ = spoken_lexicon() if self.spoken else None  # frozen with the model, as words_
+        self.candidates_ = candidate_markers(lexicon_dir) if (lexicon_dir / f"{CANDIDATES_LEXICON}.txt").is_file() else ()
         return self
 
     def warm_up(self):
@@ -294,7 +315,7 @@ class Segmenter(BaseEstimator, TransformerMixin):
         text = normalise(query)  # the router's text: a space between Chinese characters is a pause
         if getattr(self, "spoken_", None) is not None:
             text = strip_disfluencies(text, self.spoken_)
-        return self.annotate(self.segment(text), context_state(context), endpoint, text,
+        return self.annotate(self.segment(text), context_state(context, getattr(self, "candidates_", ())), endpoint, text,
                              chinese_punctuation(cleaned))
 
     def annotate(self, tokens: tuple[str, ...], context: str = "none", endpoint: str | None = None,

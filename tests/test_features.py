@@ -16,7 +16,9 @@ from fastslow.features import (
 )
 from fastslow.features.lexicon import load_lexicon
 from fastslow.features.normalise import surface
-from fastslow.features.text import ExactCut, RustCut, context_state, cut_for, domain_cut, domain_tokenizer
+from fastslow.features.text import (
+    ExactCut, RustCut, candidate_markers, context_state, cut_for, domain_cut, domain_tokenizer,
+)
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
@@ -118,6 +120,36 @@ def test_segmenter_freezes_its_dictionary_at_fit(tmp_path):
 ])
 def test_context_state_summarises_the_last_assistant_turn(context, state):
     assert context_state(context) == state
+
+
+TWO_NAMESAKES = [{"role": "user", "system": None, "text": "我微信里存了两个叫周明的，一个是邻居一个是同学"},
+                 {"role": "assistant", "system": "slow", "text": "好的，记住了"}]
+
+
+def test_a_turn_naming_several_candidates_gives_its_own_context_state():
+    markers = candidate_markers()
+    assert "有两个" in markers and "同名" in markers
+    assert context_state(TWO_NAMESAKES, markers) == "prev_candidates"
+    assert context_state(TWO_NAMESAKES) == "prev_slow"  # no markers given: the turn state alone
+    one = [{"role": "user", "system": None, "text": "我微信里存了周明的号码"}, TWO_NAMESAKES[1]]
+    assert context_state(one, markers) == "prev_slow"
+    # a fast answer that lists them is a turn that names several candidates too
+    listed = [{"role": "user", "system": None, "text": "周明的号码多少"},
+              {"role": "assistant", "system": "fast", "text": "通讯录里找到两个周明，一个备注邻居"}]
+    assert context_state(listed, markers) == "prev_candidates"
+    assert context_state(listed) == "prev_fast"
+    # a pending slow question keeps its state: the reply answers it
+    asked = [TWO_NAMESAKES[0], {"role": "assistant", "system": "slow", "text": "要打给哪一个？"}]
+    assert context_state(asked, markers) == "slow_question"
+
+
+def test_the_segmenter_freezes_the_candidate_markers_at_fit(tmp_path):
+    (tmp_path / "candidates.txt").write_text("有一对\n", encoding="utf-8")
+    segmenter = Segmenter(lexicon_dir=tmp_path).fit()
+    assert segmenter.candidates_ == ("有一对",)
+    (tmp_path / "candidates.txt").write_text("", encoding="utf-8")
+    turns = [{"role": "user", "system": None, "text": "群里有一对周明"}, TWO_NAMESAKES[1]]
+    assert segmenter.utterance({"query": "给周明打电话", "context": turns}).context == "prev_candidates"
 
 
 def test_gap_patterns_match_in_order_only(tmp_path):

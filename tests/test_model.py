@@ -172,3 +172,55 @@ def test_the_row_by_row_inference_path_equals_the_fitted_scikit_learn_pipeline(m
     assert fast.shape == union.shape
     assert abs(fast - union).max() < 1e-12
     assert fast.nnz == union.nnz
+
+
+# XA4.1 上下文: an earlier turn matters only when the query continues it or needs it (rgen4)
+WEATHER_TURN = [{"role": "user", "system": None, "text": "明天降温吗"},
+                {"role": "assistant", "system": "fast", "text": "明天最低气温2度，比今天低6度"}]
+LIGHT_TURN = [{"role": "user", "system": None, "text": "打开氛围灯"},
+              {"role": "assistant", "system": "fast", "text": "氛围灯已打开"}]
+NAMESAKES = [{"role": "user", "system": None, "text": "我微信里存了两个叫周明的，一个是邻居一个是同学"},
+             {"role": "assistant", "system": "slow", "text": "好的，记住了"}]
+CHAT_TURN = [{"role": "user", "system": None, "text": "你觉得猫和狗哪个更好养"},
+             {"role": "assistant", "system": "slow", "text": "各有各的好，猫更独立……"}]
+
+
+@pytest.mark.parametrize("query, context, label, code", [
+    # a whole query after an unrelated fast turn is routed as if said alone, not as the turn's operation flow
+    ("后排有点冷啊", WEATHER_TURN, "慢", "INTENT_INFERENCE"),
+    ("关掉卧室的台灯", WEATHER_TURN, "快", "DIRECT_ACTION"),
+    ("后备箱关好了没", WEATHER_TURN, "模糊", "DEVICE_OR_ENV_STATE_QUERY"),
+    # a demonstrative the fast turn before resolves continues its flow; said alone it must be disambiguated
+    ("把它调暗一点", LIGHT_TURN, "快", "DIRECT_OPERATION_FLOW"),
+    ("把它调暗一点", [], "慢", "TRUE_DISAMBIGUATION"),
+    # two contacts of one name (candidates.txt → prev_candidates): naming it needs a choice; after other turns it is direct
+    ("给周明打个电话", NAMESAKES, "慢", "TRUE_DISAMBIGUATION"),
+    ("给周明打个电话", CHAT_TURN, "快", "DIRECT_ACTION"),
+])
+def test_the_earlier_turn_counts_only_when_the_query_needs_it(model, query, context, label, code):
+    record = model.score([{"query": query, "context": context, "endpoint": "car"}])[0]
+    assert (record["label"], record["primary_reason_code"]) == (label, code)
+
+
+@pytest.mark.parametrize("query, label, code", [
+    ("给我讲个脑筋急转弯，然后把座椅加热打开", "模糊", "OPEN_CHAT_OR_QA"),  # chat beside a command: 模糊 > 快
+    ("明天几号 顺便把车窗关上", "快", "DIRECT_DETERMINISTIC_QUERY"),         # all fast, not all device controls
+    ("从下周三开始算六十天以后是几号", "慢", "COMPLEX_REASONING"),             # date arithmetic
+    ("方向盘加热有几档", "模糊", "PRODUCT_KNOWLEDGE"),                          # what it can do, not its state
+    ("把车顶那块玻璃打开", "快", "DIRECT_ACTION"),                              # a description of one device
+    ("鼓励鼓励我", "模糊", "OPEN_CHAT_OR_QA"),                                  # chat, no slot missing
+    ("为什么高架桥下面总有很多柱子", "模糊", "OPEN_CHAT_OR_QA"),                # curiosity, no fault of this car
+    ("后天武汉会下雪吗", "快", "DIRECT_DETERMINISTIC_QUERY"),                   # the weather, the day said first
+    ("座椅通风关掉，顺便问下还剩多少电", "模糊", "DEVICE_OR_ENV_STATE_QUERY"),  # a state question beside a command
+    ("车窗关上 再给她打个电话", "慢", "MISSING_REQUIRED_SLOT"),                 # ... a call to someone unnamed
+])
+def test_mixed_requests_and_knowledge_get_their_spec_label(model, query, label, code):
+    record = model.score([{"query": query, "endpoint": "car"}])[0]
+    assert (record["label"], record["primary_reason_code"]) == (label, code)
+
+
+def test_a_fast_answer_listing_namesakes_makes_naming_one_a_disambiguation(model):
+    listing = [{"role": "user", "system": None, "text": "周明的号码多少"},
+               {"role": "assistant", "system": "fast", "text": "通讯录里找到两个周明，一个备注邻居，一个备注同学"}]
+    record = model.score([{"query": "给周明发个微信说我到了", "context": listing, "endpoint": "car"}])[0]
+    assert (record["label"], record["primary_reason_code"]) == ("慢", "TRUE_DISAMBIGUATION")

@@ -148,3 +148,15 @@ def test_a_demonstrative_with_a_description_is_described_not_unresolved(segmente
 def test_a_demonstrative_without_a_description_keeps_its_reading(segmenter, query, kind):
     """车窗 is a device a car has several of (generic_targets.txt); 空调 is one."""
     assert fired(EntityReferences().fit(), segmenter, query) == {kind}
+
+
+@pytest.mark.parametrize("query, term", [("头顶那块能开的玻璃推开", "头顶…玻璃"),
+                                         ("那个自己跟着前车走的功能关掉", "跟着前车走"),
+                                         ("浴室里烧热水的那个打开", "烧…热水"),
+                                         ("导航里那个声音小一点", "导航里…声音")])
+def test_descriptions_of_car_and_home_devices_map_to_one(segmenter, tmp_path, query, term):
+    """device_descriptions.txt names devices by their look or what they do; without its line the
+    description is no longer recognised."""
+    assert "described_device" in fired(EntityReferences().fit(), segmenter, query)
+    edited = EntityReferences(descriptions=str(without(tmp_path, "device_descriptions", term))).fit()
+    assert "described_device" not in fired(edited, segmenter, query)

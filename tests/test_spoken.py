@@ -96,6 +96,18 @@ def test_unknown_kind_is_refused_by_name():
     ("来点轻音乐吧小爱同学", "来点轻音乐吧"),     # a wake word said last
     ("打开空调，小度", "打开空调"),
     ("你好小鹏", "你好小鹏"),                     # ... but never the greeting of a bare wake word
+    # a hesitation after a pause at the end: the query is what came before it, a cut-off one included
+    ("带我去，呃", "带我去"),
+    ("把车窗关上，嗯", "把车窗关上"),
+    ("带我去呃", "带我去呃"),                     # ... without a pause it is left to the model
+    ("那个什么，座椅通风打开", "座椅通风打开"),   # 那个什么 searches for a word
+    ("把天创关上", "把天窗关上"),                 # device names ASR spells as no word are put back
+    ("雨括开到最快", "雨刮开到最快"),
+    # an assistant's name no list knows, 小X or 阿X (maybe with 同学), after a greeting or before a pause
+    ("嘿阿豆，车窗关上", "车窗关上"),
+    ("小橙同学，暂停一下", "暂停一下"),
+    ("阿里巴巴股价多少", "阿里巴巴股价多少"),     # a word that starts with 阿 stays
+    ("小明同学", "小明同学"),                     # ... and so does a bare name
 ])
 def test_the_stripper_removes_hesitations_but_keeps_determiners(said, meant):
     assert strip_disfluencies(said) == meant
