@@ -43,9 +43,11 @@ class Lexicon:
     gaps: tuple[tuple[re.Pattern, int], ...]  # gap pattern -> category column
     char_set: frozenset = frozenset()  # the keys of ``chars``, for a C-level intersection
     digest: str = ""  # fingerprint of the entries: an utterance's precomputed hits are used only if it matches
+    longest_term_wins: bool = False  # single-character terms only in ``free_chars`` (False: lexicons pickled before)
 
     def match(self, tokens, charset, text) -> dict[int, int]:
-        """Count hits per category column for one utterance."""
+        """Count hits per category column for one utterance: whole-token terms, single-character
+        terms outside the tokens that are a longer term of this lexicon (``free_chars``), gaps."""
         hits: dict[int, int] = {}
         words = self.words
         for token in tokens:
@@ -54,7 +56,7 @@ class Lexicon:
                 for col in cols:
                     hits[col] = hits.get(col, 0) + 1
         if self.chars:
-            for ch in charset & self.char_set:
+            for ch in (free_chars(tokens, words) if self.longest_term_wins else charset) & self.char_set:
                 for col in self.chars[ch]:
                     hits[col] = hits.get(col, 0) + 1
         for pattern, col in self.gaps:
@@ -145,10 +147,18 @@ def load_lexicon(lexicon: str | Path, column: str | None = None, lexicon_dir: Pa
         gaps=tuple(gaps),
         char_set=frozenset(chars),
         digest=digest,
+        longest_term_wins=True,
     )
 
 
 _ESCAPED = re.compile(r"\\(.)")
+
+
+def free_chars(tokens, words) -> frozenset:
+    """Characters of the tokens that are not themselves a multi-character term of ``words``: where a
+    single-character term may count. The longer term wins, as in ``Matcher``: 打开 is one action, not
+    打开 and 开; 空调 is a device, not a device and the verb 调."""
+    return frozenset("".join([t for t in tokens if t not in words]))
 
 
 def gap_chars(pattern: re.Pattern) -> frozenset:
@@ -189,6 +199,7 @@ class LexiconBank:
     char_set: frozenset = field(repr=False)
     gaps: tuple[tuple[re.Pattern, int, int], ...] = field(repr=False)
     gap_chars: tuple[frozenset, ...] = field(default=(), repr=False)  # characters each gap needs (banks pickled before: ())
+    longest_term_wins: bool = field(default=False, repr=False)  # as ``Lexicon``'s, across the bank (before: False)
 
     @classmethod
     def of(cls, lexicons: list[Lexicon]) -> "LexiconBank":
@@ -202,10 +213,13 @@ class LexiconBank:
             gaps.extend((pattern, index, col) for pattern, col in lexicon.gaps)
         return cls(digests=tuple(lexicon.digest for lexicon in lexicons),
                    words={t: tuple(v) for t, v in words.items()}, chars={t: tuple(v) for t, v in chars.items()},
-                   char_set=frozenset(chars), gaps=tuple(gaps), gap_chars=tuple(gap_chars(p) for p, _, _ in gaps))
+                   char_set=frozenset(chars), gaps=tuple(gaps), gap_chars=tuple(gap_chars(p) for p, _, _ in gaps),
+                   longest_term_wins=True)
 
     def match(self, tokens, charset, text) -> dict[str, dict[int, int]]:
-        """Hits per lexicon (keyed by digest), each as in ``Lexicon.match``."""
+        """Hits per lexicon (keyed by digest), each as in ``Lexicon.match`` except that a
+        single-character term counts only outside the tokens that are a longer term of ANY lexicon
+        of the bank (``free_chars``): 调 is no second verb in 空调 (a device) nor in 调到."""
         hits: list[dict[int, int]] = [{} for _ in self.digests]
         words = self.words
         for token in tokens:
@@ -214,7 +228,7 @@ class LexiconBank:
                 for index, col in pairs:
                     found = hits[index]
                     found[col] = found.get(col, 0) + 1
-        for ch in charset & self.char_set:
+        for ch in (free_chars(tokens, words) if self.longest_term_wins else charset) & self.char_set:
             for index, col in self.chars[ch]:
                 found = hits[index]
                 found[col] = found.get(col, 0) + 1

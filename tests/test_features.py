@@ -156,7 +156,7 @@ def test_gap_patterns_match_in_order_only(tmp_path):
     path = tmp_path / "t.txt"
     path.write_text("当…时\ttrigger\n每\tperiodic\n", encoding="utf-8")
     lexicon = load_lexicon(path)
-    hit = lambda text: lexicon.match((), frozenset(text), text)
+    hit = lambda text: lexicon.match(tuple(text), frozenset(text), text)
     assert hit("当电量低于20%时提醒我") == {0: 1}
     assert hit("时间到了当然") == {}
     assert hit("每天早上") == {1: 1}
@@ -250,3 +250,30 @@ def test_the_scanner_finds_what_each_matcher_finds_in_one_pass():
     for text in sorted(bundled_texts())[::7]:
         low = text.lower()
         assert scanner.scan(low) == [[(a, b, t) for a, b, t, _ in m.find(low)] for m in matchers], text
+
+
+def test_a_single_character_term_counts_only_outside_a_longer_term_of_any_lexicon():
+    """调 is no second verb in 空调 (a device word) nor in 调到 (a verb of its own); said alone, it is
+    one. A bank pickled before the rule (``longest_term_wins`` False) keeps counting as it did."""
+    import dataclasses
+
+    from fastslow.features.lexicon import ROUTER_LEXICONS, LexiconBank
+
+    lexicons = [load_lexicon(name) for name in ROUTER_LEXICONS]
+    bank = LexiconBank.of(lexicons)
+    actions = lexicons[ROUTER_LEXICONS.index("actions")]
+    adjust = actions.categories.index("adjust")
+
+    def adjust_hits(bank, tokens):
+        text = "".join(tokens)
+        return bank.match(tokens, frozenset(text), text)[actions.digest].get(adjust, 0)
+
+    assert adjust_hits(bank, ("空调", "调到", "二十六度")) == 1
+    assert adjust_hits(bank, ("把", "空调", "调", "高", "点")) == 1
+    assert adjust_hits(bank, ("打开", "空调")) == 0
+    old = dataclasses.replace(bank, longest_term_wins=False)
+    assert adjust_hits(old, ("空调", "调到", "二十六度")) == 2
+    assert adjust_hits(old, ("打开", "空调")) == 1
+    # the lexicon alone knows only its own longer terms: 调到 hides 调, 空调 (not an action) does not
+    text = "空调调到二十六度"
+    assert actions.match(("空调", "调到", "二十六度"), frozenset(text), text).get(adjust, 0) == 2

@@ -187,7 +187,7 @@ def _bank_match_reference(bank, tokens, charset, text):
     for token in tokens:
         for index, col in bank.words.get(token, ()):
             hits[index][col] = hits[index].get(col, 0) + 1
-    for ch in charset & bank.char_set:
+    for ch in {c for token in tokens if token not in bank.words for c in token} & bank.char_set:
         for index, col in bank.chars[ch]:
             hits[index][col] = hits[index].get(col, 0) + 1
     for (pattern, index, col), needed in zip(bank.gaps, bank.gap_chars):
