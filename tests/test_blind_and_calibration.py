@@ -9,16 +9,30 @@ from pathlib import Path
 import mlflow
 import numpy as np
 import pytest
-
 from conftest import never_trained_on, sample_rows, small_train, write_jsonl
 from fastslow.models.automation.data import AUTOMATION_BLIND_FILE, load_automation
 from fastslow.models.automation.metrics import evaluate_automation
-from fastslow.models.lifecycle.dataset import (BLIND_FILE, CALIBRATION_FILE, DEV_FILE, DEV_V2_FILE, EXTRA_DEV_FILES,
-                                               RETIRED_BLIND_FILE, RETIRED_BLIND_V2_FILE, DataError, load_blind,
-                                               load_labelled, load_training, query_key, without)
+from fastslow.models.lifecycle.dataset import (
+    BLIND_FILE,
+    CALIBRATION_FILE,
+    DEV_FILE,
+    EXTRA_DEV_FILES,
+    RETIRED_BLIND_FILE,
+    DataError,
+    load_blind,
+    load_labelled,
+    load_training,
+    query_key,
+    without,
+)
 from fastslow.models.lifecycle.extra_data import ExtraDataError
-from fastslow.models.lifecycle.training import (calibration_halves, fit_temperature, held_out_name, held_out_sets,
-                                                score_held_out)
+from fastslow.models.lifecycle.training import (
+    calibration_halves,
+    fit_temperature,
+    held_out_name,
+    held_out_sets,
+    score_held_out,
+)
 from fastslow.models.routing.metrics import risk_coverage
 
 ROUTING_BLIND_METRICS = ("label_accuracy", "label_macro_f1", "code_accuracy", "fast_precision", "confidence_gap",
@@ -60,10 +74,11 @@ def test_every_run_logs_the_blind_figures_and_no_blind_rows(trained, tmp_path):
     local = client.download_artifacts(trained["run_id"], "evaluation/risk_coverage.csv", str(tmp_path))
     table = Path(local).read_text(encoding="utf-8").splitlines()
     assert table[0] == "set,coverage,n,accuracy,mean_confidence,threshold"
-    sizes = {"dev": len(load_labelled(DEV_FILE)), "dev_blind_v1": len(load_labelled(RETIRED_BLIND_FILE)),
-             "dev_blind_v2": len(load_labelled(RETIRED_BLIND_V2_FILE)), "dev_v2": len(load_labelled(DEV_V2_FILE)),
+    sizes = {"dev": len(load_labelled(DEV_FILE)),
+             **{held_out_name(path): len(load_labelled(path)) for path in EXTRA_DEV_FILES},
              "calibration": len(load_labelled(CALIBRATION_FILE)),
              "blind": blind_n}
+    assert {"dev_blind_v1", "dev_blind_v2", "dev_v2"} <= sizes.keys()
     assert [line.split(",")[:3] for line in table[1:]] == [
         [name, str(coverage), str(int(np.ceil(coverage * n)))] for name, n in sizes.items() for coverage in (1.0, 0.9, 0.8)]
 
