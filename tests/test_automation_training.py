@@ -52,5 +52,5 @@ def test_a_bundled_row_with_a_query_of_the_hand_written_dev_set_is_refused(tmp_p
 
 def test_the_retired_blind_set_is_scored_by_default_as_dev_blind_v2():
     args = train.build_parser().parse_args([])
-    assert [automation_training.automation_dev_name(p) for p in args.automation_dev_also] == ["dev_v2", "dev_blind_v2"]
+    assert [automation_training.automation_dev_name(p) for p in args.automation_dev_also] == ["dev_v2", "dev_blind_v2", "dev_study_v3"]
     assert list(args.automation_dev_also) == list(AUTOMATION_EXTRA_DEV_FILES)

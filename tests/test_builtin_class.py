@@ -70,7 +70,9 @@ def test_situation_grades():
     assert vehicle_situation("车辆超速的时候", LEX) == "event"
     assert vehicle_situation("熄火以后", LEX) == "moment"
     assert vehicle_situation("上车的时候", LEX) == "state"
-    assert vehicle_situation("车速超过120的时候", LEX) == "state"  # a number the user sets
+    assert vehicle_situation("胎压低于2.0的时候", LEX) == "state"  # a number the user sets
+    assert vehicle_situation("车速超过120的时候", LEX) == "alarm"  # ... on the speed the car's own alarm takes
+    assert vehicle_situation("车速超过的时候", LEX) == "moment"
     assert vehicle_situation("到家以后", LEX) is None
 
 
@@ -232,3 +234,59 @@ def test_more_situations_of_the_class(condition, actions):
 def test_a_device_said_last_goes_to_an_action_said_to_happen_by_itself():
     assert repaired("[C:我一碰门把手车门][A:自动解锁]") == [("C", "我一碰门把手"), ("A", "车门自动解锁")]
     assert repaired("[C:我一碰门把手车门][A:解锁]") == [("C", "我一碰门把手车门"), ("A", "解锁")]
+
+
+@pytest.mark.parametrize("condition, actions", [
+    ("压着黄线开的时候", ["方向盘震一下"]),         # lane markings
+    ("发动机过热的时候", ["警告我"]),               # engine and cooling
+    ("车停着被人刮了的时候", ["开始录视频"]),       # the body knocked while parked, security
+    ("宠物留在车里的时候", ["提醒我"]),             # someone left in the car
+    ("过弯的时候", ["自动打开辅助照明"]),           # turning, lighting
+    ("打转向灯的时候", ["打开盲区监测"]),
+    ("天一亮", ["自动关大灯"]),                     # 一 inside the moment
+    ("车身跑偏的时候", ["打开车道保持辅助"]),       # 开车 read first: the object after the verb is read again
+    ("天窗夹住东西的时候", ["自动往回退"]),         # 自动 with no object: the part the condition names
+    ("时速超过一百三的时候", ["提醒我"]),           # the car's speed alarm, set to a number
+    ("车速超过九十的时候", ["报警"]),
+])
+def test_the_class_widened_by_category(condition, actions):
+    assert is_builtin(condition, actions, LEX)
+
+
+@pytest.mark.parametrize("condition, actions", [
+    ("时速超过一百三的时候", ["提醒我别开太快"]),   # a reminder of the user's own words under a speed
+    ("车速超过九十的时候", ["关上天窗"]),
+    ("每天早上八点如果车门没锁", ["提醒我"]),       # a time the user sets: the user's task
+    ("周五晚上九点胎压过低的话", ["提醒我"]),
+    ("天窗夹住东西的时候", ["往回退"]),             # no 自动: the user's wish
+])
+def test_near_the_widened_class_the_user_keeps_the_task(condition, actions):
+    assert not is_builtin(condition, actions, LEX)
+
+
+def test_the_speed_alarm_is_a_word_class_of_the_lexicon():
+    assert is_builtin("时速超过一百三的时候", ["提醒我"], LEX)
+    assert not is_builtin("时速超过一百三的时候", ["提醒我"], without_category(LEX, "alarm"))
+
+
+@pytest.mark.parametrize("action, rewritten", [
+    ("打开车距提醒", "打开车距提醒"),               # a reminder function switched on
+    ("关闭疲劳驾驶提醒", "关闭疲劳驾驶提醒"),
+    ("打开空调的提醒", "提醒我打开空调"),           # a reminder whose content is a command
+    ("开会提醒", "提醒我开会"),                     # 开 alone is too short to be the switch
+])
+def test_a_reminder_function_switched_is_no_reminder(action, rewritten):
+    assert reminder_from_noun(action, LEX) == rewritten
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # the object of a verb that takes a place goes back to it (导航|去公司到停车场的时候)
+    ("[A:导航][C:去公司到停车场的时候][A:提醒我拿电脑]",
+     [("A", "导航去公司"), ("C", "到停车场的时候"), ("A", "提醒我拿电脑")]),
+    # the word a spoken condition starts with goes to the condition (关掉收音机进|地库的时候)
+    ("[A:关掉收音机进][C:地库的时候][A:打开大灯]", [("A", "关掉收音机"), ("C", "进地库的时候"), ("A", "打开大灯")]),
+    # nothing moves when no later condition start is left (导航|回家的时候)
+    ("[A:导航][C:回家的时候][A:打开空调]", [("A", "导航"), ("C", "回家的时候"), ("A", "打开空调")]),
+])
+def test_a_run_on_cut_at_the_wrong_place_is_moved(markup, expected):
+    assert run_on(markup) == expected

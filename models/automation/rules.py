@@ -293,7 +293,7 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
     another action is split the same way. The command before the cut must hold no condition signal,
     so 关闭后排空调且后排有人时 (且) stays whole (复合条件完整性)."""
     out: list[Span] = []
-    ordered = sorted(spans, key=lambda sp: sp.start)
+    ordered = join_split_object(text, sorted(spans, key=lambda sp: sp.start), lex)
     for k, sp in enumerate(ordered):
         nxt = ordered[k + 1] if k + 1 < len(ordered) else None
         cut = None
@@ -326,6 +326,39 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
         m = sp.start + cut
         out.append(Span("A", sp.start, m, text[sp.start:m], sp.intent if sp.kind == "A" else None))
         out.append(Span("C", m, sp.end, text[m:sp.end]))
+    return out
+
+
+def join_split_object(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A run-on cut at the wrong place between a command and the condition after it (spans in order):
+    a command ending in a verb that takes a place (``_TAKES_PLACE``: 打开导航|回家到小区门口的时候) gets its
+    object back when the condition holds a later start of its own; a command ending in the word a spoken
+    condition starts with (暂停音乐进|停车场的时候: condition_subjects.txt, ``start``) gives that word to the
+    condition. Nothing moves across a pause or when what would be left is no whole command."""
+    out = list(spans)
+    for k in range(len(out) - 1):
+        sp, nxt = out[k], out[k + 1]
+        if sp.kind != "A" or nxt.kind != "C" or nxt.start != sp.end:
+            continue
+        low = lowered(sp.text)
+        if _TAKES_PLACE.search(low):
+            both = lowered(sp.text + nxt.text)
+            for p in sorted(set(_condition_starts(both, lex, events=True)) | set(_spoken_condition_starts(both, lex))):
+                if p > len(sp.text) and nxt.text[p - len(sp.text):].strip() and _is_plain_command(both[:p], lex) \
+                        and not _TAKES_PLACE.search(both[:p]):
+                    m = sp.start + p
+                    out[k] = Span("A", sp.start, m, text[sp.start:m], sp.intent)
+                    out[k + 1] = Span("C", m, nxt.end, text[m:nxt.end], nxt.intent)
+                    break
+            continue
+        subjects = getattr(lex, "condition_subjects", None)
+        for a, b, _, cat in (subjects.find(low) if subjects is not None else []):
+            if cat == "start" and b == len(low) and a > 0 and _is_plain_command(sp.text[:a], lex) \
+                    and not _TAKES_PLACE.search(low[:a]):
+                m = sp.start + a
+                out[k] = Span("A", sp.start, m, text[sp.start:m], sp.intent)
+                out[k + 1] = Span("C", m, nxt.end, text[m:nxt.end], nxt.intent)
+                break
     return out
 
 
@@ -780,11 +813,16 @@ def has_time_expression(text: str, lex: AutomationLexicons) -> bool:
     for _, _, _, cat in lex.time_words.find(low):
         if cat in ("day", "week", "period", "delay"):
             return True
+    return _has_clock(low) or bool(_DURATION_AFTER.search(low))
+
+
+def _has_clock(low: str) -> bool:
+    """A clock time or a date (八点, 7:45, 五号) in ``low``; ``一点`` only as a clock time (一点钟, 一点半)."""
     for m in _CLOCK.finditer(low):
         if m.group(1) == "一" and m.group(2) == "点" and not re.match(r"(钟|半|\d|[一二三四五六七八九十]+分)", low[m.end():]):
             continue
         return True
-    return bool(_DURATION_AFTER.search(low))
+    return False
 
 
 def seat_mentions(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str, str]]:
@@ -964,8 +1002,17 @@ def reminder_from_noun(action: str, lex: AutomationLexicons | None = None) -> st
     if lex is not None and lex.builtin_functions is not None and not action.endswith("的提醒") and any(
             cat in ("signal", "warning") for *_, cat in lex.builtin_functions.find(lowered(m.group("content")))):
         return action
+    if lex is not None and not action.endswith("的提醒") and _switches(m.group("content"), lex):
+        return action  # 打开限速提醒, 关闭疲劳提醒: a reminder function switched on or off, no reminder of its own
     content = re.sub(r"^(一个|一条|个|条)", "", m.group("content"))
     return REMIND + content if content else action
+
+
+def _switches(text: str, lex: AutomationLexicons) -> bool:
+    """Does ``text`` start with a verb that switches something on or off (actions.txt, automation ``on`` / ``off``)?
+    One character (开, 关) is too short to tell: 开会提醒 is a reminder to go to a meeting."""
+    head = lex.action_verbs.prefix(lowered(text))
+    return len(head or "") > 1 and lex.action_verbs.category.get(head) in ("on", "off")
 
 
 def rewrite_reminder(action: str, lex: AutomationLexicons) -> str:
@@ -1236,17 +1283,38 @@ def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexi
     if functions is None:
         return False
     situation = vehicle_situation(condition, lex)
-    if situation is None:
+    if situation is None or _set_time(condition, lex):
         return False
     said = functions.terms("self")  # 自动, 自己: substrings, as a longer function word (自动锁) may hold one
     by_itself = any(word in lowered(a) for a in actions for word in said)
+    if by_itself and any(cat == "part" for *_, cat in functions.find(lowered(condition))):
+        # 车窗夹到手的时候自动往回降: what the car works by itself is the part the condition names
+        actions = [a if _function_words(a, lex) - {"self"} else condition + a for a in actions]
     return all(builtin_action(a, situation, by_itself, lex) for a in actions)
+
+
+def _set_time(condition: str, lex: AutomationLexicons) -> bool:
+    """A clock time, a day or a weekday in the condition (每天晚上十点半如果车库门没关): a time the user sets, so
+    the task is the user's own, whatever the car senses besides."""
+    low = lowered(condition)
+    return _has_clock(low) or any(cat in ("day", "week") for *_, cat in lex.time_words.find(low))
+
+
+def _function_words(action: str, lex: AutomationLexicons) -> set[str]:
+    """The builtin_functions.txt categories said in ``action``, read again in the object after its verb when
+    the verb's last character began a longer word (打开车道保持辅助 reads 开车 first, 车道保持辅助 after 打开)."""
+    low = lowered(action)
+    found = {cat for *_, cat in lex.builtin_functions.find(low)}
+    verb = lex.action_verbs.prefix(low)
+    if verb and len(low) > len(verb):
+        found |= {cat for *_, cat in lex.builtin_functions.find(low[len(verb):])}
+    return found
 
 
 #: builtin_functions.txt categories that say nothing about the situation when found in a condition
 _NO_SITUATION = frozenset({"part", "self", "signal", "comfort", "advice"})
 #: builtin_functions.txt categories that are no built-in function when found in an action
-_NO_FUNCTION = frozenset({"event", "moment", "state"}) | _NO_SITUATION
+_NO_FUNCTION = frozenset({"event", "moment", "state", "alarm"}) | _NO_SITUATION
 #: a threshold the user sets (车速超过120, 胎压低于2.0, 电量不足百分之二十): the user's own condition
 _USER_THRESHOLD = re.compile(r"(?:超过|高于|低于|不足|少于|小于|大于|达到|到了|到)(?:百分之)?[\d零一二两三四五六七八九十百千]")
 
@@ -1256,12 +1324,17 @@ def vehicle_situation(condition: str, lex: AutomationLexicons) -> str | None:
     ``event`` (a safety situation it watches: 超速, 车门没关好, 有行人; or a built-in function's own state),
     ``moment`` (a plain state of the car: 熄火, 天黑, 进隧道), ``state`` (what users also set tasks on: 上车,
     停车, 下雨, 车速), or None (no situation of the car: 到家, 上午十点). A number the user sets makes the
-    condition a ``state``: the threshold is the user's (车速超过一百二的时候播报车速, 胎压低于2.0时通知我)."""
+    condition a ``state``: the threshold is the user's (车速超过一百二的时候播报车速, 胎压低于2.0时通知我);
+    but a speed the car's own alarm takes (``alarm`` words: 车速超过) makes it an ``alarm``, under which a bare
+    reminder or a warning is built-in (车速超过一百二的时候提醒我: the spec's 车辆超速时提醒我 with its number)."""
     low = lowered(condition)
     found = {cat for *_, cat in lex.builtin_functions.find(low)} - _NO_SITUATION
     if not found:
         return None
-    if found == {"state"} or _USER_THRESHOLD.search(low):
+    if _USER_THRESHOLD.search(low):
+        return "alarm" if "alarm" in found else "state"
+    found = {"moment" if cat == "alarm" else cat for cat in found}
+    if found == {"state"}:
         return "state"
     if found <= {"moment", "state"}:
         return "moment"
@@ -1279,13 +1352,16 @@ def builtin_action(action: str, situation: str, by_itself: bool, lex: Automation
     (方向盘抖一下, 一直响, 发出警告) or a reminder that is advice about the situation (提醒我, 提醒我休息,
     提醒我系好安全带; 车门没锁就提醒我车内温度 is the user's). A reminder never counts by a function word of
     its content alone under a moment (熄火后提醒我打开雾灯 is the user's)."""
-    low = lowered(action)
-    found = {cat for *_, cat in lex.builtin_functions.find(low)}
+    found = _function_words(action, lex)
     if is_reminder(action):
         content = action[len(REMIND):]
+        if situation == "alarm":  # the car's speed alarm: a bare reminder (提醒我慢一点 is the user's own)
+            return not content.strip("一下")
         return situation == "event" and (len(content) <= _ADVICE_CHARS or bool(found - {"comfort", "signal"}))
     if by_itself and (found - _NO_FUNCTION or "part" in found):
         return True
+    if situation == "alarm":
+        return "signal" in found or _WARN.search(action) is not None
     if situation == "state":
         return False
     if found - _NO_FUNCTION:
