@@ -290,3 +290,50 @@ def test_a_reminder_function_switched_is_no_reminder(action, rewritten):
 ])
 def test_a_run_on_cut_at_the_wrong_place_is_moved(markup, expected):
     assert run_on(markup) == expected
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # a habit named by the request said before it (把…那个习惯, 把…的智能场景) is one management clause
+    ("[A:把下雨关天窗]那个[A:习惯删掉]", [("A", "把下雨关天窗那个习惯删掉")]),
+    ("[A:把下班放电台的][A:智能场景停掉]", [("A", "把下班放电台的智能场景停掉")]),
+    ("[A:把空调打开][A:创建一个智能场景]", [("A", "把空调打开"), ("A", "创建一个智能场景")]),  # no 那个, no 的
+    # a device or function said first and what it does by itself after it: one action
+    ("[C:熄火以后][A:天窗][A:自动合上]", [("C", "熄火以后"), ("A", "天窗自动合上")]),
+    ("[C:熄火以后][A:天窗][A:合上]", [("C", "熄火以后"), ("A", "天窗"), ("A", "合上")]),
+    # the second object starts after the joiner, not inside its word (和玄|关灯)
+    ("[C:到家以后][A:打开车库门]和玄[A:关灯]", [("C", "到家以后"), ("A", "打开车库门和玄关灯")]),
+    # a duration is its whole amount of time
+    ("[A:把电暖器开一个][D:半小时]", [("A", "把电暖器开"), ("D", "一个半小时")]),
+    ("[A:座椅通风开两个][D:钟头]", [("A", "座椅通风开"), ("D", "两个钟头")]),
+    # a time point said after a whole command starts the condition (不向左回溯)
+    ("[C:关掉氛围灯八点一刻][A:提醒我给花浇水]", [("A", "关掉氛围灯"), ("C", "八点一刻"), ("A", "提醒我给花浇水")]),
+    ("[C:把音乐暂停明天早上][A:叫我起床]", [("A", "把音乐暂停"), ("C", "明天早上"), ("A", "叫我起床")]),
+])
+def test_more_spans_made_whole(markup, expected):
+    assert repaired(markup) == expected
+
+
+def test_a_second_object_cut_inside_its_word_is_one_subquery():
+    from fastslow.models.automation.metrics import rules_output
+    from fastslow.models.automation.rules import parse_markup, repair_spans
+    text, spans = parse_markup("[C:到家以后][A:打开车库门]和玄[A:关灯]")
+    assert rules_output(text, repair_spans(text, spans, LEX), LEX) == [
+        {"condition": "到家以后", "builtin": False, "querys": [{"subquery": "打开车库门和玄关灯"}]}]
+
+
+def test_a_duration_lasts_the_action_it_is_said_with():
+    from fastslow.models.automation.metrics import rules_output
+    from fastslow.models.automation.rules import parse_markup
+    text, spans = parse_markup("[A:关掉阅读灯]然后[A:方向盘加热开][D:二十分钟]")
+    assert rules_output(text, spans, LEX) == [
+        {"condition": None, "builtin": False, "querys": [{"subquery": "关掉阅读灯"}]},
+        {"condition": "持续二十分钟", "builtin": False, "querys": [{"subquery": "打开方向盘加热"}]}]
+
+
+@pytest.mark.parametrize("content, said", [
+    ("提醒我加九十八号的油", "提醒我加九十八号的油"),  # a grade of fuel, no day of the month
+    ("提醒我五号交房租", "提醒我说五号交房租"),       # a day of the month
+])
+def test_a_number_beyond_a_month_is_no_date(content, said):
+    from fastslow.models.automation.rules import remind_say
+    assert remind_say(content, LEX) == said

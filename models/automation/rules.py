@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 
 from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.features.split import join_actionless, pieces_between
+from fastslow.features.spoken import chinese_to_int
 from fastslow.features.normalise import chinese_punctuation, surface, without_final_stop, without_spaces_near_chinese
 
 SPAN_KINDS = ("C", "A", "D", "N", "E")
@@ -277,6 +278,12 @@ def _spoken_condition_starts(low: str, lex: AutomationLexicons) -> list[int]:
             and not (p > 0 and low[p - 1] in _BEFORE_NO_START)]
 
 
+def _time_starts(low: str, lex: AutomationLexicons) -> list[int]:
+    """Where a time point begins in ``low``: a day, weekday or period word (明天, 周五, 晚上) or a clock time."""
+    starts = [a for a, _, _, cat in lex.time_words.find(low) if cat in ("day", "week", "period")]
+    return starts + [m.start() for m in _CLOCK.finditer(low) if _has_clock(m.group())]
+
+
 def _ends_in_suffix_trigger(low: str, lex: AutomationLexicons) -> bool:
     """Does ``low`` end with a suffix trigger of two characters or more (以后, 的时候, 之后)?"""
     return any(e == len(low) and e - a >= 2 and cat == "suffix" for a, e, _, cat in lex.triggers.find(low))
@@ -304,6 +311,8 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
             starts = _condition_starts(low, lex, events=sp.kind == "C")
             if sp.kind == "C" or _ends_in_suffix_trigger(low, lex):  # 关上天窗|到服务区的时候, 关掉电视机|我睡着以后
                 starts = sorted(set(starts) | set(_spoken_condition_starts(low, lex)))
+            if sp.kind == "C":  # 打开座椅通风|七点半: a time point said after a whole command
+                starts = sorted(set(starts) | set(_time_starts(low, lex)))
             for p in starts:
                 if p > 0 and _is_plain_command(sp.text[:p], lex) and sp.text[p:].strip() \
                         and not _TAKES_PLACE.search(low[:p]):
@@ -700,12 +709,16 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
             if lead:
                 sp = Span("A", lead.start() + (prev.end if prev is not None else 0), sp.end,
                           text[lead.start() + (prev.end if prev is not None else 0): sp.end], sp.intent)
+        if prev is not None and prev.kind == "A" and sp.kind == "A":
+            sp = _after_joiner(text, prev, sp)
         touching = prev is not None and only_fillers(text[prev.end:sp.start], lex)
         if prev is not None and prev.kind == "A" and touching:
             if sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)
                                    or second_object(text[prev.end:sp.start], prev.text, sp.text, lex)
-                                   or (prev.text.startswith("把") and not _is_plain_command(prev.text, lex)
-                                       and is_super_task_mention(sp.text, lex))):
+                                   or (prev.text.startswith("把") and is_super_task_mention(sp.text, lex)
+                                       and (not _is_plain_command(prev.text, lex)
+                                            or _names_it(text[prev.end:sp.start] + sp.text, prev.text)))
+                                   or _said_to_happen_by_itself(prev.text, sp.text, lex)):
                 out[-1] = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
                 continue
             if sp.kind == "C":
@@ -724,12 +737,63 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
     return out
 
 
+#: words that make what is said before them the name of the habit after them (把上班放音乐|那个|习惯删掉)
+_NAMING = ("那个", "这个", "那条", "这条")
+
+
+def _names_it(after: str, before: str) -> bool:
+    """Is the 把-request ``before`` the name of the super task or habit ``after`` it (把上车开空调|那个习惯删了,
+    把下班关窗的|智能场景停掉)? A request said whole before a habit would need no 那个 or 的."""
+    return after.startswith(_NAMING) or before.endswith("的")
+
+
+def _after_joiner(text: str, prev: Span, sp: Span) -> Span:
+    """The second of two action spans, started after the joiner between them when the tagger began it inside
+    a word (打开车库门|和玄|关灯: the object is 玄关灯, not 关灯)."""
+    gap = text[prev.end:sp.start]
+    for joiner in _OBJECT_JOINERS:
+        if gap.startswith(joiner) and len(gap) > len(joiner) and not re.search(r"[，,。；;！!？?\s]", gap):
+            start = prev.end + len(joiner)
+            return Span("A", start, sp.end, text[start:sp.end], sp.intent)
+    return sp
+
+
+def _said_to_happen_by_itself(before: str, after: str, lex: AutomationLexicons) -> bool:
+    """A bare device or function said first and what it does by itself after it (车窗|自动升上去,
+    哨兵模式|自动录像): one action, the subject of its own verb."""
+    functions = lex.builtin_functions
+    if functions is None or not (is_bare_device(before, lex) or lowered(before) in functions.category):
+        return False
+    head = functions.prefix(lowered(after))
+    return bool(head) and functions.category.get(head) == "self"
+
+
+#: an amount of time said whole (一个半小时, 两个钟头, 1.5小时, 半个小时)
+_AMOUNT_OF_TIME = re.compile(r"(?:\d+(?:\.\d+)?|[零一二两三四五六七八九十百半几]+)?个?半?个?(?:小时|钟头|分钟|分|秒钟|秒|刻钟|天)")
+
+
+def whole_durations(text: str, spans: Sequence[Span]) -> list[Span]:
+    """Spec 持续时间: a duration is its whole amount, never cut in two (把除湿机打开一个|半小时): a duration
+    span starting inside an amount of time takes its beginning from the span before it."""
+    out = list(spans)
+    for k in range(1, len(out)):
+        sp, prev = out[k], out[k - 1]
+        if sp.kind != "D" or prev.end != sp.start:
+            continue
+        for m in _AMOUNT_OF_TIME.finditer(text, max(prev.start, sp.start - 8), sp.end):
+            if m.start() < sp.start < m.end() and m.start() > prev.start:
+                out[k - 1] = Span(prev.kind, prev.start, m.start(), text[prev.start:m.start()], prev.intent)
+                out[k] = Span("D", m.start(), sp.end, text[m.start():sp.end], sp.intent)
+                break
+    return out
+
+
 def repair_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """The tagger's spans made whole, in order: a negation kept with its action, a clock time or an event
     word never cut, a leading time point split from its command, fragments joined, run-ons split (action +
     condition + action, action + action), an action's subject given back by the condition, once markers
     snapped, and conditions without any signal made plain commands."""
-    spans = whole_clock_times(text, keep_negation(text, spans))
+    spans = whole_durations(text, whole_clock_times(text, keep_negation(text, spans)))
     spans = leading_time_condition(text, whole_words_at_edges(text, spans, lex), lex)
     spans = split_run_on(text, split_trailing_command(text, join_fragments(text, spans, lex), lex), lex)
     spans = whole_condition_edges(text, give_back_subject(text, spans, lex), lex)
@@ -821,8 +885,18 @@ def _has_clock(low: str) -> bool:
     for m in _CLOCK.finditer(low):
         if m.group(1) == "一" and m.group(2) == "点" and not re.match(r"(钟|半|\d|[一二三四五六七八九十]+分)", low[m.end():]):
             continue
+        if m.group(2) in ("号", "日") and _number(m.group(1)) > 31:
+            continue  # 九十五号的油, 一百号: a grade or a number, no day of the month
         return True
     return False
+
+
+def _number(said: str) -> int:
+    """The value of digits or a Chinese numeral (0 when it cannot be read: 几)."""
+    try:
+        return int(said) if said.isdigit() else chinese_to_int(said)
+    except ValueError:
+        return 0
 
 
 def seat_mentions(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str, str]]:
@@ -921,6 +995,9 @@ def bind_scopes(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> li
         elif span.kind == "D":
             if current is None:
                 current = open_group()
+            elif not current.conditions and not current.durations and len(current.actions) > 1:
+                # 打开方向盘加热然后座椅加热开十五分钟: a duration lasts the action it is said with, not the ones before
+                current = open_group(actions=[current.actions.pop()])
             current.durations.append(span)
         elif span.kind == "N":
             if current is None or (not current.conditions and not current.actions):
