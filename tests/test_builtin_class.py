@@ -337,3 +337,17 @@ def test_a_duration_lasts_the_action_it_is_said_with():
 def test_a_number_beyond_a_month_is_no_date(content, said):
     from fastslow.models.automation.rules import remind_say
     assert remind_say(content, LEX) == said
+
+
+@pytest.mark.parametrize("condition, actions, built_in", [
+    # said to happen by itself in a situation the car senses: the car's, whatever it names
+    ("前车突然切进来的时候", ["自动降低车速"], True),
+    ("急刹车的时候", ["自动收紧安全带"], True),
+    # ... but not what no car does by itself, nor a device a home has too, nor comfort
+    ("熄火以后", ["自动播放音乐"], False),
+    ("熄火以后", ["自动导航回家"], False),
+    ("熄火以后", ["自动关空调"], False),
+    ("天黑的时候", ["自动打开氛围灯"], False),
+])
+def test_what_the_car_is_said_to_do_by_itself(condition, actions, built_in):
+    assert is_builtin(condition, actions, LEX) is built_in

@@ -1437,6 +1437,8 @@ def builtin_action(action: str, situation: str, by_itself: bool, lex: Automation
         return situation == "event" and (len(content) <= _ADVICE_CHARS or bool(found - {"comfort", "signal"}))
     if by_itself and (found - _NO_FUNCTION or "part" in found):
         return True
+    if by_itself and situation in ("event", "moment") and "comfort" not in found and _of_the_car(action, lex):
+        return True  # 前车切入的时候自动降低车速: said to happen by itself, in a situation the car senses
     if situation == "alarm":
         return "signal" in found or _WARN.search(action) is not None
     if situation == "state":
@@ -1444,6 +1446,19 @@ def builtin_action(action: str, situation: str, by_itself: bool, lex: Automation
     if found - _NO_FUNCTION:
         return True
     return situation == "event" and ("signal" in found or _WARN.search(action) is not None)
+
+
+#: what no car does by itself as a built-in: requests of these kinds (actions.txt, automation view)
+_NOT_THE_CARS = frozenset({"media", "nav", "comm", "query", "remind", "manage", "create", "search"})
+
+
+def _of_the_car(action: str, lex: AutomationLexicons) -> bool:
+    """Could the car do ``action`` itself? Not when it names a device a home has too (空调, 灯: devices.txt,
+    automation ``home`` / ``shared`` / ``media``) or is a request no car makes by itself (play, navigate, call,
+    look up: actions.txt)."""
+    if any(kind in ("home", "shared", "media") for *_, kind in devices_in(action, lex)):
+        return False
+    return not any(cat in _NOT_THE_CARS for *_, cat in lex.action_verbs.find(lowered(action)))
 
 
 def builtin_function_action(action: str, lex: AutomationLexicons) -> bool:
