@@ -81,7 +81,7 @@ def test_situation_grades():
     ("moment", "熄火后", ["自动关大灯"]),
     ("state", "下车以后", ["车辆自动上锁"]),
     ("adas", "挂倒挡的时候", ["打开360全景"]),        # the functions
-    ("part", "锁车的时候", ["自动升起车窗"]),
+    ("part", "下车以后", ["自动升起车窗"]),           # (under a state: under a moment 自动 alone says it)
     ("self", "锁车的时候", ["自动升起车窗"]),
     ("signal", "压线的时候", ["方向盘抖一下"]),
     ("advice", "打哈欠的时候", ["提醒我注意安全"]),
