@@ -351,3 +351,31 @@ def test_a_number_beyond_a_month_is_no_date(content, said):
 ])
 def test_what_the_car_is_said_to_do_by_itself(condition, actions, built_in):
     assert is_builtin(condition, actions, LEX) is built_in
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # 然后 never joins two conditions: a whole command before it is a command (开到 read as a state)
+    ("[C:座椅加热开到三档]然后[C:到公司前五分钟][A:关掉座椅加热]",
+     [("A", "座椅加热开到三档"), ("C", "到公司前五分钟"), ("A", "关掉座椅加热")]),
+    # a scope end said inside an action span ends it
+    ("[C:油量不足的时候][A:提醒我加油此外明天限行吗]",
+     [("C", "油量不足的时候"), ("A", "提醒我加油"), ("E", "此外"), ("A", "明天限行吗")]),
+    # a super-task clause after a whole command said verb first is its own request
+    ("[C:早上七点][A:打开卧室窗帘][A:把这个设成智能场景]",
+     [("C", "早上七点"), ("A", "打开卧室窗帘"), ("A", "把这个设成智能场景")]),
+    # the word the tagger gave the condition completes the command before it (关掉收音|机我下车以后)
+    ("[A:关掉收音][C:机我下车以后][A:锁好车门]", [("A", "关掉收音机"), ("C", "我下车以后"), ("A", "锁好车门")]),
+    # what a state is about, left at the end of the command before it, goes to the condition
+    ("[A:关掉座椅通风车外温度降][C:到十度以下的时候][A:打开座椅加热]",
+     [("A", "关掉座椅通风"), ("C", "车外温度降到十度以下的时候"), ("A", "打开座椅加热")]),
+    # a time point and the command after it, tagged as one condition with nothing after (but a once marker)
+    ("[C:后天晚上八点半关闭客厅空调][N:就这一次]", [("C", "后天晚上八点半"), ("A", "关闭客厅空调"), ("N", "就这一次")]),
+])
+def test_run_ons_and_clauses_the_tagger_left_joined(markup, expected):
+    assert repaired(markup) == expected
+
+
+def test_a_device_name_is_no_verb_that_takes_a_place():
+    from fastslow.models.automation.rules import takes_place
+    assert takes_place("打开导航", LEX) and takes_place("把温度调", LEX)
+    assert not takes_place("打开空调", LEX)  # 调 ends 空调

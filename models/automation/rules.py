@@ -264,6 +264,14 @@ def whole_clock_times(text: str, spans: Sequence[Span]) -> list[Span]:
 _TAKES_PLACE = re.compile(r"(?:导航|去|回|到|开到|送到|调|开|升|降|设|放|拉)$")
 
 
+def takes_place(text: str, lex: AutomationLexicons) -> bool:
+    """Does ``text`` end in a verb whose place or amount comes next (``_TAKES_PLACE``: 导航, 调)? Not when that
+    character ends a device's name (打开空调: 调 is part of 空调)."""
+    low = lowered(text)
+    m = _TAKES_PLACE.search(low)
+    return m is not None and not any(a < m.start() < b for a, b, *_ in lex.device_kinds.find(low))
+
+
 def _spoken_condition_starts(low: str, lex: AutomationLexicons) -> list[int]:
     """Where a condition span that begins with a whole command may start its condition, beyond the trigger and
     event words: a word people start a spoken condition with, no trigger on its own (到, 进, 我:
@@ -303,7 +311,7 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
     ordered = join_split_object(text, sorted(spans, key=lambda sp: sp.start), lex)
     for k, sp in enumerate(ordered):
         nxt = ordered[k + 1] if k + 1 < len(ordered) else None
-        cut = None
+        cut, cut_head = None, 0
         if sp.kind == "C" or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
                               and not sentence_break(text, sp.end, nxt.start)
                               and not lex.reminder_verbs.prefix(lowered(sp.text))):
@@ -314,9 +322,11 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
             if sp.kind == "C":  # 打开座椅通风|七点半: a time point said after a whole command
                 starts = sorted(set(starts) | set(_time_starts(low, lex)))
             for p in starts:
-                if p > 0 and _is_plain_command(sp.text[:p], lex) and sp.text[p:].strip() \
-                        and not _TAKES_PLACE.search(low[:p]):
+                head = _without_trailing_connector(sp.text[:p], lex) if sp.kind == "C" else sp.text[:p]
+                if p > 0 and _is_plain_command(head, lex) and sp.text[p:].strip() \
+                        and not takes_place(head, lex):
                     cut = p
+                    cut_head = len(head)
                     break
         if cut is None and sp.kind == "A":
             # 打开空调七点四十五关掉空调: a clock time between two commands in one action span
@@ -332,38 +342,92 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
         if cut is None:
             out.append(sp)
             continue
-        m = sp.start + cut
-        out.append(Span("A", sp.start, m, text[sp.start:m], sp.intent if sp.kind == "A" else None))
+        m, h = sp.start + cut, sp.start + cut_head  # 空调开到二十六度|然后|出发前十分钟: 然后 is neither
+        out.append(Span("A", sp.start, h, text[sp.start:h], sp.intent if sp.kind == "A" else None))
         out.append(Span("C", m, sp.end, text[m:sp.end]))
     return out
+
+
+def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """An action span holding two requests the tagger did not cut: a scope end said inside it (提醒我充电|对了|
+    今天天气怎么样: scope_end.txt, ``scope_end``) ends it, and a super-task clause said after a whole command
+    (关闭所有的灯|把这个存成智能场景) is its own action."""
+    out: list[Span] = []
+    for sp in spans:
+        if sp.kind != "A":
+            out.append(sp)
+            continue
+        low = lowered(sp.text)
+        ends = [(a, b) for a, b, _, cat in lex.scope_end.find(low) if cat == "scope_end" and 0 < a and b < len(low)]
+        if ends:
+            a, b = ends[0]
+            out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent),
+                    Span("E", sp.start + a, sp.start + b, sp.text[a:b]), Span("A", sp.start + b, sp.end, sp.text[b:])]
+            continue
+        cut = next((m.start() for m in re.finditer("把", sp.text) if m.start() > 0
+                    and _management_after_command(sp.text[:m.start()], sp.text[m.start():], lex)), None)
+        if cut is not None:
+            out += [Span("A", sp.start, sp.start + cut, sp.text[:cut], sp.intent),
+                    Span("A", sp.start + cut, sp.end, sp.text[cut:])]
+            continue
+        out.append(sp)
+    return out
+
+
+def command_before_sequence(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A condition span that is a whole plain command followed by a sequence connector and another condition
+    (空调开到二十六度|然后|出发前十分钟…: 开到 read as a state) is that command: 然后 never joins two conditions."""
+    out = list(spans)
+    for k in range(len(out) - 1):
+        sp, nxt = out[k], out[k + 1]
+        if sp.kind == "C" and nxt.kind == "C" and _is_plain_command(sp.text, lex):
+            gap = lowered(text[sp.end:nxt.start].strip(_EDGE_PUNCT))
+            if gap and any(a == 0 and b == len(gap) and cat == "break" for a, b, _, cat in lex.breaks.find(gap)):
+                out[k] = Span("A", sp.start, sp.end, sp.text)
+    return out
+
+
+def _without_trailing_connector(text: str, lex: AutomationLexicons) -> str:
+    """``text`` less a sequence connector it ends with (然后, 并且, 接着: connectors.txt, automation ``break``)."""
+    low = lowered(text)
+    for a, b, _, cat in lex.breaks.find(low):
+        if b == len(low) and a > 0 and cat == "break":
+            return text[:a]
+    return text
 
 
 def join_split_object(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """A run-on cut at the wrong place between a command and the condition after it (spans in order):
     a command ending in a verb that takes a place (``_TAKES_PLACE``: 打开导航|回家到小区门口的时候) gets its
     object back when the condition holds a later start of its own; a command ending in the word a spoken
-    condition starts with (暂停音乐进|停车场的时候: condition_subjects.txt, ``start``) gives that word to the
-    condition. Nothing moves across a pause or when what would be left is no whole command."""
+    condition starts with (暂停音乐进|停车场的时候: condition_subjects.txt, ``start``) or in what a state is
+    about (打开空调车内温度降|到二十二度的时候) gives it to the condition. Nothing moves across a pause or when
+    what would be left is no whole command."""
     out = list(spans)
     for k in range(len(out) - 1):
         sp, nxt = out[k], out[k + 1]
         if sp.kind != "A" or nxt.kind != "C" or nxt.start != sp.end:
             continue
         low = lowered(sp.text)
-        if _TAKES_PLACE.search(low):
+        moved = False
+        if takes_place(low, lex):
             both = lowered(sp.text + nxt.text)
             for p in sorted(set(_condition_starts(both, lex, events=True)) | set(_spoken_condition_starts(both, lex))):
                 if p > len(sp.text) and nxt.text[p - len(sp.text):].strip() and _is_plain_command(both[:p], lex) \
-                        and not _TAKES_PLACE.search(both[:p]):
+                        and not takes_place(both[:p], lex):
                     m = sp.start + p
                     out[k] = Span("A", sp.start, m, text[sp.start:m], sp.intent)
                     out[k + 1] = Span("C", m, nxt.end, text[m:nxt.end], nxt.intent)
+                    moved = True
                     break
+        if moved:
             continue
         subjects = getattr(lex, "condition_subjects", None)
         for a, b, _, cat in (subjects.find(low) if subjects is not None else []):
-            if cat == "start" and b == len(low) and a > 0 and _is_plain_command(sp.text[:a], lex) \
-                    and not _TAKES_PLACE.search(low[:a]):
+            # 暂停音乐进|停车场的时候 (a start word at the end), 打开空调车内温度降|到二十二度的时候 (what the
+            # state is about and what follows it)
+            if (b == len(low) or cat != "start") and a > 0 and _is_plain_command(sp.text[:a], lex) \
+                    and not takes_place(low[:a], lex):
                 m = sp.start + a
                 out[k] = Span("A", sp.start, m, text[sp.start:m], sp.intent)
                 out[k + 1] = Span("C", m, nxt.end, text[m:nxt.end], nxt.intent)
@@ -477,17 +541,20 @@ def leading_time_condition(text: str, spans: Sequence[Span], lex: AutomationLexi
     The command must start with its verb (a verb of two characters, a reminder verb, 把, 给…): 今天好热，把空调
     打开 and 今晚有什么好看的电影 hold no time condition."""
     out = list(spans)
-    if not out or out[0].kind != "A":
-        return out
+    if not out or out[0].kind not in "AC" or (out[0].kind == "C" and any(sp.kind == "A" for sp in out[1:2])):
+        return out  # a condition span is the time and its command only when no action follows it (七点四十五打开窗帘|就这一次)
     first = out[0]
     low = lowered(first.text)
     end = time_prefix(low, lex)
     rest = strip_fillers(first.text[end:], lex)
     head = lex.action_verbs.prefix(lowered(rest)) or ""
     starts = len(head) >= 2 or lex.reminder_verbs.prefix(lowered(rest)) or rest.startswith(("把", "给"))
+    if first.kind == "C" and (not _is_plain_command(rest, lex) or len(head) < 2):
+        return out
     if 0 < end < len(low) and starts and (_is_plain_command(rest, lex) or lex.reminder_verbs.prefix(lowered(rest))):
         m = first.start + end
-        out[0:1] = [Span("C", first.start, m, text[first.start:m]), Span("A", m, first.end, text[m:first.end], first.intent)]
+        out[0:1] = [Span("C", first.start, m, text[first.start:m]),
+                    Span("A", m, first.end, text[m:first.end], first.intent if first.kind == "A" else None)]
     return out
 
 
@@ -713,7 +780,9 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
             sp = _after_joiner(text, prev, sp)
         touching = prev is not None and only_fillers(text[prev.end:sp.start], lex)
         if prev is not None and prev.kind == "A" and touching:
-            if sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)
+            if sp.kind == "A" and _management_after_command(prev.text, sp.text, lex):
+                pass  # 关闭所有的灯|把这个存成智能场景: a whole command, then the clause that saves it
+            elif sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)
                                    or second_object(text[prev.end:sp.start], prev.text, sp.text, lex)
                                    or (prev.text.startswith("把") and is_super_task_mention(sp.text, lex)
                                        and (not _is_plain_command(prev.text, lex)
@@ -721,11 +790,12 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
                                    or _said_to_happen_by_itself(prev.text, sp.text, lex)):
                 out[-1] = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
                 continue
-            if sp.kind == "C":
-                for p in _condition_starts(lowered(sp.text), lex, events=True):
+            if sp.kind == "C":  # 关掉电视|机我睡着以后: 我 starts the condition, 机 completes the command
+                low_c = lowered(sp.text)
+                for p in sorted(set(_condition_starts(low_c, lex, events=True)) | set(_spoken_condition_starts(low_c, lex))):
                     took = sp.text[:p]
                     # 把空调调|到二十三度电量…: the 到 is the complement of the verb before it, no trigger
-                    said = took[1:] if took.startswith("到") and _TAKES_PLACE.search(lowered(prev.text)) else took
+                    said = took[1:] if took.startswith("到") and takes_place(prev.text, lex) else took
                     if p > 0 and not has_time_expression(took, lex) and not lex.triggers.search(lowered(said)) \
                             and not lex.events.search(lowered(took)) and not is_super_task_mention(prev.text, lex) \
                             and _is_plain_command(prev.text + took, lex):
@@ -735,6 +805,12 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
                         break
         out.append(sp)
     return out
+
+
+def _management_after_command(before: str, after: str, lex: AutomationLexicons) -> bool:
+    """A whole command said verb first, then a super-task clause (关闭所有的灯|把这个存成智能场景): two requests."""
+    return (is_super_task_mention(after, lex) and not before.startswith("把")
+            and not is_super_task_mention(before, lex) and _is_plain_command(before, lex))
 
 
 #: words that make what is said before them the name of the habit after them (把上班放音乐|那个|习惯删掉)
@@ -795,7 +871,8 @@ def repair_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
     snapped, and conditions without any signal made plain commands."""
     spans = whole_durations(text, whole_clock_times(text, keep_negation(text, spans)))
     spans = leading_time_condition(text, whole_words_at_edges(text, spans, lex), lex)
-    spans = split_run_on(text, split_trailing_command(text, join_fragments(text, spans, lex), lex), lex)
+    spans = join_fragments(text, command_before_sequence(text, split_inside_action(text, spans, lex), lex), lex)
+    spans = split_run_on(text, split_trailing_command(text, spans, lex), lex)
     spans = whole_condition_edges(text, give_back_subject(text, spans, lex), lex)
     spans = split_joined_actions(text, spans, lex)
     return demote_signalless_conditions(text, snap_once_spans(text, spans, lex), lex)
