@@ -379,3 +379,12 @@ def test_a_device_name_is_no_verb_that_takes_a_place():
     from fastslow.models.automation.rules import takes_place
     assert takes_place("打开导航", LEX) and takes_place("把温度调", LEX)
     assert not takes_place("打开空调", LEX)  # 调 ends 空调
+
+
+@pytest.mark.parametrize("said, quoted", [
+    ("副驾座椅往前挪一下", "副驾座椅往前挪一下"),   # 挪一下: the verb's own measure after a direction
+    ("方向盘往上抬一下", "方向盘往上抬一下"),
+    ("把尾门打开一下", "把尾门打开"),               # a polite tail after a request with an object
+])
+def test_one_verb_after_a_direction_keeps_its_measure(said, quoted):
+    assert strip_fillers(said, LEX) == quoted

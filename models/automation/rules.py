@@ -920,10 +920,18 @@ def strip_fillers(text: str, lex: AutomationLexicons) -> str:
             if low[-size:] in suffixes:
                 text = text[:-size]
                 break
-            if low[-size:] in soft and len(text) - size > _SOFT_SUFFIX_MIN and not text.startswith(REMIND):
-                text = text[:-size]  # 把后备箱打开一下 → 把后备箱打开; 鸣笛一下, 提醒我休息一下 stay
+            if low[-size:] in soft and len(text) - size > _SOFT_SUFFIX_MIN and not text.startswith(REMIND) \
+                    and not _moved_by_one_verb(low[:-size], lex):
+                text = text[:-size]  # 把后备箱打开一下 → 把后备箱打开; 鸣笛一下, 提醒我休息一下, 往后调一下 stay
                 break
     return text
+
+
+def _moved_by_one_verb(low: str, lex: AutomationLexicons) -> bool:
+    """Does ``low`` end in a direction and a one-character verb (往后调, 向前挪: directions.txt)? Its 一下 is
+    the verb's own measure (调一下), no polite tail."""
+    directions = getattr(lex, "directions", None)
+    return directions is not None and any(b == len(low) - 1 for _, b, *_ in directions.find(low))
 
 
 def leading_hesitation(text: str, lex: AutomationLexicons) -> int:
