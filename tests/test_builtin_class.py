@@ -388,3 +388,25 @@ def test_a_device_name_is_no_verb_that_takes_a_place():
 ])
 def test_one_verb_after_a_direction_keeps_its_measure(said, quoted):
     assert strip_fillers(said, LEX) == quoted
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # a reminder after a sequence connector is its own request, whatever the action before it
+    ("[C:机油压力过低的时候][A:仪表闪红灯并且提醒我]",
+     [("C", "机油压力过低的时候"), ("A", "仪表闪红灯"), ("A", "提醒我")]),
+    # a question with no request in it: its time is what it asks about (questions.txt)
+    ("[C:这周六][A:有什么好玩的展览]", [("A", "这周六有什么好玩的展览")]),
+    ("[C:后天][A:会下雪吗]", [("A", "后天会下雪吗")]),
+    # ... but a request verb, a reminder or a memo item keeps the time a condition
+    ("[C:这周六早上][A:查一下有什么好玩的展览]", [("C", "这周六早上"), ("A", "查一下有什么好玩的展览")]),
+    ("[C:后天][A:有什么安排]", [("C", "后天"), ("A", "有什么安排")]),
+])
+def test_reminders_after_a_connector_and_questions(markup, expected):
+    assert repaired(markup) == expected
+
+
+def test_a_question_needs_the_question_lexicon():
+    from fastslow.models.automation.rules import parse_markup, repair_spans
+    text, spans = parse_markup("[C:后天][A:会下雪吗]")
+    lex = dataclasses.replace(LEX, questions=None)
+    assert [sp.kind for sp in repair_spans(text, spans, lex)] == ["C", "A"]

@@ -350,8 +350,9 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
 
 def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """An action span holding two requests the tagger did not cut: a scope end said inside it (提醒我充电|对了|
-    今天天气怎么样: scope_end.txt, ``scope_end``) ends it, and a super-task clause said after a whole command
-    (关闭所有的灯|把这个存成智能场景) is its own action."""
+    今天天气怎么样: scope_end.txt, ``scope_end``) ends it; a reminder after a sequence connector (仪表上亮灯|并且|
+    提醒我: connectors.txt, ``break``) and a super-task clause said after a whole command (关闭所有的灯|把这个存成
+    智能场景) are their own actions."""
     out: list[Span] = []
     for sp in spans:
         if sp.kind != "A":
@@ -363,6 +364,12 @@ def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicon
             a, b = ends[0]
             out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent),
                     Span("E", sp.start + a, sp.start + b, sp.text[a:b]), Span("A", sp.start + b, sp.end, sp.text[b:])]
+            continue
+        reminder = next(((a, b) for a, b, _, cat in lex.breaks.find(low) if cat == "break" and a > 0
+                         and lex.reminder_verbs.prefix(low[b:])), None)
+        if reminder is not None:  # 仪表上亮灯|并且|提醒我: a reminder after a sequence connector is its own request
+            a, b = reminder
+            out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent), Span("A", sp.start + b, sp.end, sp.text[b:])]
             continue
         cut = next((m.start() for m in re.finditer("把", sp.text) if m.start() > 0
                     and _management_after_command(sp.text[:m.start()], sp.text[m.start():], lex)), None)
@@ -780,8 +787,12 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
             sp = _after_joiner(text, prev, sp)
         touching = prev is not None and only_fillers(text[prev.end:sp.start], lex)
         if prev is not None and prev.kind == "A" and touching:
+            gap = lowered(text[prev.end:sp.start].strip(_EDGE_PUNCT))
             if sp.kind == "A" and _management_after_command(prev.text, sp.text, lex):
                 pass  # 关闭所有的灯|把这个存成智能场景: a whole command, then the clause that saves it
+            elif sp.kind == "A" and gap and lex.reminder_verbs.prefix(lowered(sp.text)) and any(
+                    a == 0 and b == len(gap) and cat == "break" for a, b, _, cat in lex.breaks.find(gap)):
+                pass  # 仪表上亮灯|并且|提醒我: a reminder after a sequence connector is its own request
             elif sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)
                                    or second_object(text[prev.end:sp.start], prev.text, sp.text, lex)
                                    or (prev.text.startswith("把") and is_super_task_mention(sp.text, lex)
@@ -875,7 +886,29 @@ def repair_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
     spans = split_run_on(text, split_trailing_command(text, spans, lex), lex)
     spans = whole_condition_edges(text, give_back_subject(text, spans, lex), lex)
     spans = split_joined_actions(text, spans, lex)
-    return demote_signalless_conditions(text, snap_once_spans(text, spans, lex), lex)
+    return question_as_said(text, demote_signalless_conditions(text, snap_once_spans(text, spans, lex), lex), lex)
+
+
+def question_as_said(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """README 如何标注 5: a question with no request in it (今晚有什么好看的电影, 下周三限行吗: questions.txt, and
+    no action or reminder verb, trigger, duration, once marker, super-task or memo word) is one plain request; its
+    time words are what it asks about, never a condition."""
+    questions = getattr(lex, "questions", None)
+    if questions is None or not spans or not any(sp.kind == "C" for sp in spans):
+        return list(spans)
+    low = lowered(text)
+    if any(sp.kind not in "CA" for sp in spans) or not questions.search(low) or lex.action_verbs.search(low) \
+            or lex.reminder_verbs.search(low) or lex.super_task.search(low) or lex.once.search(low) \
+            or any(cat == "item" for *_, cat in lex.memo.find(low)):  # 明天有什么安排: a memo query
+        return list(spans)
+    for sp in spans:
+        cond = lowered(sp.text) if sp.kind == "C" else ""
+        times = [(a, b) for a, b, *_ in lex.time_words.find(cond)]
+        if any(not any(ta <= a and b <= tb for ta, tb in times) for a, b, *_ in lex.triggers.find(cond)):
+            return list(spans)  # a trigger of its own (下雨的时候), not the 后 of 后天
+    body = text.strip(_EDGE_PUNCT)
+    start = text.index(body) if body else 0
+    return [Span("A", start, start + len(body), body)]
 
 
 _NEGATION_BEFORE = re.compile(r"(?:千万|可)?(?:别|不要|不用|不许|不准|禁止|勿)再?(?:给我|帮我|替我)?$")
