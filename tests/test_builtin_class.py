@@ -410,12 +410,3 @@ def test_a_question_needs_the_question_lexicon():
     text, spans = parse_markup("[C:后天][A:会下雪吗]")
     lex = dataclasses.replace(LEX, questions=None)
     assert [sp.kind for sp in repair_spans(text, spans, lex)] == ["C", "A"]
-
-
-@pytest.mark.parametrize("said, heard", [
-    ("座椅加热开二十分钟就行", "座椅加热开二十分钟"),   # "that will do" after a request is no 就 of a condition
-    ("把天窗关上就好了", "把天窗关上"),
-    ("到家就行", "到家就行"),                           # too short to be a request with a tail
-])
-def test_that_will_do_is_a_tail(said, heard):
-    assert strip_disfluencies(said) == heard
