@@ -410,3 +410,14 @@ def test_a_question_needs_the_question_lexicon():
     text, spans = parse_markup("[C:后天][A:会下雪吗]")
     lex = dataclasses.replace(LEX, questions=None)
     assert [sp.kind for sp in repair_spans(text, spans, lex)] == ["C", "A"]
+
+
+@pytest.mark.parametrize("said, cut", [
+    ("座椅加热开二十分钟就行", 2),   # "that will do" after a request is no 就 of a condition
+    ("把天窗关上就好了", 3),
+    ("到家就行", 0),                 # too short to be a request with a tail
+    ("打开空调就行了吗", 0),         # not at the end
+])
+def test_that_will_do_is_dropped_after_a_request(said, cut):
+    from fastslow.models.automation.rules import done_tail
+    assert done_tail(said, LEX) == cut

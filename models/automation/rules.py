@@ -967,6 +967,20 @@ def _moved_by_one_verb(low: str, lex: AutomationLexicons) -> bool:
     return directions is not None and any(b == len(low) - 1 for _, b, *_ in directions.find(low))
 
 
+#: a request this long or longer can end in "that will do" (到家就行 is too short to be one)
+_DONE_AFTER = 5
+
+
+def done_tail(text: str, lex: AutomationLexicons) -> int:
+    """How many characters at the end of ``text`` say "that will do" (fillers.txt, category ``done``: 就行,
+    就好了) after a request of five characters or more; 0 otherwise. Its 就 is no condition's."""
+    low = lowered(text).rstrip("".join(_EDGE_PUNCT))
+    for a, b, _, cat in lex.fillers.find(low):
+        if cat == "done" and b == len(low) and a >= _DONE_AFTER:
+            return len(text) - a
+    return 0
+
+
 def leading_hesitation(text: str, lex: AutomationLexicons) -> int:
     """How many characters at the start of ``text`` are a hesitation the parser drops (fillers.txt, category
     ``hesitation``: 额, 诶, 那啥); 0 when the longest filler word there is no hesitation (额度, 额外: category
