@@ -417,6 +417,7 @@ def test_a_question_needs_the_question_lexicon():
     ("把天窗关上就好了", 3),
     ("到家就行", 0),                 # too short to be a request with a tail
     ("打开空调就行了吗", 0),         # not at the end
+    ("上车时打开座椅加热一次就好", 0),  # a once marker of its own
 ])
 def test_that_will_do_is_dropped_after_a_request(said, cut):
     from fastslow.models.automation.rules import done_tail

@@ -976,7 +976,8 @@ def done_tail(text: str, lex: AutomationLexicons) -> int:
     就好了) after a request of five characters or more; 0 otherwise. Its 就 is no condition's."""
     low = lowered(text).rstrip("".join(_EDGE_PUNCT))
     for a, b, _, cat in lex.fillers.find(low):
-        if cat == "done" and b == len(low) and a >= _DONE_AFTER:
+        if cat == "done" and b == len(low) and a >= _DONE_AFTER and not any(
+                oa < a < ob or ob == a for oa, ob, *_ in lex.once.find(low)):  # 一次就好: a once marker of its own
             return len(text) - a
     return 0
 
