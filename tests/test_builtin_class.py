@@ -422,3 +422,21 @@ def test_a_question_needs_the_question_lexicon():
 def test_that_will_do_is_dropped_after_a_request(said, cut):
     from fastslow.models.automation.rules import done_tail
     assert done_tail(said, LEX) == cut
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # a sentence ends a request said inside one action span, and with it the condition's scope
+    ("[C:出门的时候][A:关掉扫地机。播放新闻]", [("C", "出门的时候"), ("A", "关掉扫地机"), ("A", "播放新闻")]),
+    # a condition said first and its command, tagged as one action (的路上: triggers.txt)
+    ("[A:下班的路上打开座椅按摩]", [("C", "下班的路上"), ("A", "打开座椅按摩")]),
+    ("[A:提醒我下班的路上买牛奶]", [("A", "提醒我下班的路上买牛奶")]),  # a reminder's time is its content
+])
+def test_one_action_span_holding_a_scope(markup, expected):
+    assert repaired(markup) == expected
+
+
+def test_a_duration_after_a_fragment_keeps_the_request_whole():
+    from fastslow.models.automation.metrics import rules_output
+    from fastslow.models.automation.rules import parse_markup
+    text, spans = parse_markup("[A:卧室风扇]再[A:吹][D:二十分钟]")
+    assert [g["condition"] for g in rules_output(text, spans, LEX)] == ["持续二十分钟"]

@@ -359,6 +359,16 @@ def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicon
             out.append(sp)
             continue
         low = lowered(sp.text)
+        stop = re.search(r"[。！？；!?;]+", sp.text.rstrip("".join(_EDGE_PUNCT)))
+        if stop and stop.start() > 0:  # 打开加湿器。导航去公司: a sentence ends the request and the condition's scope
+            out += split_inside_action(text, [Span("A", sp.start, sp.start + stop.start(), sp.text[:stop.start()], sp.intent),
+                                              Span("A", sp.start + stop.end(), sp.end, sp.text[stop.end():])], lex)
+            continue
+        said_first = _condition_said_first(sp.text, lex)
+        if said_first:  # 上班的路上|播放早间新闻: a condition said first, tagged with its command
+            out += [Span("C", sp.start, sp.start + said_first, sp.text[:said_first]),
+                    Span("A", sp.start + said_first, sp.end, sp.text[said_first:], sp.intent)]
+            continue
         ends = [(a, b) for a, b, _, cat in lex.scope_end.find(low) if cat == "scope_end" and 0 < a and b < len(low)]
         if ends:
             a, b = ends[0]
@@ -379,6 +389,28 @@ def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicon
             continue
         out.append(sp)
     return out
+
+
+def _condition_said_first(action: str, lex: AutomationLexicons) -> int:
+    """Where the whole command after a condition said first begins inside one action span (上班的路上|播放早间新闻:
+    a suffix trigger of two characters or more, then a whole command); 0 when there is none, or the span is a
+    reminder, a memo or a super-task clause (提醒我下班的时候买菜: its time is content)."""
+    low = lowered(action)
+    if lex.reminder_verbs.prefix(low) or lex.memo.search(low) or is_super_task_mention(action, lex):
+        return 0
+    for a, b, _, cat in lex.triggers.find(low):
+        if cat == "suffix" and b - a >= 2 and 0 < a and b < len(low) and _is_plain_command(action[b:], lex) \
+                and not lex.action_verbs.prefix(low):
+            return b
+    return 0
+
+
+def _sequence_gap(gap: str, lex: AutomationLexicons) -> bool:
+    """Is ``gap`` (text between two spans) a pause or a sequence connector (，, 然后, 接着: connectors.txt ``break``)?"""
+    if any(ch in _EDGE_PUNCT and not ch.isspace() for ch in gap):
+        return True
+    low = lowered(gap).strip(_EDGE_PUNCT)
+    return bool(low) and any(a == 0 and b == len(low) and cat == "break" for a, b, _, cat in lex.breaks.find(low))
 
 
 def command_before_sequence(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
@@ -1128,8 +1160,11 @@ def bind_scopes(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> li
         elif span.kind == "D":
             if current is None:
                 current = open_group()
-            elif not current.conditions and not current.durations and len(current.actions) > 1:
-                # 打开方向盘加热然后座椅加热开十五分钟: a duration lasts the action it is said with, not the ones before
+            elif not current.conditions and not current.durations and len(current.actions) > 1 \
+                    and all(_is_plain_command(a.text, lex) for a in current.actions[:-1]) \
+                    and _sequence_gap(text[current.actions[-2].end:current.actions[-1].start], lex):
+                # 打开方向盘加热然后座椅加热开十五分钟: a duration lasts the action it is said with, not the whole
+                # commands said before it (客厅空调|再|吹半个钟头 is one request)
                 current = open_group(actions=[current.actions.pop()])
             current.durations.append(span)
         elif span.kind == "N":
