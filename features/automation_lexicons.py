@@ -54,6 +54,9 @@ class AutomationLexicons:
     #: features/lexicons/condition_subjects.txt: what a state condition is about (电量, 车速): where a run-on's
     #: condition may start (None in older parsers)
     condition_subjects: Matcher | None = None
+    #: features/lexicons/questions.txt: question markers (吗, 什么, 怎么样): a question without a request verb
+    #: holds no condition, its time words are content (None in older parsers)
+    questions: Matcher | None = None
 
     def __getstate__(self):  # the rules' per-process memos (``features.memo.per_lexicons``) are never pickled
         return {k: v for k, v in self.__dict__.items() if not k.startswith(MEMO_PREFIX)}
@@ -123,6 +126,7 @@ MATCHER_FILES = {
     "manage_verbs": ("manage_verbs", None), "habit_change": ("manage_verbs", "habit_change"),
     "breaks": ("connectors", "automation"), "builtin_functions": ("builtin_functions", "automation"),
     "directions": ("directions", None), "condition_subjects": ("condition_subjects", None),
+    "questions": ("questions", None),
 }
 
 

@@ -79,3 +79,15 @@ def test_generator_is_deterministic_given_its_seed(tmp_path):
     subprocess.run([sys.executable, str(AUTOMATION_DIR / "generator" / "generate.py"), "--seed", "13",
                     "--n", "3000", "--out", str(out)], check=True, capture_output=True, timeout=300)
     assert out.read_bytes() == (AUTOMATION_DIR / "train" / "generated.jsonl").read_bytes()
+
+
+def test_the_generator_composes_the_builtin_class(train):
+    """Built-in behaviours are a class (issue 12): the generator composes situations and what the car does in them
+    from vocab/builtin_class.txt rather than repeating a list of pairs."""
+    rows = [r for r in train if (r.get("source") or "").startswith("generator:t_builtin")]
+    vocab = [line.split("\t")[0] for line in (AUTOMATION_DIR / "generator" / "vocab" / "builtin_class.txt")
+             .read_text(encoding="utf-8").splitlines() if line.endswith("\tsituation")]
+    composed = [r for r in rows if any(v in r["query"] for v in vocab)]
+    assert len(rows) >= 90 and len(composed) >= 40
+    assert len({r["expected"][0]["condition"] for r in composed}) >= 25
+    assert sum(any(g.get("builtin") for g in r["expected"]) for r in composed) >= len(composed) // 2

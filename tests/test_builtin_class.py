@@ -70,7 +70,9 @@ def test_situation_grades():
     assert vehicle_situation("车辆超速的时候", LEX) == "event"
     assert vehicle_situation("熄火以后", LEX) == "moment"
     assert vehicle_situation("上车的时候", LEX) == "state"
-    assert vehicle_situation("车速超过120的时候", LEX) == "state"  # a number the user sets
+    assert vehicle_situation("胎压低于2.0的时候", LEX) == "state"  # a number the user sets
+    assert vehicle_situation("车速超过120的时候", LEX) == "alarm"  # ... on the speed the car's own alarm takes
+    assert vehicle_situation("车速超过的时候", LEX) == "moment"
     assert vehicle_situation("到家以后", LEX) is None
 
 
@@ -79,7 +81,7 @@ def test_situation_grades():
     ("moment", "熄火后", ["自动关大灯"]),
     ("state", "下车以后", ["车辆自动上锁"]),
     ("adas", "挂倒挡的时候", ["打开360全景"]),        # the functions
-    ("part", "锁车的时候", ["自动升起车窗"]),
+    ("part", "下车以后", ["自动升起车窗"]),           # (under a state: under a moment 自动 alone says it)
     ("self", "锁车的时候", ["自动升起车窗"]),
     ("signal", "压线的时候", ["方向盘抖一下"]),
     ("advice", "打哈欠的时候", ["提醒我注意安全"]),
@@ -232,3 +234,209 @@ def test_more_situations_of_the_class(condition, actions):
 def test_a_device_said_last_goes_to_an_action_said_to_happen_by_itself():
     assert repaired("[C:我一碰门把手车门][A:自动解锁]") == [("C", "我一碰门把手"), ("A", "车门自动解锁")]
     assert repaired("[C:我一碰门把手车门][A:解锁]") == [("C", "我一碰门把手车门"), ("A", "解锁")]
+
+
+@pytest.mark.parametrize("condition, actions", [
+    ("压着黄线开的时候", ["方向盘震一下"]),         # lane markings
+    ("发动机过热的时候", ["警告我"]),               # engine and cooling
+    ("车停着被人刮了的时候", ["开始录视频"]),       # the body knocked while parked, security
+    ("宠物留在车里的时候", ["提醒我"]),             # someone left in the car
+    ("过弯的时候", ["自动打开辅助照明"]),           # turning, lighting
+    ("打转向灯的时候", ["打开盲区监测"]),
+    ("天一亮", ["自动关大灯"]),                     # 一 inside the moment
+    ("车身跑偏的时候", ["打开车道保持辅助"]),       # 开车 read first: the object after the verb is read again
+    ("天窗夹住东西的时候", ["自动往回退"]),         # 自动 with no object: the part the condition names
+    ("时速超过一百三的时候", ["提醒我"]),           # the car's speed alarm, set to a number
+    ("车速超过九十的时候", ["报警"]),
+])
+def test_the_class_widened_by_category(condition, actions):
+    assert is_builtin(condition, actions, LEX)
+
+
+@pytest.mark.parametrize("condition, actions", [
+    ("时速超过一百三的时候", ["提醒我别开太快"]),   # a reminder of the user's own words under a speed
+    ("车速超过九十的时候", ["关上天窗"]),
+    ("每天早上八点如果车门没锁", ["提醒我"]),       # a time the user sets: the user's task
+    ("周五晚上九点胎压过低的话", ["提醒我"]),
+    ("天窗夹住东西的时候", ["往回退"]),             # no 自动: the user's wish
+])
+def test_near_the_widened_class_the_user_keeps_the_task(condition, actions):
+    assert not is_builtin(condition, actions, LEX)
+
+
+def test_the_speed_alarm_is_a_word_class_of_the_lexicon():
+    assert is_builtin("时速超过一百三的时候", ["提醒我"], LEX)
+    assert not is_builtin("时速超过一百三的时候", ["提醒我"], without_category(LEX, "alarm"))
+
+
+@pytest.mark.parametrize("action, rewritten", [
+    ("打开车距提醒", "打开车距提醒"),               # a reminder function switched on
+    ("关闭疲劳驾驶提醒", "关闭疲劳驾驶提醒"),
+    ("打开空调的提醒", "提醒我打开空调"),           # a reminder whose content is a command
+    ("开会提醒", "提醒我开会"),                     # 开 alone is too short to be the switch
+])
+def test_a_reminder_function_switched_is_no_reminder(action, rewritten):
+    assert reminder_from_noun(action, LEX) == rewritten
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # the object of a verb that takes a place goes back to it (导航|去公司到停车场的时候)
+    ("[A:导航][C:去公司到停车场的时候][A:提醒我拿电脑]",
+     [("A", "导航去公司"), ("C", "到停车场的时候"), ("A", "提醒我拿电脑")]),
+    # the word a spoken condition starts with goes to the condition (关掉收音机进|地库的时候)
+    ("[A:关掉收音机进][C:地库的时候][A:打开大灯]", [("A", "关掉收音机"), ("C", "进地库的时候"), ("A", "打开大灯")]),
+    # nothing moves when no later condition start is left (导航|回家的时候)
+    ("[A:导航][C:回家的时候][A:打开空调]", [("A", "导航"), ("C", "回家的时候"), ("A", "打开空调")]),
+])
+def test_a_run_on_cut_at_the_wrong_place_is_moved(markup, expected):
+    assert run_on(markup) == expected
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # a habit named by the request said before it (把…那个习惯, 把…的智能场景) is one management clause
+    ("[A:把下雨关天窗]那个[A:习惯删掉]", [("A", "把下雨关天窗那个习惯删掉")]),
+    ("[A:把下班放电台的][A:智能场景停掉]", [("A", "把下班放电台的智能场景停掉")]),
+    ("[A:把空调打开][A:创建一个智能场景]", [("A", "把空调打开"), ("A", "创建一个智能场景")]),  # no 那个, no 的
+    # a device or function said first and what it does by itself after it: one action
+    ("[C:熄火以后][A:天窗][A:自动合上]", [("C", "熄火以后"), ("A", "天窗自动合上")]),
+    ("[C:熄火以后][A:天窗][A:合上]", [("C", "熄火以后"), ("A", "天窗"), ("A", "合上")]),
+    # the second object starts after the joiner, not inside its word (和玄|关灯)
+    ("[C:到家以后][A:打开车库门]和玄[A:关灯]", [("C", "到家以后"), ("A", "打开车库门和玄关灯")]),
+    # a duration is its whole amount of time
+    ("[A:把电暖器开一个][D:半小时]", [("A", "把电暖器开"), ("D", "一个半小时")]),
+    ("[A:座椅通风开两个][D:钟头]", [("A", "座椅通风开"), ("D", "两个钟头")]),
+    # a time point said after a whole command starts the condition (不向左回溯)
+    ("[C:关掉氛围灯八点一刻][A:提醒我给花浇水]", [("A", "关掉氛围灯"), ("C", "八点一刻"), ("A", "提醒我给花浇水")]),
+    ("[C:把音乐暂停明天早上][A:叫我起床]", [("A", "把音乐暂停"), ("C", "明天早上"), ("A", "叫我起床")]),
+])
+def test_more_spans_made_whole(markup, expected):
+    assert repaired(markup) == expected
+
+
+def test_a_second_object_cut_inside_its_word_is_one_subquery():
+    from fastslow.models.automation.metrics import rules_output
+    from fastslow.models.automation.rules import parse_markup, repair_spans
+    text, spans = parse_markup("[C:到家以后][A:打开车库门]和玄[A:关灯]")
+    assert rules_output(text, repair_spans(text, spans, LEX), LEX) == [
+        {"condition": "到家以后", "builtin": False, "querys": [{"subquery": "打开车库门和玄关灯"}]}]
+
+
+def test_a_duration_lasts_the_action_it_is_said_with():
+    from fastslow.models.automation.metrics import rules_output
+    from fastslow.models.automation.rules import parse_markup
+    text, spans = parse_markup("[A:关掉阅读灯]然后[A:方向盘加热开][D:二十分钟]")
+    assert rules_output(text, spans, LEX) == [
+        {"condition": None, "builtin": False, "querys": [{"subquery": "关掉阅读灯"}]},
+        {"condition": "持续二十分钟", "builtin": False, "querys": [{"subquery": "打开方向盘加热"}]}]
+
+
+@pytest.mark.parametrize("content, said", [
+    ("提醒我加九十八号的油", "提醒我加九十八号的油"),  # a grade of fuel, no day of the month
+    ("提醒我五号交房租", "提醒我说五号交房租"),       # a day of the month
+])
+def test_a_number_beyond_a_month_is_no_date(content, said):
+    from fastslow.models.automation.rules import remind_say
+    assert remind_say(content, LEX) == said
+
+
+@pytest.mark.parametrize("condition, actions, built_in", [
+    # said to happen by itself in a situation the car senses: the car's, whatever it names
+    ("前车突然切进来的时候", ["自动降低车速"], True),
+    ("急刹车的时候", ["自动收紧安全带"], True),
+    # ... but not what no car does by itself, nor a device a home has too, nor comfort
+    ("熄火以后", ["自动播放音乐"], False),
+    ("熄火以后", ["自动导航回家"], False),
+    ("熄火以后", ["自动关空调"], False),
+    ("天黑的时候", ["自动打开氛围灯"], False),
+])
+def test_what_the_car_is_said_to_do_by_itself(condition, actions, built_in):
+    assert is_builtin(condition, actions, LEX) is built_in
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # 然后 never joins two conditions: a whole command before it is a command (开到 read as a state)
+    ("[C:座椅加热开到三档]然后[C:到公司前五分钟][A:关掉座椅加热]",
+     [("A", "座椅加热开到三档"), ("C", "到公司前五分钟"), ("A", "关掉座椅加热")]),
+    # a scope end said inside an action span ends it
+    ("[C:油量不足的时候][A:提醒我加油此外明天限行吗]",
+     [("C", "油量不足的时候"), ("A", "提醒我加油"), ("E", "此外"), ("A", "明天限行吗")]),
+    # a super-task clause after a whole command said verb first is its own request
+    ("[C:早上七点][A:打开卧室窗帘][A:把这个设成智能场景]",
+     [("C", "早上七点"), ("A", "打开卧室窗帘"), ("A", "把这个设成智能场景")]),
+    # the word the tagger gave the condition completes the command before it (关掉收音|机我下车以后)
+    ("[A:关掉收音][C:机我下车以后][A:锁好车门]", [("A", "关掉收音机"), ("C", "我下车以后"), ("A", "锁好车门")]),
+    # what a state is about, left at the end of the command before it, goes to the condition
+    ("[A:关掉座椅通风车外温度降][C:到十度以下的时候][A:打开座椅加热]",
+     [("A", "关掉座椅通风"), ("C", "车外温度降到十度以下的时候"), ("A", "打开座椅加热")]),
+    # a time point and the command after it, tagged as one condition with nothing after (but a once marker)
+    ("[C:后天晚上八点半关闭客厅空调][N:就这一次]", [("C", "后天晚上八点半"), ("A", "关闭客厅空调"), ("N", "就这一次")]),
+])
+def test_run_ons_and_clauses_the_tagger_left_joined(markup, expected):
+    assert repaired(markup) == expected
+
+
+def test_a_device_name_is_no_verb_that_takes_a_place():
+    from fastslow.models.automation.rules import takes_place
+    assert takes_place("打开导航", LEX) and takes_place("把温度调", LEX)
+    assert not takes_place("打开空调", LEX)  # 调 ends 空调
+
+
+@pytest.mark.parametrize("said, quoted", [
+    ("副驾座椅往前挪一下", "副驾座椅往前挪一下"),   # 挪一下: the verb's own measure after a direction
+    ("方向盘往上抬一下", "方向盘往上抬一下"),
+    ("把尾门打开一下", "把尾门打开"),               # a polite tail after a request with an object
+])
+def test_one_verb_after_a_direction_keeps_its_measure(said, quoted):
+    assert strip_fillers(said, LEX) == quoted
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # a reminder after a sequence connector is its own request, whatever the action before it
+    ("[C:机油压力过低的时候][A:仪表闪红灯并且提醒我]",
+     [("C", "机油压力过低的时候"), ("A", "仪表闪红灯"), ("A", "提醒我")]),
+    # a question with no request in it: its time is what it asks about (questions.txt)
+    ("[C:这周六][A:有什么好玩的展览]", [("A", "这周六有什么好玩的展览")]),
+    ("[C:后天][A:会下雪吗]", [("A", "后天会下雪吗")]),
+    # ... but a request verb, a reminder or a memo item keeps the time a condition
+    ("[C:这周六早上][A:查一下有什么好玩的展览]", [("C", "这周六早上"), ("A", "查一下有什么好玩的展览")]),
+    ("[C:后天][A:有什么安排]", [("C", "后天"), ("A", "有什么安排")]),
+])
+def test_reminders_after_a_connector_and_questions(markup, expected):
+    assert repaired(markup) == expected
+
+
+def test_a_question_needs_the_question_lexicon():
+    from fastslow.models.automation.rules import parse_markup, repair_spans
+    text, spans = parse_markup("[C:后天][A:会下雪吗]")
+    lex = dataclasses.replace(LEX, questions=None)
+    assert [sp.kind for sp in repair_spans(text, spans, lex)] == ["C", "A"]
+
+
+@pytest.mark.parametrize("said, cut", [
+    ("座椅加热开二十分钟就行", 2),   # "that will do" after a request is no 就 of a condition
+    ("把天窗关上就好了", 3),
+    ("到家就行", 0),                 # too short to be a request with a tail
+    ("打开空调就行了吗", 0),         # not at the end
+    ("上车时打开座椅加热一次就好", 0),  # a once marker of its own
+])
+def test_that_will_do_is_dropped_after_a_request(said, cut):
+    from fastslow.models.automation.rules import done_tail
+    assert done_tail(said, LEX) == cut
+
+
+@pytest.mark.parametrize("markup, expected", [
+    # a sentence ends a request said inside one action span, and with it the condition's scope
+    ("[C:出门的时候][A:关掉扫地机。播放新闻]", [("C", "出门的时候"), ("A", "关掉扫地机"), ("A", "播放新闻")]),
+    # a condition said first and its command, tagged as one action (的路上: triggers.txt)
+    ("[A:下班的路上打开座椅按摩]", [("C", "下班的路上"), ("A", "打开座椅按摩")]),
+    ("[A:提醒我下班的路上买牛奶]", [("A", "提醒我下班的路上买牛奶")]),  # a reminder's time is its content
+])
+def test_one_action_span_holding_a_scope(markup, expected):
+    assert repaired(markup) == expected
+
+
+def test_a_duration_after_a_fragment_keeps_the_request_whole():
+    from fastslow.models.automation.metrics import rules_output
+    from fastslow.models.automation.rules import parse_markup
+    text, spans = parse_markup("[A:卧室风扇]再[A:吹][D:二十分钟]")
+    assert [g["condition"] for g in rules_output(text, spans, LEX)] == ["持续二十分钟"]

@@ -93,7 +93,8 @@ def test_mlflow_run_holds_params_metrics_plots_errors_and_model(trained):
 
 
 def test_the_full_run_logs_its_datasets_and_becomes_the_first_champion(trained):
-    from fastslow.models.automation.data import AUTOMATION_BLIND_FILE, load_automation, load_automation_training
+    from fastslow.models.automation.data import (AUTOMATION_BLIND_FILE, AUTOMATION_EXTRA_DEV_FILES, load_automation,
+                                                 load_automation_training)
     from conftest import never_trained_on
     from fastslow.models.lifecycle.dataset import (CALIBRATION_FILE, DEV_V2_FILE, RETIRED_BLIND_FILE, load_blind, load_labelled,
                                                    load_training, without)
@@ -103,8 +104,8 @@ def test_the_full_run_logs_its_datasets_and_becomes_the_first_champion(trained):
               for d in client.get_run(trained["run_id"]).inputs.dataset_inputs}
     # the bundled rows whose query is in the blind, the extra dev or the calibration set are never trained on
     routing = without(load_training(), never_trained_on())[0]
-    automation = without(load_automation_training(), load_blind(AUTOMATION_BLIND_FILE, load_automation),
-                         key=lambda r: r["text"])[0]
+    automation = without(load_automation_training(), load_blind(AUTOMATION_BLIND_FILE, load_automation)
+                         + [r for path in AUTOMATION_EXTRA_DEV_FILES for r in load_automation(path)], key=lambda r: r["text"])[0]
     assert inputs["routing_train"] == (len(routing), "training")
     assert inputs["automation_train"] == (len(automation), "training")
     assert inputs["routing_blind"][1] == inputs["automation_blind"][1] == "blind"

@@ -30,7 +30,8 @@ from fastslow.features.lexicon import Scanner
 from fastslow.features.spoken import strip_disfluencies
 from fastslow.features.text import Utterance, domain_cut
 from fastslow.models.automation.rules import (
-    Span, automation_text, bind_scopes, group_dict, has_condition_signal, leading_hesitation, lowered, memo_edit_group,
+    Span, automation_text, bind_scopes, done_tail, group_dict, has_condition_signal, leading_hesitation, lowered,
+    memo_edit_group,
     missing_super_task_clauses, plain_groups,
     plan_groups, repair_spans, rewrite_group, spans_to_tags, tags_to_spans,
 )
@@ -342,6 +343,9 @@ def surface_of(query, lex=None) -> str:
         cut = leading_hesitation(text, lex)
         if cut:
             text = strip_disfluencies(text[cut:])
+        done = done_tail(text, lex)  # 副驾座椅通风开五分钟就行: "that will do", no 就 of a condition
+        if done:
+            text = text[:-done]
     return text
 
 

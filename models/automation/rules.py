@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.features.memo import per_lexicons
 from fastslow.features.split import join_actionless, pieces_between
+from fastslow.features.spoken import chinese_to_int
 from fastslow.features.normalise import chinese_punctuation, surface, without_final_stop, without_spaces_near_chinese
 
 SPAN_KINDS = ("C", "A", "D", "N", "E")
@@ -267,6 +268,14 @@ def whole_clock_times(text: str, spans: Sequence[Span]) -> list[Span]:
 _TAKES_PLACE = re.compile(r"(?:导航|去|回|到|开到|送到|调|开|升|降|设|放|拉)$")
 
 
+def takes_place(text: str, lex: AutomationLexicons) -> bool:
+    """Does ``text`` end in a verb whose place or amount comes next (``_TAKES_PLACE``: 导航, 调)? Not when that
+    character ends a device's name (打开空调: 调 is part of 空调)."""
+    low = lowered(text)
+    m = _TAKES_PLACE.search(low)
+    return m is not None and not any(a < m.start() < b for a, b, *_ in lex.device_kinds.find(low))
+
+
 def _spoken_condition_starts(low: str, lex: AutomationLexicons) -> list[int]:
     """Where a condition span that begins with a whole command may start its condition, beyond the trigger and
     event words: a word people start a spoken condition with, no trigger on its own (到, 进, 我:
@@ -279,6 +288,12 @@ def _spoken_condition_starts(low: str, lex: AutomationLexicons) -> list[int]:
     words += [(a, b) for a, b, _, cat in found if cat != "start"]
     return [p for p, _, _, cat in found if cat == "start" and not any(a < p < b for a, b in words)
             and not (p > 0 and low[p - 1] in _BEFORE_NO_START)]
+
+
+def _time_starts(low: str, lex: AutomationLexicons) -> list[int]:
+    """Where a time point begins in ``low``: a day, weekday or period word (明天, 周五, 晚上) or a clock time."""
+    starts = [a for a, _, _, cat in lex.time_words.find(low) if cat in ("day", "week", "period")]
+    return starts + [m.start() for m in _CLOCK.finditer(low) if _has_clock(m.group())]
 
 
 def _ends_in_suffix_trigger(low: str, lex: AutomationLexicons) -> bool:
@@ -297,10 +312,10 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
     another action is split the same way. The command before the cut must hold no condition signal,
     so 关闭后排空调且后排有人时 (且) stays whole (复合条件完整性)."""
     out: list[Span] = []
-    ordered = sorted(spans, key=lambda sp: sp.start)
+    ordered = join_split_object(text, sorted(spans, key=lambda sp: sp.start), lex)
     for k, sp in enumerate(ordered):
         nxt = ordered[k + 1] if k + 1 < len(ordered) else None
-        cut = None
+        cut, cut_head = None, 0
         if sp.kind == "C" or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
                               and not sentence_break(text, sp.end, nxt.start)
                               and not lex.reminder_verbs.prefix(lowered(sp.text))):
@@ -308,10 +323,14 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
             starts = _condition_starts(low, lex, events=sp.kind == "C")
             if sp.kind == "C" or _ends_in_suffix_trigger(low, lex):  # 关上天窗|到服务区的时候, 关掉电视机|我睡着以后
                 starts = sorted(set(starts) | set(_spoken_condition_starts(low, lex)))
+            if sp.kind == "C":  # 打开座椅通风|七点半: a time point said after a whole command
+                starts = sorted(set(starts) | set(_time_starts(low, lex)))
             for p in starts:
-                if p > 0 and _is_plain_command(sp.text[:p], lex) and sp.text[p:].strip() \
-                        and not _TAKES_PLACE.search(low[:p]):
+                head = _without_trailing_connector(sp.text[:p], lex) if sp.kind == "C" else sp.text[:p]
+                if p > 0 and _is_plain_command(head, lex) and sp.text[p:].strip() \
+                        and not takes_place(head, lex):
                     cut = p
+                    cut_head = len(head)
                     break
         if cut is None and sp.kind == "A":
             # 打开空调七点四十五关掉空调: a clock time between two commands in one action span
@@ -327,9 +346,135 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
         if cut is None:
             out.append(sp)
             continue
-        m = sp.start + cut
-        out.append(Span("A", sp.start, m, text[sp.start:m], sp.intent if sp.kind == "A" else None))
+        m, h = sp.start + cut, sp.start + cut_head  # 空调开到二十六度|然后|出发前十分钟: 然后 is neither
+        out.append(Span("A", sp.start, h, text[sp.start:h], sp.intent if sp.kind == "A" else None))
         out.append(Span("C", m, sp.end, text[m:sp.end]))
+    return out
+
+
+def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """An action span holding two requests the tagger did not cut: a scope end said inside it (提醒我充电|对了|
+    今天天气怎么样: scope_end.txt, ``scope_end``) ends it; a reminder after a sequence connector (仪表上亮灯|并且|
+    提醒我: connectors.txt, ``break``) and a super-task clause said after a whole command (关闭所有的灯|把这个存成
+    智能场景) are their own actions."""
+    out: list[Span] = []
+    for sp in spans:
+        if sp.kind != "A":
+            out.append(sp)
+            continue
+        low = lowered(sp.text)
+        stop = re.search(r"[。！？；!?;]+", sp.text.rstrip("".join(_EDGE_PUNCT)))
+        if stop and stop.start() > 0:  # 打开加湿器。导航去公司: a sentence ends the request and the condition's scope
+            out += split_inside_action(text, [Span("A", sp.start, sp.start + stop.start(), sp.text[:stop.start()], sp.intent),
+                                              Span("A", sp.start + stop.end(), sp.end, sp.text[stop.end():])], lex)
+            continue
+        said_first = _condition_said_first(sp.text, lex)
+        if said_first:  # 上班的路上|播放早间新闻: a condition said first, tagged with its command
+            out += [Span("C", sp.start, sp.start + said_first, sp.text[:said_first]),
+                    Span("A", sp.start + said_first, sp.end, sp.text[said_first:], sp.intent)]
+            continue
+        ends = [(a, b) for a, b, _, cat in lex.scope_end.find(low) if cat == "scope_end" and 0 < a and b < len(low)]
+        if ends:
+            a, b = ends[0]
+            out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent),
+                    Span("E", sp.start + a, sp.start + b, sp.text[a:b]), Span("A", sp.start + b, sp.end, sp.text[b:])]
+            continue
+        reminder = next(((a, b) for a, b, _, cat in lex.breaks.find(low) if cat == "break" and a > 0
+                         and lex.reminder_verbs.prefix(low[b:])), None)
+        if reminder is not None:  # 仪表上亮灯|并且|提醒我: a reminder after a sequence connector is its own request
+            a, b = reminder
+            out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent), Span("A", sp.start + b, sp.end, sp.text[b:])]
+            continue
+        cut = next((m.start() for m in re.finditer("把", sp.text) if m.start() > 0
+                    and _management_after_command(sp.text[:m.start()], sp.text[m.start():], lex)), None)
+        if cut is not None:
+            out += [Span("A", sp.start, sp.start + cut, sp.text[:cut], sp.intent),
+                    Span("A", sp.start + cut, sp.end, sp.text[cut:])]
+            continue
+        out.append(sp)
+    return out
+
+
+def _condition_said_first(action: str, lex: AutomationLexicons) -> int:
+    """Where the whole command after a condition said first begins inside one action span (上班的路上|播放早间新闻:
+    a suffix trigger of two characters or more, then a whole command); 0 when there is none, or the span is a
+    reminder, a memo or a super-task clause (提醒我下班的时候买菜: its time is content)."""
+    low = lowered(action)
+    if lex.reminder_verbs.prefix(low) or lex.memo.search(low) or is_super_task_mention(action, lex):
+        return 0
+    for a, b, _, cat in lex.triggers.find(low):
+        if cat == "suffix" and b - a >= 2 and 0 < a and b < len(low) and _is_plain_command(action[b:], lex) \
+                and not lex.action_verbs.prefix(low):
+            return b
+    return 0
+
+
+def _sequence_gap(gap: str, lex: AutomationLexicons) -> bool:
+    """Is ``gap`` (text between two spans) a pause or a sequence connector (，, 然后, 接着: connectors.txt ``break``)?"""
+    if any(ch in _EDGE_PUNCT and not ch.isspace() for ch in gap):
+        return True
+    low = lowered(gap).strip(_EDGE_PUNCT)
+    return bool(low) and any(a == 0 and b == len(low) and cat == "break" for a, b, _, cat in lex.breaks.find(low))
+
+
+def command_before_sequence(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A condition span that is a whole plain command followed by a sequence connector and another condition
+    (空调开到二十六度|然后|出发前十分钟…: 开到 read as a state) is that command: 然后 never joins two conditions."""
+    out = list(spans)
+    for k in range(len(out) - 1):
+        sp, nxt = out[k], out[k + 1]
+        if sp.kind == "C" and nxt.kind == "C" and _is_plain_command(sp.text, lex):
+            gap = lowered(text[sp.end:nxt.start].strip(_EDGE_PUNCT))
+            if gap and any(a == 0 and b == len(gap) and cat == "break" for a, b, _, cat in lex.breaks.find(gap)):
+                out[k] = Span("A", sp.start, sp.end, sp.text)
+    return out
+
+
+def _without_trailing_connector(text: str, lex: AutomationLexicons) -> str:
+    """``text`` less a sequence connector it ends with (然后, 并且, 接着: connectors.txt, automation ``break``)."""
+    low = lowered(text)
+    for a, b, _, cat in lex.breaks.find(low):
+        if b == len(low) and a > 0 and cat == "break":
+            return text[:a]
+    return text
+
+
+def join_split_object(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """A run-on cut at the wrong place between a command and the condition after it (spans in order):
+    a command ending in a verb that takes a place (``_TAKES_PLACE``: 打开导航|回家到小区门口的时候) gets its
+    object back when the condition holds a later start of its own; a command ending in the word a spoken
+    condition starts with (暂停音乐进|停车场的时候: condition_subjects.txt, ``start``) or in what a state is
+    about (打开空调车内温度降|到二十二度的时候) gives it to the condition. Nothing moves across a pause or when
+    what would be left is no whole command."""
+    out = list(spans)
+    for k in range(len(out) - 1):
+        sp, nxt = out[k], out[k + 1]
+        if sp.kind != "A" or nxt.kind != "C" or nxt.start != sp.end:
+            continue
+        low = lowered(sp.text)
+        moved = False
+        if takes_place(low, lex):
+            both = lowered(sp.text + nxt.text)
+            for p in sorted(set(_condition_starts(both, lex, events=True)) | set(_spoken_condition_starts(both, lex))):
+                if p > len(sp.text) and nxt.text[p - len(sp.text):].strip() and _is_plain_command(both[:p], lex) \
+                        and not takes_place(both[:p], lex):
+                    m = sp.start + p
+                    out[k] = Span("A", sp.start, m, text[sp.start:m], sp.intent)
+                    out[k + 1] = Span("C", m, nxt.end, text[m:nxt.end], nxt.intent)
+                    moved = True
+                    break
+        if moved:
+            continue
+        subjects = getattr(lex, "condition_subjects", None)
+        for a, b, _, cat in (subjects.find(low) if subjects is not None else []):
+            # 暂停音乐进|停车场的时候 (a start word at the end), 打开空调车内温度降|到二十二度的时候 (what the
+            # state is about and what follows it)
+            if (b == len(low) or cat != "start") and a > 0 and _is_plain_command(sp.text[:a], lex) \
+                    and not takes_place(low[:a], lex):
+                m = sp.start + a
+                out[k] = Span("A", sp.start, m, text[sp.start:m], sp.intent)
+                out[k + 1] = Span("C", m, nxt.end, text[m:nxt.end], nxt.intent)
+                break
     return out
 
 
@@ -439,17 +584,20 @@ def leading_time_condition(text: str, spans: Sequence[Span], lex: AutomationLexi
     The command must start with its verb (a verb of two characters, a reminder verb, 把, 给…): 今天好热，把空调
     打开 and 今晚有什么好看的电影 hold no time condition."""
     out = list(spans)
-    if not out or out[0].kind != "A":
-        return out
+    if not out or out[0].kind not in "AC" or (out[0].kind == "C" and any(sp.kind == "A" for sp in out[1:2])):
+        return out  # a condition span is the time and its command only when no action follows it (七点四十五打开窗帘|就这一次)
     first = out[0]
     low = lowered(first.text)
     end = time_prefix(low, lex)
     rest = strip_fillers(first.text[end:], lex)
     head = lex.action_verbs.prefix(lowered(rest)) or ""
     starts = len(head) >= 2 or lex.reminder_verbs.prefix(lowered(rest)) or rest.startswith(("把", "给"))
+    if first.kind == "C" and (not _is_plain_command(rest, lex) or len(head) < 2):
+        return out
     if 0 < end < len(low) and starts and (_is_plain_command(rest, lex) or lex.reminder_verbs.prefix(lowered(rest))):
         m = first.start + end
-        out[0:1] = [Span("C", first.start, m, text[first.start:m]), Span("A", m, first.end, text[m:first.end], first.intent)]
+        out[0:1] = [Span("C", first.start, m, text[first.start:m]),
+                    Span("A", m, first.end, text[m:first.end], first.intent if first.kind == "A" else None)]
     return out
 
 
@@ -671,19 +819,30 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
             if lead:
                 sp = Span("A", lead.start() + (prev.end if prev is not None else 0), sp.end,
                           text[lead.start() + (prev.end if prev is not None else 0): sp.end], sp.intent)
+        if prev is not None and prev.kind == "A" and sp.kind == "A":
+            sp = _after_joiner(text, prev, sp)
         touching = prev is not None and only_fillers(text[prev.end:sp.start], lex)
         if prev is not None and prev.kind == "A" and touching:
-            if sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)
+            gap = lowered(text[prev.end:sp.start].strip(_EDGE_PUNCT))
+            if sp.kind == "A" and _management_after_command(prev.text, sp.text, lex):
+                pass  # 关闭所有的灯|把这个存成智能场景: a whole command, then the clause that saves it
+            elif sp.kind == "A" and gap and lex.reminder_verbs.prefix(lowered(sp.text)) and any(
+                    a == 0 and b == len(gap) and cat == "break" for a, b, _, cat in lex.breaks.find(gap)):
+                pass  # 仪表上亮灯|并且|提醒我: a reminder after a sequence connector is its own request
+            elif sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)
                                    or second_object(text[prev.end:sp.start], prev.text, sp.text, lex)
-                                   or (prev.text.startswith("把") and not _is_plain_command(prev.text, lex)
-                                       and is_super_task_mention(sp.text, lex))):
+                                   or (prev.text.startswith("把") and is_super_task_mention(sp.text, lex)
+                                       and (not _is_plain_command(prev.text, lex)
+                                            or _names_it(text[prev.end:sp.start] + sp.text, prev.text)))
+                                   or _said_to_happen_by_itself(prev.text, sp.text, lex)):
                 out[-1] = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
                 continue
-            if sp.kind == "C":
-                for p in _condition_starts(lowered(sp.text), lex, events=True):
+            if sp.kind == "C":  # 关掉电视|机我睡着以后: 我 starts the condition, 机 completes the command
+                low_c = lowered(sp.text)
+                for p in sorted(set(_condition_starts(low_c, lex, events=True)) | set(_spoken_condition_starts(low_c, lex))):
                     took = sp.text[:p]
                     # 把空调调|到二十三度电量…: the 到 is the complement of the verb before it, no trigger
-                    said = took[1:] if took.startswith("到") and _TAKES_PLACE.search(lowered(prev.text)) else took
+                    said = took[1:] if took.startswith("到") and takes_place(prev.text, lex) else took
                     if p > 0 and not has_time_expression(took, lex) and not lex.triggers.search(lowered(said)) \
                             and not lex.events.search(lowered(took)) and not is_super_task_mention(prev.text, lex) \
                             and _is_plain_command(prev.text + took, lex):
@@ -695,17 +854,97 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
     return out
 
 
+def _management_after_command(before: str, after: str, lex: AutomationLexicons) -> bool:
+    """A whole command said verb first, then a super-task clause (关闭所有的灯|把这个存成智能场景): two requests."""
+    return (is_super_task_mention(after, lex) and not before.startswith("把")
+            and not is_super_task_mention(before, lex) and _is_plain_command(before, lex))
+
+
+#: words that make what is said before them the name of the habit after them (把上班放音乐|那个|习惯删掉)
+_NAMING = ("那个", "这个", "那条", "这条")
+
+
+def _names_it(after: str, before: str) -> bool:
+    """Is the 把-request ``before`` the name of the super task or habit ``after`` it (把上车开空调|那个习惯删了,
+    把下班关窗的|智能场景停掉)? A request said whole before a habit would need no 那个 or 的."""
+    return after.startswith(_NAMING) or before.endswith("的")
+
+
+def _after_joiner(text: str, prev: Span, sp: Span) -> Span:
+    """The second of two action spans, started after the joiner between them when the tagger began it inside
+    a word (打开车库门|和玄|关灯: the object is 玄关灯, not 关灯)."""
+    gap = text[prev.end:sp.start]
+    for joiner in _OBJECT_JOINERS:
+        if gap.startswith(joiner) and len(gap) > len(joiner) and not re.search(r"[，,。；;！!？?\s]", gap):
+            start = prev.end + len(joiner)
+            return Span("A", start, sp.end, text[start:sp.end], sp.intent)
+    return sp
+
+
+def _said_to_happen_by_itself(before: str, after: str, lex: AutomationLexicons) -> bool:
+    """A bare device or function said first and what it does by itself after it (车窗|自动升上去,
+    哨兵模式|自动录像): one action, the subject of its own verb."""
+    functions = lex.builtin_functions
+    if functions is None or not (is_bare_device(before, lex) or lowered(before) in functions.category):
+        return False
+    head = functions.prefix(lowered(after))
+    return bool(head) and functions.category.get(head) == "self"
+
+
+#: an amount of time said whole (一个半小时, 两个钟头, 1.5小时, 半个小时)
+_AMOUNT_OF_TIME = re.compile(r"(?:\d+(?:\.\d+)?|[零一二两三四五六七八九十百半几]+)?个?半?个?(?:小时|钟头|分钟|分|秒钟|秒|刻钟|天)")
+
+
+def whole_durations(text: str, spans: Sequence[Span]) -> list[Span]:
+    """Spec 持续时间: a duration is its whole amount, never cut in two (把除湿机打开一个|半小时): a duration
+    span starting inside an amount of time takes its beginning from the span before it."""
+    out = list(spans)
+    for k in range(1, len(out)):
+        sp, prev = out[k], out[k - 1]
+        if sp.kind != "D" or prev.end != sp.start:
+            continue
+        for m in _AMOUNT_OF_TIME.finditer(text, max(prev.start, sp.start - 8), sp.end):
+            if m.start() < sp.start < m.end() and m.start() > prev.start:
+                out[k - 1] = Span(prev.kind, prev.start, m.start(), text[prev.start:m.start()], prev.intent)
+                out[k] = Span("D", m.start(), sp.end, text[m.start():sp.end], sp.intent)
+                break
+    return out
+
+
 def repair_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """The tagger's spans made whole, in order: a negation kept with its action, a clock time or an event
     word never cut, a leading time point split from its command, fragments joined, run-ons split (action +
     condition + action, action + action), an action's subject given back by the condition, once markers
     snapped, and conditions without any signal made plain commands."""
-    spans = whole_clock_times(text, keep_negation(text, spans))
+    spans = whole_durations(text, whole_clock_times(text, keep_negation(text, spans)))
     spans = leading_time_condition(text, whole_words_at_edges(text, spans, lex), lex)
-    spans = split_run_on(text, split_trailing_command(text, join_fragments(text, spans, lex), lex), lex)
+    spans = join_fragments(text, command_before_sequence(text, split_inside_action(text, spans, lex), lex), lex)
+    spans = split_run_on(text, split_trailing_command(text, spans, lex), lex)
     spans = whole_condition_edges(text, give_back_subject(text, spans, lex), lex)
     spans = split_joined_actions(text, spans, lex)
-    return demote_signalless_conditions(text, snap_once_spans(text, spans, lex), lex)
+    return question_as_said(text, demote_signalless_conditions(text, snap_once_spans(text, spans, lex), lex), lex)
+
+
+def question_as_said(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """README 如何标注 5: a question with no request in it (今晚有什么好看的电影, 下周三限行吗: questions.txt, and
+    no action or reminder verb, trigger, duration, once marker, super-task or memo word) is one plain request; its
+    time words are what it asks about, never a condition."""
+    questions = getattr(lex, "questions", None)
+    if questions is None or not spans or not any(sp.kind == "C" for sp in spans):
+        return list(spans)
+    low = lowered(text)
+    if any(sp.kind not in "CA" for sp in spans) or not questions.search(low) or lex.action_verbs.search(low) \
+            or lex.reminder_verbs.search(low) or lex.super_task.search(low) or lex.once.search(low) \
+            or any(cat == "item" for *_, cat in lex.memo.find(low)):  # 明天有什么安排: a memo query
+        return list(spans)
+    for sp in spans:
+        cond = lowered(sp.text) if sp.kind == "C" else ""
+        times = [(a, b) for a, b, *_ in lex.time_words.find(cond)]
+        if any(not any(ta <= a and b <= tb for ta, tb in times) for a, b, *_ in lex.triggers.find(cond)):
+            return list(spans)  # a trigger of its own (下雨的时候), not the 后 of 后天
+    body = text.strip(_EDGE_PUNCT)
+    start = text.index(body) if body else 0
+    return [Span("A", start, start + len(body), body)]
 
 
 _NEGATION_BEFORE = re.compile(r"(?:千万|可)?(?:别|不要|不用|不许|不准|禁止|勿)再?(?:给我|帮我|替我)?$")
@@ -751,10 +990,33 @@ def strip_fillers(text: str, lex: AutomationLexicons) -> str:
             if low[-size:] in suffixes:
                 text = text[:-size]
                 break
-            if low[-size:] in soft and len(text) - size > _SOFT_SUFFIX_MIN and not text.startswith(REMIND):
-                text = text[:-size]  # 把后备箱打开一下 → 把后备箱打开; 鸣笛一下, 提醒我休息一下 stay
+            if low[-size:] in soft and len(text) - size > _SOFT_SUFFIX_MIN and not text.startswith(REMIND) \
+                    and not _moved_by_one_verb(low[:-size], lex):
+                text = text[:-size]  # 把后备箱打开一下 → 把后备箱打开; 鸣笛一下, 提醒我休息一下, 往后调一下 stay
                 break
     return text
+
+
+def _moved_by_one_verb(low: str, lex: AutomationLexicons) -> bool:
+    """Does ``low`` end in a direction and a one-character verb (往后调, 向前挪: directions.txt)? Its 一下 is
+    the verb's own measure (调一下), no polite tail."""
+    directions = getattr(lex, "directions", None)
+    return directions is not None and any(b == len(low) - 1 for _, b, *_ in directions.find(low))
+
+
+#: a request this long or longer can end in "that will do" (到家就行 is too short to be one)
+_DONE_AFTER = 5
+
+
+def done_tail(text: str, lex: AutomationLexicons) -> int:
+    """How many characters at the end of ``text`` say "that will do" (fillers.txt, category ``done``: 就行,
+    就好了) after a request of five characters or more; 0 otherwise. Its 就 is no condition's."""
+    low = lowered(text).rstrip("".join(_EDGE_PUNCT))
+    for a, b, _, cat in lex.fillers.find(low):
+        if cat == "done" and b == len(low) and a >= _DONE_AFTER and not any(
+                oa < a < ob or ob == a for oa, ob, *_ in lex.once.find(low)):  # 一次就好: a once marker of its own
+            return len(text) - a
+    return 0
 
 
 def leading_hesitation(text: str, lex: AutomationLexicons) -> int:
@@ -785,11 +1047,26 @@ def has_time_expression(text: str, lex: AutomationLexicons) -> bool:
     for _, _, _, cat in lex.time_words.find(low):
         if cat in ("day", "week", "period", "delay"):
             return True
+    return _has_clock(low) or bool(_DURATION_AFTER.search(low))
+
+
+def _has_clock(low: str) -> bool:
+    """A clock time or a date (八点, 7:45, 五号) in ``low``; ``一点`` only as a clock time (一点钟, 一点半)."""
     for m in _CLOCK.finditer(low):
         if m.group(1) == "一" and m.group(2) == "点" and not re.match(r"(钟|半|\d|[一二三四五六七八九十]+分)", low[m.end():]):
             continue
+        if m.group(2) in ("号", "日") and _number(m.group(1)) > 31:
+            continue  # 九十五号的油, 一百号: a grade or a number, no day of the month
         return True
-    return bool(_DURATION_AFTER.search(low))
+    return False
+
+
+def _number(said: str) -> int:
+    """The value of digits or a Chinese numeral (0 when it cannot be read: 几)."""
+    try:
+        return int(said) if said.isdigit() else chinese_to_int(said)
+    except ValueError:
+        return 0
 
 
 def seat_mentions(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str, str]]:
@@ -889,6 +1166,12 @@ def bind_scopes(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> li
         elif span.kind == "D":
             if current is None:
                 current = open_group()
+            elif not current.conditions and not current.durations and len(current.actions) > 1 \
+                    and all(_is_plain_command(a.text, lex) for a in current.actions[:-1]) \
+                    and _sequence_gap(text[current.actions[-2].end:current.actions[-1].start], lex):
+                # 打开方向盘加热然后座椅加热开十五分钟: a duration lasts the action it is said with, not the whole
+                # commands said before it (客厅空调|再|吹半个钟头 is one request)
+                current = open_group(actions=[current.actions.pop()])
             current.durations.append(span)
         elif span.kind == "N":
             if current is None or (not current.conditions and not current.actions):
@@ -971,8 +1254,17 @@ def reminder_from_noun(action: str, lex: AutomationLexicons | None = None) -> st
     if lex is not None and lex.builtin_functions is not None and not action.endswith("的提醒") and any(
             cat in ("signal", "warning") for *_, cat in lex.builtin_functions.find(lowered(m.group("content")))):
         return action
+    if lex is not None and not action.endswith("的提醒") and _switches(m.group("content"), lex):
+        return action  # 打开限速提醒, 关闭疲劳提醒: a reminder function switched on or off, no reminder of its own
     content = re.sub(r"^(一个|一条|个|条)", "", m.group("content"))
     return REMIND + content if content else action
+
+
+def _switches(text: str, lex: AutomationLexicons) -> bool:
+    """Does ``text`` start with a verb that switches something on or off (actions.txt, automation ``on`` / ``off``)?
+    One character (开, 关) is too short to tell: 开会提醒 is a reminder to go to a meeting."""
+    head = lex.action_verbs.prefix(lowered(text))
+    return len(head or "") > 1 and lex.action_verbs.category.get(head) in ("on", "off")
 
 
 def rewrite_reminder(action: str, lex: AutomationLexicons) -> str:
@@ -1243,17 +1535,38 @@ def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexi
     if functions is None:
         return False
     situation = vehicle_situation(condition, lex)
-    if situation is None:
+    if situation is None or _set_time(condition, lex):
         return False
     said = functions.terms("self")  # 自动, 自己: substrings, as a longer function word (自动锁) may hold one
     by_itself = any(word in lowered(a) for a in actions for word in said)
+    if by_itself and any(cat == "part" for *_, cat in functions.find(lowered(condition))):
+        # 车窗夹到手的时候自动往回降: what the car works by itself is the part the condition names
+        actions = [a if _function_words(a, lex) - {"self"} else condition + a for a in actions]
     return all(builtin_action(a, situation, by_itself, lex) for a in actions)
+
+
+def _set_time(condition: str, lex: AutomationLexicons) -> bool:
+    """A clock time, a day or a weekday in the condition (每天晚上十点半如果车库门没关): a time the user sets, so
+    the task is the user's own, whatever the car senses besides."""
+    low = lowered(condition)
+    return _has_clock(low) or any(cat in ("day", "week") for *_, cat in lex.time_words.find(low))
+
+
+def _function_words(action: str, lex: AutomationLexicons) -> set[str]:
+    """The builtin_functions.txt categories said in ``action``, read again in the object after its verb when
+    the verb's last character began a longer word (打开车道保持辅助 reads 开车 first, 车道保持辅助 after 打开)."""
+    low = lowered(action)
+    found = {cat for *_, cat in lex.builtin_functions.find(low)}
+    verb = lex.action_verbs.prefix(low)
+    if verb and len(low) > len(verb):
+        found |= {cat for *_, cat in lex.builtin_functions.find(low[len(verb):])}
+    return found
 
 
 #: builtin_functions.txt categories that say nothing about the situation when found in a condition
 _NO_SITUATION = frozenset({"part", "self", "signal", "comfort", "advice"})
 #: builtin_functions.txt categories that are no built-in function when found in an action
-_NO_FUNCTION = frozenset({"event", "moment", "state"}) | _NO_SITUATION
+_NO_FUNCTION = frozenset({"event", "moment", "state", "alarm"}) | _NO_SITUATION
 #: a threshold the user sets (车速超过120, 胎压低于2.0, 电量不足百分之二十): the user's own condition
 _USER_THRESHOLD = re.compile(r"(?:超过|高于|低于|不足|少于|小于|大于|达到|到了|到)(?:百分之)?[\d零一二两三四五六七八九十百千]")
 
@@ -1263,12 +1576,17 @@ def vehicle_situation(condition: str, lex: AutomationLexicons) -> str | None:
     ``event`` (a safety situation it watches: 超速, 车门没关好, 有行人; or a built-in function's own state),
     ``moment`` (a plain state of the car: 熄火, 天黑, 进隧道), ``state`` (what users also set tasks on: 上车,
     停车, 下雨, 车速), or None (no situation of the car: 到家, 上午十点). A number the user sets makes the
-    condition a ``state``: the threshold is the user's (车速超过一百二的时候播报车速, 胎压低于2.0时通知我)."""
+    condition a ``state``: the threshold is the user's (车速超过一百二的时候播报车速, 胎压低于2.0时通知我);
+    but a speed the car's own alarm takes (``alarm`` words: 车速超过) makes it an ``alarm``, under which a bare
+    reminder or a warning is built-in (车速超过一百二的时候提醒我: the spec's 车辆超速时提醒我 with its number)."""
     low = lowered(condition)
     found = {cat for *_, cat in lex.builtin_functions.find(low)} - _NO_SITUATION
     if not found:
         return None
-    if found == {"state"} or _USER_THRESHOLD.search(low):
+    if _USER_THRESHOLD.search(low):
+        return "alarm" if "alarm" in found else "state"
+    found = {"moment" if cat == "alarm" else cat for cat in found}
+    if found == {"state"}:
         return "state"
     if found <= {"moment", "state"}:
         return "moment"
@@ -1286,18 +1604,36 @@ def builtin_action(action: str, situation: str, by_itself: bool, lex: Automation
     (方向盘抖一下, 一直响, 发出警告) or a reminder that is advice about the situation (提醒我, 提醒我休息,
     提醒我系好安全带; 车门没锁就提醒我车内温度 is the user's). A reminder never counts by a function word of
     its content alone under a moment (熄火后提醒我打开雾灯 is the user's)."""
-    low = lowered(action)
-    found = {cat for *_, cat in lex.builtin_functions.find(low)}
+    found = _function_words(action, lex)
     if is_reminder(action):
         content = action[len(REMIND):]
+        if situation == "alarm":  # the car's speed alarm: a bare reminder (提醒我慢一点 is the user's own)
+            return not content.strip("一下")
         return situation == "event" and (len(content) <= _ADVICE_CHARS or bool(found - {"comfort", "signal"}))
     if by_itself and (found - _NO_FUNCTION or "part" in found):
         return True
+    if by_itself and situation in ("event", "moment") and "comfort" not in found and _of_the_car(action, lex):
+        return True  # 前车切入的时候自动降低车速: said to happen by itself, in a situation the car senses
+    if situation == "alarm":
+        return "signal" in found or _WARN.search(action) is not None
     if situation == "state":
         return False
     if found - _NO_FUNCTION:
         return True
     return situation == "event" and ("signal" in found or _WARN.search(action) is not None)
+
+
+#: what no car does by itself as a built-in: requests of these kinds (actions.txt, automation view)
+_NOT_THE_CARS = frozenset({"media", "nav", "comm", "query", "remind", "manage", "create", "search"})
+
+
+def _of_the_car(action: str, lex: AutomationLexicons) -> bool:
+    """Could the car do ``action`` itself? Not when it names a device a home has too (空调, 灯: devices.txt,
+    automation ``home`` / ``shared`` / ``media``) or is a request no car makes by itself (play, navigate, call,
+    look up: actions.txt)."""
+    if any(kind in ("home", "shared", "media") for *_, kind in devices_in(action, lex)):
+        return False
+    return not any(cat in _NOT_THE_CARS for *_, cat in lex.action_verbs.find(lowered(action)))
 
 
 def builtin_function_action(action: str, lex: AutomationLexicons) -> bool:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fastslow.models.automation.parser import AutomationParser
 from fastslow.models.automation.data import (
-    AUTOMATION_BLIND_FILE, AUTOMATION_DEV_FILE, AUTOMATION_DEV_V2_FILE, AUTOMATION_FIXTURE_FILE, AUTOMATION_TRAIN_DIR, automation_digest, automation_leaked,
+    AUTOMATION_BLIND_FILE, AUTOMATION_DEV_FILE, AUTOMATION_EXTRA_DEV_FILES, AUTOMATION_FIXTURE_FILE, AUTOMATION_TRAIN_DIR, automation_digest, automation_leaked,
     automation_training_files, load_automation, load_automation_training,
 )
 from fastslow.models.automation.metrics import AutomationEvaluation, evaluate_automation, summary_lines
@@ -34,9 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     group.add_argument("--automation-train-dir", type=Path, default=AUTOMATION_TRAIN_DIR,
                        help="folder of annotated automation *.jsonl")
     group.add_argument("--automation-dev", type=Path, default=AUTOMATION_DEV_FILE, help="hand-written dev set")
-    group.add_argument("--automation-dev-also", type=Path, nargs="*", default=[AUTOMATION_DEV_V2_FILE], metavar="PATH",
-                       help="more automation dev sets, scored every run and named by their file without "
-                            "``automation_`` (default: automation_dev_v2, written from the spec alone → dev_v2)")
+    group.add_argument("--automation-dev-also", type=Path, nargs="*", default=list(AUTOMATION_EXTRA_DEV_FILES),
+                       metavar="PATH", help="more automation dev sets, scored every run and named by their file "
+                       "without ``automation_`` (default: automation_dev_v2 → dev_v2, written from the spec alone, "
+                       "the retired blind set automation_blind_v2 → dev_blind_v2 and automation_study_v3 → dev_study_v3); bundled training rows with "
+                       "one of their queries are left out")
     group.add_argument("--automation-fixture", type=Path, default=AUTOMATION_FIXTURE_FILE,
                        help="frozen spec fixture")
     group.add_argument("--automation-blind", type=Path, default=AUTOMATION_BLIND_FILE,
@@ -60,6 +62,7 @@ class AutomationRun:
     fit_seconds: float
     datasets: list[tuple[str, str, list[dict], Path]]  # (name, context, rows, source) for MLflow's dataset tracking
     dropped_blind: int = 0  # training rows left out because their query is in the blind set
+    dropped_held_out: int = 0  # ... because their query is in an extra dev set (--automation-dev-also)
 
     @property
     def metrics(self) -> dict:
@@ -78,13 +81,17 @@ def train(args: argparse.Namespace, train_rows: list[dict] | None = None) -> Aut
     dev = load_automation(args.automation_dev, intents)
     dev_also = [(automation_dev_name(path), path, load_automation(path, intents)) for path in args.automation_dev_also]
     blind = load_blind(args.automation_blind, load_automation, intents=intents)
-    train_rows, dropped_blind = without(train_rows, blind, key=lambda r: r["text"])  # as the router's corpus
-    for name, held_out in (("automation fixture", fixture), ("automation dev set", dev),
-                           *((f"automation dev set {path.name}", rows) for _, path, rows in dev_also),
-                           ("automation blind set", blind)):
+    # as the router's corpus: the training rows never hold a query of the blind set or of an extra dev set
+    # (a short command of a retired blind set may be in the hand-written core too); the --data files were
+    # refused for one already (``training.load_extra_data``), and a query of the fixture or the
+    # hand-written dev set in the corpus is refused below
+    train_rows, dropped_blind = without(train_rows, blind, key=lambda r: r["text"])
+    train_rows, dropped_held_out = without(train_rows, [r for _, _, rows in dev_also for r in rows],
+                                           key=lambda r: r["text"])
+    for name, held_out in (("automation fixture", fixture), ("automation dev set", dev)):
         overlap = automation_leaked(train_rows, held_out)
         if overlap:
-            raise DataError(leak_error(overlap, name, blind=held_out is blind))
+            raise DataError(leak_error(overlap, name))
     parser = AutomationParser(c1=args.crf_c1, c2=args.crf_c2, max_iterations=args.crf_iterations,
                               intent_C=args.intent_C)
     parser.fit([r["query"] for r in train_rows], train_rows)
@@ -104,14 +111,16 @@ def train(args: argparse.Namespace, train_rows: list[dict] | None = None) -> Aut
                 *((f"automation_{name}", "dev", rows, path) for name, path, rows in dev_also),
                 ("automation_fixture", "fixture", fixture, args.automation_fixture),
                 ("automation_blind", "blind", blind, args.automation_blind)]
-    return AutomationRun(parser, evaluations, params, digests, len(train_rows), fit_seconds, datasets, dropped_blind)
+    return AutomationRun(parser, evaluations, params, digests, len(train_rows), fit_seconds, datasets, dropped_blind,
+                         dropped_held_out)
 
 
 def log(mlflow, run: AutomationRun, folder: Path) -> None:
     """Metrics (``automation_*``), parameters, digests, the per-rule table and the error tables."""
     mlflow.log_params({k: str(v) for k, v in run.params.items()})
     mlflow.log_params({**run.digests, "automation_train_rows": run.train_rows,
-                       "automation_train_rows_dropped_blind": run.dropped_blind})
+                       "automation_train_rows_dropped_blind": run.dropped_blind,
+                       "automation_train_rows_dropped_held_out": run.dropped_held_out})
     mlflow.log_metrics(run.metrics)
     mlflow.log_metric("automation_fit_seconds", run.fit_seconds)
     for ev in run.evaluations:
@@ -132,5 +141,6 @@ def summary(run: AutomationRun) -> str:
     if len(failed):
         lines.append("fixture rules below 100%: " + ", ".join(f"{r.rule} {r.group_exact:.2f}" for r in failed.itertuples()))
     lines.append(f"automation parser: {run.train_rows} training queries, fit {run.fit_seconds}s"
-                 + (f" ({run.dropped_blind} left out: their query is in the blind set)" if run.dropped_blind else ""))
+                 + (f" ({run.dropped_blind} left out: their query is in the blind set)" if run.dropped_blind else "")
+                 + (f" ({run.dropped_held_out} left out: their query is in an extra dev set)" if run.dropped_held_out else ""))
     return "\n".join(lines)

@@ -59,6 +59,9 @@ class Vocab:
         self.plain = [(r[0], r[1]) for r in read_lines("plain.txt")]
         self.statements = [r[0] for r in read_lines("statements.txt")]
         self.builtins = [tuple(r[0].split("|")) for r in read_lines("builtins.txt")]
+        self.builtin_class: dict[str, list[str]] = {}
+        for phrase, role in read_lines("builtin_class.txt"):
+            self.builtin_class.setdefault(role, []).append(phrase)
 
 
 # compositional time points (issue 12: wide vocabularies; spoken clock times with minutes)
@@ -457,8 +460,29 @@ class Gen:
         return cond + acts, ["location_inherit"]
 
     def t_builtin(self):
+        if self.maybe(0.5):
+            return self.builtin_composed(), ["builtin"]
         cond, act = self.pick(self.v.builtins)
         return [("C", cond), ("A", act, None)], ["builtin"]
+
+    def builtin_composed(self) -> list:
+        """A situation the car senses and what the car does in it, composed from builtin_class.txt: said with
+        a trigger (时, 的时候, 以后), with 一…就, or run on without either before 就; one action or two."""
+        cls = self.v.builtin_class
+        situation = self.pick(cls["situation"])
+        form = self.pick(["suffix", "suffix", "suffix", "jiu", "yi"])
+        if form == "suffix":
+            cond = [("C", situation + self.pick(["时", "的时候", "的时候", "以后", "之后", "了"]))]
+        elif form == "jiu" or len(situation) > 3:  # 一…就 with a short verb: 一熄火就, 车一锁就
+            cond = [("C", situation), (None, "就")]
+        else:
+            cond = [("C", self.pick(["", "车子", "车"]) + "一" + situation), (None, "就")]
+        role = self.pick(["function", "self", "self", "subject", "signal", "reminder"])
+        acts = [("A", self.pick(cls[role]), None)]
+        if self.maybe(0.2):
+            acts += [(None, self.pick(["并且", "然后", "，", "同时"])),
+                     ("A", self.pick(cls[self.pick(["signal", "reminder", "self"])]), None)]
+        return cond + acts
 
     def t_scope_end(self):
         pieces = self.condition() + self.action_pieces(n=self.pick([1, 2]))
@@ -484,7 +508,7 @@ class Gen:
 
     TEMPLATES = [("t_single", 30), ("t_jiu", 7), ("t_and", 6), ("t_or", 5), ("t_multi", 6), ("t_no_left", 7),
                  ("t_duration", 7), ("t_reminder", 8), ("t_remind_say", 5), ("t_once", 3), ("t_super_task", 6),
-                 ("t_memo", 5), ("t_plain", 9), ("t_statement", 6), ("t_pure", 2), ("t_location", 6), ("t_builtin", 3),
+                 ("t_memo", 5), ("t_plain", 9), ("t_statement", 6), ("t_pure", 2), ("t_location", 6), ("t_builtin", 5),
                  ("t_scope_end", 2), ("t_reminder_noun", 4), ("t_missing_verb", 1)]
 
     def noise(self, pieces: list) -> list:

@@ -1,0 +1,56 @@
+"""train.py's automation part keeps held-out queries out of training as the router's part does: a bundled
+training row whose query is in an extra dev set (``--automation-dev-also``) or the blind set is left out,
+one whose query is in the fixture or the hand-written dev set is refused."""
+
+import json
+
+import pytest
+
+from fastslow.data import DataError
+from fastslow.models.automation.data import AUTOMATION_DIR, AUTOMATION_EXTRA_DEV_FILES, load_automation
+from fastslow.models.lifecycle import automation_training
+from fastslow.models.lifecycle import training as train
+
+
+def _write(path, rows):
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def _corpus(tmp_path, extra):
+    rows = [json.loads(line) for line in (AUTOMATION_DIR / "train" / "core.jsonl").read_text(encoding="utf-8").splitlines()[:40]]
+    folder = tmp_path / "train"
+    folder.mkdir()
+    _write(folder / "core.jsonl", rows + extra)
+    return folder, rows
+
+
+def _args(tmp_path, folder, *argv):
+    return train.build_parser().parse_args([
+        "--automation-train-dir", str(folder), "--crf-iterations", "3", "--output", str(tmp_path / "m.joblib"), *argv])
+
+
+def test_a_bundled_row_with_an_extra_dev_query_is_left_out_and_the_set_scored(tmp_path):
+    folder, rows = _corpus(tmp_path, [])
+    dev_also = _write(tmp_path / "automation_blind_v9.jsonl", [
+        {"id": "x-1", "query": rows[3]["query"], "expected": rows[3]["expected"]},
+        {"id": "x-2", "query": "上车的时候打开空调", "expected": [
+            {"condition": "上车的时候", "querys": [{"subquery": "打开空调", "intent": "设备控制"}]}]}])
+    run = automation_training.train(_args(tmp_path, folder, "--automation-dev-also", str(dev_also)))
+    assert (run.train_rows, run.dropped_held_out) == (len(rows) - 1, 1)
+    assert run.metrics["automation_dev_blind_v9_n"] == 2
+    assert "(1 left out: their query is in an extra dev set)" in automation_training.summary(run)
+
+
+def test_a_bundled_row_with_a_query_of_the_hand_written_dev_set_is_refused(tmp_path):
+    dev_row = load_automation(AUTOMATION_DIR / "dev" / "automation_dev.jsonl")[0]
+    folder, _ = _corpus(tmp_path, [{"id": "leak", "query": dev_row["query"], "markup": dev_row["markup"],
+                                    "expected": dev_row["expected"]}])
+    with pytest.raises(DataError, match=r"1 automation dev set queries are in the training data"):
+        automation_training.train(_args(tmp_path, folder, "--automation-dev-also"))
+
+
+def test_the_retired_blind_set_is_scored_by_default_as_dev_blind_v2():
+    args = train.build_parser().parse_args([])
+    assert [automation_training.automation_dev_name(p) for p in args.automation_dev_also] == ["dev_v2", "dev_blind_v2", "dev_study_v3"]
+    assert list(args.automation_dev_also) == list(AUTOMATION_EXTRA_DEV_FILES)
