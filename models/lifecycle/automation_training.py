@@ -37,7 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     group.add_argument("--automation-dev-also", type=Path, nargs="*", default=list(AUTOMATION_EXTRA_DEV_FILES),
                        metavar="PATH", help="more automation dev sets, scored every run and named by their file "
                        "without ``automation_`` (default: automation_dev_v2 → dev_v2, written from the spec alone, "
-                       "the retired blind set automation_blind_v2 → dev_blind_v2 and automation_study_v3 → dev_study_v3); bundled training rows with "
+                       "the retired blind sets automation_blind_vN → dev_blind_vN and automation_study_v3 → dev_study_v3); bundled training rows with "
                        "one of their queries are left out")
     group.add_argument("--automation-fixture", type=Path, default=AUTOMATION_FIXTURE_FILE,
                        help="frozen spec fixture")
