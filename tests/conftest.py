@@ -45,23 +45,35 @@ def model(trained):
 # small, cheap runs of the real train.py (router only) for the registry, dataset and notebook tests
 
 def never_trained_on() -> list[dict]:
-    """Rows of every bundled set train.py leaves out of the corpus by default: the blind set, the extra
-    dev sets (the retired blind set) and the calibration set (the hand-written dev set is refused instead)."""
+    """Rows of every bundled set train.py leaves out of the routing corpus by default: the blind set, the
+    extra dev sets (the retired blind sets) and the calibration set (the hand-written dev set is refused instead)."""
     from fastslow.models.lifecycle.dataset import (BLIND_FILE, CALIBRATION_FILE, EXTRA_DEV_FILES, load_blind,
                                                    load_labelled)
 
     return load_blind(BLIND_FILE) + [r for path in (*EXTRA_DEV_FILES, CALIBRATION_FILE) for r in load_labelled(path)]
 
 
+def refused_in_data() -> list[dict]:
+    """Queries a ``--data`` row may not hold: those of ``never_trained_on`` and of the automation blind and
+    dev sets (as queries without context)."""
+    from fastslow.models.automation.data import (AUTOMATION_BLIND_FILE, AUTOMATION_DEV_FILE,
+                                                 AUTOMATION_EXTRA_DEV_FILES, load_automation)
+    from fastslow.models.lifecycle.dataset import load_blind
+
+    automation = load_blind(AUTOMATION_BLIND_FILE, load_automation) + [
+        r for path in (AUTOMATION_DEV_FILE, *AUTOMATION_EXTRA_DEV_FILES) for r in load_automation(path)]
+    return never_trained_on() + [{"query": r["query"], "context": []} for r in automation]
+
+
 def sample_rows(n: int, seed: int) -> list[dict]:
     """``n`` rows of the hand-written core corpus, drawn with ``seed``; none with a query of a set never
-    trained on (``never_trained_on``): a ``--data`` file holding one is refused."""
+    trained on (``refused_in_data``): a ``--data`` file holding one is refused."""
     import json
     import random
 
     from fastslow.models.lifecycle.dataset import TRAIN_DIR, without
 
-    held_out = never_trained_on()
+    held_out = refused_in_data()
     rows = [json.loads(line) for line in (TRAIN_DIR / "core.jsonl").read_text(encoding="utf-8").splitlines()]
     rng = random.Random(seed)
     picked = rng.sample(rows, n)
