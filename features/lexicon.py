@@ -56,13 +56,18 @@ class Lexicon:
                 for col in cols:
                     hits[col] = hits.get(col, 0) + 1
         if self.chars:
-            for ch in (free_chars(tokens, words) if self.longest_term_wins else charset) & self.char_set:
+            for ch in self.counted_chars(tokens, charset) & self.char_set:
                 for col in self.chars[ch]:
                     hits[col] = hits.get(col, 0) + 1
         for pattern, col in self.gaps:
             if pattern.search(text):
                 hits[col] = hits.get(col, 0) + 1
         return hits
+
+    def counted_chars(self, tokens, charset) -> frozenset:
+        """The characters where a single-character term counts (``free_chars``; all of them for a
+        lexicon pickled before that rule)."""
+        return free_chars(tokens, self.words) if self.longest_term_wins else charset
 
     def hits(self, u) -> dict[int, int]:
         """This lexicon's hits in utterance ``u``: precomputed by the segmenter's ``LexiconBank``
@@ -216,6 +221,10 @@ class LexiconBank:
                    char_set=frozenset(chars), gaps=tuple(gaps), gap_chars=tuple(gap_chars(p) for p, _, _ in gaps),
                    longest_term_wins=True)
 
+    def counted_chars(self, tokens, charset) -> frozenset:
+        """As ``Lexicon.counted_chars``, with the longer terms of every lexicon of the bank."""
+        return free_chars(tokens, self.words) if self.longest_term_wins else charset
+
     def match(self, tokens, charset, text) -> dict[str, dict[int, int]]:
         """Hits per lexicon (keyed by digest), each as in ``Lexicon.match`` except that a
         single-character term counts only outside the tokens that are a longer term of ANY lexicon
@@ -228,7 +237,7 @@ class LexiconBank:
                 for index, col in pairs:
                     found = hits[index]
                     found[col] = found.get(col, 0) + 1
-        for ch in (free_chars(tokens, words) if self.longest_term_wins else charset) & self.char_set:
+        for ch in self.counted_chars(tokens, charset) & self.char_set:
             for index, col in self.chars[ch]:
                 found = hits[index]
                 found[col] = found.get(col, 0) + 1

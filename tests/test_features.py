@@ -277,3 +277,15 @@ def test_a_single_character_term_counts_only_outside_a_longer_term_of_any_lexico
     # the lexicon alone knows only its own longer terms: 调到 hides 调, 空调 (not an action) does not
     text = "空调调到二十六度"
     assert actions.match(("空调", "调到", "二十六度"), frozenset(text), text).get(adjust, 0) == 2
+
+
+def test_explain_names_only_the_words_that_were_counted(model):
+    """The explanation lists a lexicon's words by the bank's rule: 带我去 is the nav verb, its 去 is not a
+    second one (the feature's value is log1p(1))."""
+    from fastslow.models.routing.explain import explain_utterances
+
+    u = model.router.segmenter.utterance({"query": "带我去万达广场", "context": [], "endpoint": "car"})
+    features = {f["feature"].split(" ")[0]: f for f in explain_utterances(model.router, [u], top_k=None)[0]["features"]}
+    nav = next(f for name, f in features.items() if name == "actions:nav")
+    assert nav["feature"] == 'actions:nav "带我去"'
+    assert nav["value"] == pytest.approx(np.log1p(1), abs=1e-4)  # rounded in the explanation

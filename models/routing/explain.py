@@ -34,23 +34,27 @@ def feature_names(router) -> list[tuple[str, str, object]]:
     return names
 
 
-def lexicon_terms(lexicon, u, column: int) -> list[str]:
+def lexicon_terms(lexicon, u, column: int, bank=None) -> list[str]:
     """The words of ``u`` that hit ``column`` (a category) of ``lexicon``: its terms among the
-    utterance's tokens and characters, and its gap patterns that match."""
+    utterance's tokens, its single characters where they count (``counted_chars`` of the segmenter's
+    ``bank`` when the bank matched this lexicon, as ``Lexicon.hits`` reads them), and its gap patterns
+    that match."""
+    matcher = bank if bank is not None and lexicon.digest in u.hits else lexicon
+    chars = matcher.counted_chars(u.tokens, u.charset)
     terms = [t for t in dict.fromkeys(u.tokens) if column in lexicon.words.get(t, ())]
-    terms += sorted(ch for ch in u.charset & lexicon.char_set if column in lexicon.chars[ch])
+    terms += sorted(ch for ch in chars & lexicon.char_set if column in lexicon.chars[ch])
     terms += [pattern.pattern for pattern, col in lexicon.gaps if col == column and pattern.search(u.text)]
     return terms
 
 
-def readable(block: str, name: str, transformer, u, column: int) -> str:
+def readable(block: str, name: str, transformer, u, column: int, bank=None) -> str:
     """A column's name for people (see the module doc); ``column`` is its index inside its block."""
     if block in _QUOTED:
         return f'{_QUOTED[block]} "{name}"'
     if ":" not in name:
         name = f"{block}:{name}"
     if isinstance(transformer, LexiconFeatures) and column < len(transformer.lexicon_.categories):
-        terms = lexicon_terms(transformer.lexicon_, u, column)
+        terms = lexicon_terms(transformer.lexicon_, u, column, bank)
         if terms:
             name += " " + " ".join(f'"{t}"' for t in terms)
     return name
@@ -67,6 +71,7 @@ def explain_utterances(router, utterances, top_k: int | None = DEFAULT_TOP_K) ->
     if not utterances:
         return []
     names = feature_names(router)
+    bank = getattr(router.segmenter, "lexicons_", None)  # what matched the lexicons of every utterance
     offsets, offset = {}, 0
     for block, _, _ in names:  # the first column of each block
         offsets.setdefault(block, offset)
@@ -93,7 +98,7 @@ def explain_utterances(router, utterances, top_k: int | None = DEFAULT_TOP_K) ->
         for j in shown:
             block, name, transformer = names[columns[j]]
             features.append({
-                "feature": readable(block, name, transformer, u, int(columns[j]) - offsets[block]),
+                "feature": readable(block, name, transformer, u, int(columns[j]) - offsets[block], bank),
                 "value": round(float(values[j]), 4),
                 "contribution": round(float(own[j]), 4),
                 "runner_up_contribution": round(float(runner[j]), 4),
