@@ -271,7 +271,7 @@ def validate_input(raw: Any, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> 
         raise InputError("query", f"too long: {len(query)} characters (limit {max_query_chars})")
     if has_surrogate(query):
         raise InputError("query", "not valid UTF-8 text")
-    for name in ("id", "context", "existing_tasks"):  # echoed or hashed: must encode as UTF-8 and be JSON
+    for name in ("id", "context", "endpoint", "existing_tasks"):  # echoed or hashed: UTF-8 and JSON
         found = bad_json_value(raw.get(name), name)
         if found:
             raise InputError(*bad_value_error(found))

@@ -4,6 +4,7 @@ never a traceback, a hang, an orphaned worker or a silently wrong file. Real fil
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fastslow.data.sinks import read_records
+from fastslow.data.sinks import REVIEW, read_records
 from fastslow.models.lifecycle.manifest import sha256_of
 from fastslow.models.lifecycle.signing import sign
 
@@ -152,6 +153,54 @@ def test_no_worker_outlives_a_stopped_or_killed_parent_and_sigterm_leaves_a_resu
     status, err = run(tmp_path, path, clean, model=trained["path"], chunk_size=50)
     assert status == 0, err
     assert out.read_bytes() == clean.read_bytes()
+
+
+# --------------------------------------------------------------------------------------------------
+# 3. a number JSON cannot hold is its row's error and is never written back
+
+NON_FINITE_LINES = [
+    '{"id": 1e400, "query": "打开空调"}',
+    '{"id": -1e400, "query": ""}',
+    '{"id": NaN, "query": "下一首"}',
+    '{"id": [1, Infinity], "query": "下一首"}',
+    '{"id": 5, "query": "打开空调", "context": [{"role": "user", "system": null, "text": 1e999}]}',
+    '{"id": 6, "query": "打开空调"}',
+    '{"id": 7, "query": "打开空调", "endpoint": -1e400}',
+]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_a_non_finite_number_is_its_rows_error_and_never_written(trained, tmp_path, fmt):
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(NON_FINITE_LINES) + "\n", encoding="utf-8")
+    out, review = tmp_path / f"out.{fmt}", tmp_path / f"review.{fmt}"
+    status, err = run(tmp_path, path, out, model=trained["path"], review_out=review)
+    assert status == 0, err
+    recs = list(read_records(out))
+    as_written = (lambda i: i) if fmt == "jsonl" else str
+    assert [r.get("id") for r in recs] == [None, None, None, None, as_written(5), as_written(6), as_written(7)]
+    errors = [
+        "line 1: id: Infinity is not valid JSON",
+        "line 2: query: empty or whitespace only",
+        "line 3: id: NaN is not valid JSON",
+        "line 4: id[1]: Infinity is not valid JSON",
+        "line 5: context[0].text: Infinity is not valid JSON",
+        None,
+        "line 7: endpoint: -Infinity is not valid JSON",
+    ]
+    assert [r.get("error") for r in recs] == errors
+    for written in (out, review):
+        text = written.read_text(encoding="utf-8")
+        if fmt == "jsonl":
+            for line in text.splitlines():
+                json.loads(line, parse_constant=pytest.fail)  # no NaN, Infinity or -Infinity anywhere
+        for error in filter(None, errors):  # what is left once the messages that name the values are gone
+            text = text.replace(error, "")
+        assert not re.search(r"NaN|Infinity|1e400|\binf\b", text), text
+    reviewed = list(read_records(review, layout=REVIEW))
+    assert [(r["line"], r["context"], r["endpoint"]) for r in reviewed if r["review_reason"] == "error"] == [
+        (1, None, None), (2, None, None), (3, None, None), (4, None, None), (5, None, None), (7, None, None)]
+    assert "7 rows read, 1 scored, 6 errors, 7 records written" in err
 
 
 # --------------------------------------------------------------------------------------------------
