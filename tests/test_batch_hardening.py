@@ -352,6 +352,30 @@ def test_a_huge_querys_echo_in_its_error_record_is_capped(trained, tmp_path):
     assert huge["error"] == f"line 2: query: too long: {size} characters (limit 1000)"
 
 
+def test_a_huge_wrong_value_is_repeated_in_its_error_only_as_its_head(trained, tmp_path):
+    """Not only the query: an endpoint, a turn's role or system, a task id or a field name of a megabyte."""
+    big = "a" * (1 << 20)
+    head = "a" * 200 + f"… ({1 << 20} characters)"
+    rows = [{"id": 1, "query": "打开空调", "endpoint": big},
+            {"id": 2, "query": "打开空调", "context": [{"role": big, "text": "好的"}]},
+            {"id": 3, "query": "打开空调", "context": [{"role": "user", "system": big, "text": "好的"}]},
+            {"id": 4, "query": "打开空调", "existing_tasks": [{"id": [big]}]},
+            {"id": 5, "query": "打开空调", "existing_tasks": [{"id": "t", big: 1}]}]
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out, review = tmp_path / "out.jsonl", tmp_path / "review.jsonl"
+    status, err = run(tmp_path, path, out, model=trained["path"], review_out=review)
+    assert status == 0, err
+    assert [r["error"] for r in read_records(out)] == [
+        f"line 1: endpoint: must be one of ['car', 'speaker', 'home'] or null, got '{head}'",
+        f"line 2: context[0].role: must be one of ['user', 'assistant'], got '{head}'",
+        f"line 3: context[0].system: must be 'fast', 'slow' or null, got '{head}'",
+        "line 4: existing_tasks[0].id: must be a non-empty string or an integer, got list",
+        f"line 5: existing_tasks[0].{head}: unknown field (allowed: id, name, condition, querys)",
+    ]
+    assert out.stat().st_size < 5000
+
+
 def test_blank_jsonl_lines_are_rows_with_an_error_record(trained, tmp_path):
     path = tmp_path / "in.jsonl"
     path.write_text('{"id": "a", "query": "打开空调"}\n\n   \n{"id": "b", "query": "下一首"}\n', encoding="utf-8")
