@@ -254,7 +254,9 @@ def _copy_model(trained, folder: Path) -> Path:
     (b"", b"manifest fastslow.manifest.json is not valid JSON"),
     (b"\xff\xfe{}", b"manifest fastslow.manifest.json is not UTF-8 text"),
     (b"[]", b"manifest fastslow.manifest.json must hold a JSON object"),
-], ids=["broken", "empty", "not-utf8", "list"])
+    (b"{}", b"manifest fastslow.manifest.json has no sha256"),
+    (b'{"sha256": 5}', b"manifest fastslow.manifest.json has no sha256"),
+], ids=["broken", "empty", "not-utf8", "list", "no-sha256", "sha256-a-number"])
 def test_score_reports_a_broken_manifest(trained, tmp_path, manifest, says):
     model = _copy_model(trained, tmp_path / "m")
     (tmp_path / "m" / "fastslow.manifest.json").write_bytes(manifest)
