@@ -34,7 +34,7 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from fastslow.data.io import RowSource
+from fastslow.data.io import InputFileError, RowSource
 from fastslow.models.scoring import chunked, review_entry, score_chunk
 from fastslow.data.sinks import EXPLAINED, RECORD, REVIEW, SINKS, open_sink, output_format
 
@@ -339,6 +339,14 @@ def resume_point(opts: BatchOptions, source: RowSource, model_sha256: str, out_f
     return checkpoint
 
 
+def _output_format(option: str, path, fmt: str | None = None) -> str:
+    """``output_format``, its refusal naming the option that gave the output (not the input file)."""
+    try:
+        return output_format(path, fmt)
+    except InputFileError as exc:
+        raise BatchError(f"{option}: {exc}") from None
+
+
 def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
     """Score ``opts.input`` as the options say; the exit status (0, 1 when the counts do not
     reconcile, 2 when the input, the model or the options are refused). Raises ``InputFileError``,
@@ -348,8 +356,8 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
     stderr = stderr or sys.stderr
     model_path = Path(opts.model or DEFAULT_MODEL_PATH)
     source = RowSource(opts.input, opts.input_format, opts.text_col, opts.id_col)
-    out_fmt = output_format(opts.output, opts.output_format)
-    review_fmt = output_format(opts.review_out) if opts.review_out else None
+    out_fmt = _output_format("-o" if opts.output else "--output-format", opts.output, opts.output_format)
+    review_fmt = _output_format("--review-out", opts.review_out) if opts.review_out else None
     if opts.chunk_size < 1:
         raise BatchError("--chunk-size must be at least 1")
     resumable = opts.output is not None and not source.stdin and "parquet" not in (out_fmt, review_fmt)

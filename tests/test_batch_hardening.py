@@ -313,6 +313,21 @@ def test_score_refuses_an_output_that_is_the_review_file_or_the_input(trained, t
         assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize("option, target", [("-o", "folder"), ("-o", "out.txt"), ("--review-out", "review.txt")])
+def test_an_output_whose_format_cannot_be_told_is_refused_naming_the_option(trained, tmp_path, option, target):
+    (tmp_path / "folder").mkdir()
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(log_lines(3)) + "\n", encoding="utf-8")
+    argv = ["score", path, "--model", trained["path"], option, tmp_path / target]
+    if option == "--review-out":
+        argv += ["-o", tmp_path / "out.jsonl"]
+    result = fastslow(*argv)
+    assert result.returncode == 2, result.stderr
+    assert (f"fastslow score: {option}: cannot tell the format of {tmp_path / target} from its extension"
+            .encode() in result.stderr), result.stderr  # not the input's name, as if the input were at fault
+    assert b"Traceback" not in result.stderr and sorted(p.name for p in tmp_path.iterdir()) == ["folder", "in.jsonl"]
+
+
 def test_a_csv_with_a_byte_order_mark_keeps_its_id_column(trained, tmp_path):
     path = tmp_path / "in.csv"
     path.write_bytes("\ufeffid,query\nr1,打开空调\n".encode("utf-8"))
