@@ -346,6 +346,9 @@ def test_a_csv_with_a_byte_order_mark_keeps_its_id_column(trained, tmp_path):
     (["score", "-", "--review-below", "nan"], "--review-below: must be a number from 0 to 1, got 'nan'"),
     (["score", "-", "--review-below", "1.5"], "--review-below: must be a number from 0 to 1, got '1.5'"),
     (["serve", "--workers", "0"], "--workers: must be a whole number of at least 1, got '0'"),
+    (["serve", "--max-batch-items", "0"], "--max-batch-items: must be a whole number of at least 1, got '0'"),
+    (["serve", "--max-body-bytes", "-1"], "--max-body-bytes: must be a whole number of at least 1, got '-1'"),
+    (["score", "-", "--memo", "-5"], "--memo: must be a whole number of at least 0, got '-5'"),
 ])
 def test_the_argument_parser_refuses_absurd_numbers(argv, says, capsys):
     from fastslow.serve.cli import main
