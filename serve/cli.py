@@ -207,6 +207,14 @@ def cmd_robustness(args) -> int:
         print(f"fastslow robustness: unknown variant kind(s) {unknown} (known: {', '.join(VARIANT_KINDS)})",
               file=sys.stderr)
         return 2
+    if not args.no_mlflow:
+        from fastslow.models.lifecycle import registry
+
+        try:  # before scoring, not minutes later when the run is logged
+            registry.check_tracking_server(registry.tracking_uri(args.tracking_uri))
+        except registry.RegistryError as exc:
+            print(f"fastslow robustness: {exc}", file=sys.stderr)
+            return 2
     model = _load_model(args.model)
     try:
         read = list(read_rows(args.data, text_col=args.text_col))
@@ -230,7 +238,14 @@ def cmd_robustness(args) -> int:
         args.flips.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in result.flips), encoding="utf-8")
         print(f"{len(result.flips)} variants whose label moved → {args.flips}")
     if not args.no_mlflow:
-        _log_robustness(args, result)
+        from fastslow.models.lifecycle import registry
+
+        try:
+            with registry.store_errors(args.tracking_uri):
+                _log_robustness(args, result)
+        except registry.RegistryError as exc:
+            print(f"fastslow robustness: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 
