@@ -155,6 +155,46 @@ def test_no_worker_outlives_a_stopped_or_killed_parent_and_sigterm_leaves_a_resu
     assert out.read_bytes() == clean.read_bytes()
 
 
+def _send_then_wait(queue, payload: bytes) -> None:
+    """A pool worker's last moments: its SIGTERM handling, a result put on the queue, then idle."""
+    from fastslow.serve import batch
+
+    signal.signal(signal.SIGTERM, batch._stop_worker)
+    signal.signal(signal.SIGALRM, batch._stop_worker)
+    queue.put(payload)
+    time.sleep(60)
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="SIGALRM timers")
+def test_a_worker_stopped_while_sending_a_result_finishes_the_message_then_exits():
+    """A worker ended mid-message left the parent's result reader waiting forever for the rest (a stopped run
+    hung in the pool's shutdown): SIGTERM waits for the message to be sent, and ends the worker right after."""
+    import multiprocessing
+    import threading
+
+    context = multiprocessing.get_context("fork")
+    queue = context.SimpleQueue()
+    payload = os.urandom(8 << 20)  # far over a pipe's buffer: the worker blocks in its write until it is read
+    worker = context.Process(target=_send_then_wait, args=(queue, payload))
+    worker.start()
+    try:
+        time.sleep(1.0)
+        os.kill(worker.pid, signal.SIGTERM)
+        time.sleep(0.5)
+        assert worker.is_alive()  # mid-message: not yet
+        received = []
+        reader = threading.Thread(target=lambda: received.append(queue.get()), daemon=True)
+        reader.start()
+        reader.join(30)
+        assert received == [payload], "the message was cut off"
+        worker.join(5)
+        assert worker.exitcode == 128 + signal.SIGTERM
+    finally:
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
+
+
 # --------------------------------------------------------------------------------------------------
 # 3. a number JSON cannot hold is its row's error and is never written back
 
