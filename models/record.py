@@ -232,7 +232,7 @@ def _objects(value: Any, field: str, allowed: tuple[str, ...] | None = None) -> 
             raise InputError(where, f"must be an object, got {type(item).__name__}")
         unknown = sorted(set(item) - set(allowed)) if allowed is not None else []
         if unknown:
-            raise InputError(f"{where}.{unknown[0]}", f"unknown field (allowed: {', '.join(allowed)})")
+            raise InputError(f"{where}.{echo(unknown[0])}", f"unknown field (allowed: {', '.join(allowed)})")
         items.append((where, item))
     return items
 
@@ -244,9 +244,9 @@ def _check_context(context: Any) -> list[dict]:
     for where, turn in _objects(context, "context"):
         role, system, text = turn.get("role"), turn.get("system"), turn.get("text")
         if role not in ROLES:
-            raise InputError(f"{where}.role", f"must be one of {list(ROLES)}, got {role!r}")
+            raise InputError(f"{where}.role", f"must be one of {list(ROLES)}, got {shown(role)}")
         if system not in SYSTEMS:
-            raise InputError(f"{where}.system", f"must be 'fast', 'slow' or null, got {system!r}")
+            raise InputError(f"{where}.system", f"must be 'fast', 'slow' or null, got {shown(system)}")
         if not isinstance(text, str):
             raise InputError(f"{where}.text", f"must be a string, got {type(text).__name__}")
         turns.append({"role": role, "system": system, "text": text})
@@ -271,7 +271,7 @@ def validate_input(raw: Any, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> 
         raise InputError("query", f"too long: {len(query)} characters (limit {max_query_chars})")
     if has_surrogate(query):
         raise InputError("query", "not valid UTF-8 text")
-    for name in ("id", "context", "existing_tasks"):  # echoed or hashed: must encode as UTF-8 and be JSON
+    for name in ("id", "context", "endpoint", "existing_tasks"):  # echoed or hashed: UTF-8 and JSON
         found = bad_json_value(raw.get(name), name)
         if found:
             raise InputError(*bad_value_error(found))
@@ -280,7 +280,7 @@ def validate_input(raw: Any, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> 
         raise InputError("id", f"must be a string or an integer, got {type(qid).__name__}")
     endpoint = raw.get("endpoint")
     if endpoint is not None and endpoint not in ENDPOINTS:
-        raise InputError("endpoint", f"must be one of {list(ENDPOINTS)} or null, got {endpoint!r}")
+        raise InputError("endpoint", f"must be one of {list(ENDPOINTS)} or null, got {shown(endpoint)}")
     item = {"id": qid, "query": query, "context": _check_context(raw.get("context")),
             "endpoint": endpoint, "existing_tasks": _check_existing_tasks(raw.get("existing_tasks"))}
     explain = raw.get("explain")
@@ -300,7 +300,7 @@ def _check_existing_tasks(existing: Any) -> list[dict]:
     for where, task in _objects(existing, "existing_tasks", TASK_FIELDS):
         tid = task.get("id")
         if tid is None or isinstance(tid, bool) or not isinstance(tid, (str, int)) or str(tid).strip() == "":
-            raise InputError(f"{where}.id", f"must be a non-empty string or an integer, got {tid!r}")
+            raise InputError(f"{where}.id", f"must be a non-empty string or an integer, got {shown(tid)}")
         for name in ("name", "condition"):
             if task.get(name) is not None and not isinstance(task[name], str):
                 raise InputError(f"{where}.{name}", f"must be a string or null, got {type(task[name]).__name__}")
@@ -351,6 +351,12 @@ def echo(query: Any) -> str | None:
     if has_surrogate(query):  # no UTF-8 writer can encode it: shown as U+FFFD
         query = "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in query)
     return query if len(query) <= DEFAULT_MAX_QUERY_CHARS else f"{query[:ECHO_CHARS]}… ({len(query)} characters)"
+
+
+def shown(value: Any) -> str:
+    """A wrong value as an error message repeats it: text as ``echo`` repeats a query (50 MB of it must not
+    make a 50 MB message), anything else by its type."""
+    return repr(echo(value)) if isinstance(value, str) else type(value).__name__
 
 
 def error_record(qid: Any, query: Any, error: str, line: int | None = None) -> dict:

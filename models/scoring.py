@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Iterable, Iterator
 
 from fastslow.models.record import error_record
-from fastslow.data.io import Row
+from fastslow.data.io import Row, bad_json_value
 
 if TYPE_CHECKING:  # the main process of a parallel run never loads a model: keep its imports light
     from fastslow.models.pipeline import FastslowModel
@@ -56,7 +56,10 @@ def review_entry(record: dict, row: Row, below: float) -> dict | None:
         return None
     line, obj, _ = row
     obj = obj if isinstance(obj, dict) else {}
-    return {"id": record.get("id"), "line": line, "query": record.get("query"), "context": obj.get("context"),
-            "endpoint": obj.get("endpoint"), "review_reason": reason, "predicted_label": record.get("label"),
+    # an error row's context or endpoint may hold what no writer can (NaN, 1e400): not echoed, as its id is not
+    context, endpoint = (value if bad_json_value(value) is None else None
+                         for value in (obj.get("context"), obj.get("endpoint")))
+    return {"id": record.get("id"), "line": line, "query": record.get("query"), "context": context,
+            "endpoint": endpoint, "review_reason": reason, "predicted_label": record.get("label"),
             "predicted_reason_code": record.get("primary_reason_code"), "confidence": record.get("confidence"),
             "error": record.get("error")}

@@ -34,7 +34,7 @@ from itertools import chain, islice
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from fastslow.data.io import RowSource
+from fastslow.data.io import InputFileError, RowSource
 from fastslow.models.scoring import chunked, review_entry, score_chunk
 from fastslow.data.sinks import EXPLAINED, RECORD, REVIEW, SINKS, open_sink, output_format
 
@@ -148,12 +148,41 @@ def _end_with_parent() -> None:
         threading.Thread(target=watch, name="fastslow-parent-watch", daemon=True).start()
 
 
+def _sending_codes() -> frozenset:
+    """The code of a worker sending a result to its parent (pickling, the queue's lock, the pipe write)."""
+    import concurrent.futures.process as pool_module
+    from multiprocessing.queues import SimpleQueue
+
+    codes = {SimpleQueue.put.__code__}
+    sendback = getattr(pool_module, "_sendback_result", None)  # private: wraps put, the message's whole life
+    if sendback is not None:
+        codes.add(sendback.__code__)
+    return frozenset(codes)
+
+
+def _stop_worker(signum, frame) -> None:
+    """SIGTERM in a worker (the parent stopping the run): exit now, unless the worker is sending a result.
+    A message cut off in the pipe leaves the pool's result reader in the parent waiting forever for its
+    rest, and the parent with it (seen: a stopped run hung in ``shutdown``); so then exit as soon as it is
+    sent, asked again every 10 ms by SIGALRM."""
+    codes = _sending_codes()
+    while frame is not None:
+        if frame.f_code in codes:
+            signal.setitimer(signal.ITIMER_REAL, 0.01)
+            return
+        frame = frame.f_back
+    os._exit(128 + signal.SIGTERM)
+
+
 def _init_worker(*init_args) -> None:
     """A worker process's start: it ends with its parent, leaves Ctrl-C (sent to the whole process
-    group) to the parent, which stops it, and keeps a model that failed to load to report it."""
+    group) to the parent, which stops it, stops on SIGTERM only between messages, and keeps a model that
+    failed to load to report it."""
     global _load_error
     _end_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop_worker)
+    signal.signal(signal.SIGALRM, _stop_worker)
     try:
         _load_scorer(*init_args)
     except Exception as exc:  # noqa: BLE001 - raised for each chunk, so that the parent reports it
@@ -339,6 +368,14 @@ def resume_point(opts: BatchOptions, source: RowSource, model_sha256: str, out_f
     return checkpoint
 
 
+def _output_format(option: str, path, fmt: str | None = None) -> str:
+    """``output_format``, its refusal naming the option that gave the output (not the input file)."""
+    try:
+        return output_format(path, fmt)
+    except InputFileError as exc:
+        raise BatchError(f"{option}: {exc}") from None
+
+
 def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
     """Score ``opts.input`` as the options say; the exit status (0, 1 when the counts do not
     reconcile, 2 when the input, the model or the options are refused). Raises ``InputFileError``,
@@ -348,8 +385,8 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
     stderr = stderr or sys.stderr
     model_path = Path(opts.model or DEFAULT_MODEL_PATH)
     source = RowSource(opts.input, opts.input_format, opts.text_col, opts.id_col)
-    out_fmt = output_format(opts.output, opts.output_format)
-    review_fmt = output_format(opts.review_out) if opts.review_out else None
+    out_fmt = _output_format("-o" if opts.output else "--output-format", opts.output, opts.output_format)
+    review_fmt = _output_format("--review-out", opts.review_out) if opts.review_out else None
     if opts.chunk_size < 1:
         raise BatchError("--chunk-size must be at least 1")
     resumable = opts.output is not None and not source.stdin and "parquet" not in (out_fmt, review_fmt)

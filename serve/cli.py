@@ -11,15 +11,24 @@ import sys
 from pathlib import Path
 
 
-def positive_int(text: str) -> int:
-    """An argument that counts something (workers, rows): a whole number of at least 1."""
+def _whole_number(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, got {text!r}")
+        value = least - 1
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least {least}, got {text!r}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """An argument that counts something (workers, rows, bytes): a whole number of at least 1."""
+    return _whole_number(text, 1)
+
+
+def non_negative_int(text: str) -> int:
+    """An argument where 0 means off (``--memo``): a whole number of at least 0."""
+    return _whole_number(text, 0)
 
 
 def probability(text: str) -> float:
@@ -198,6 +207,14 @@ def cmd_robustness(args) -> int:
         print(f"fastslow robustness: unknown variant kind(s) {unknown} (known: {', '.join(VARIANT_KINDS)})",
               file=sys.stderr)
         return 2
+    if not args.no_mlflow:
+        from fastslow.models.lifecycle import registry
+
+        try:  # before scoring, not minutes later when the run is logged
+            registry.check_tracking_server(registry.tracking_uri(args.tracking_uri))
+        except registry.RegistryError as exc:
+            print(f"fastslow robustness: {exc}", file=sys.stderr)
+            return 2
     model = _load_model(args.model)
     try:
         read = list(read_rows(args.data, text_col=args.text_col))
@@ -221,7 +238,14 @@ def cmd_robustness(args) -> int:
         args.flips.write_text("".join(json.dumps(f, ensure_ascii=False) + "\n" for f in result.flips), encoding="utf-8")
         print(f"{len(result.flips)} variants whose label moved → {args.flips}")
     if not args.no_mlflow:
-        _log_robustness(args, result)
+        from fastslow.models.lifecycle import registry
+
+        try:
+            with registry.store_errors(args.tracking_uri):
+                _log_robustness(args, result)
+        except registry.RegistryError as exc:
+            print(f"fastslow robustness: {exc}", file=sys.stderr)
+            return 2
     return 0
 
 
@@ -329,7 +353,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--explain", action="store_true",
                    help="add to every record its `explanation`: the features that decided its label (each one's "
                         "share of the logit margin) and the automation spans with their confidence")
-    p.add_argument("--memo", type=int, nargs="?", const=100_000, default=0, metavar="N",
+    p.add_argument("--memo", type=non_negative_int, nargs="?", const=100_000, default=0, metavar="N",
                    help="reuse the analysis of a repeated (query, context, endpoint) among the last N distinct "
                         "ones per process (default N 100000; off unless given): for logs that repeat their head "
                         "queries; records are identical either way")
@@ -384,8 +408,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
     p.add_argument("--workers", type=positive_int, default=1, help="worker processes, each with its own copy of the model")
-    p.add_argument("--max-batch-items", type=int, default=None, help="items per /v1/route/batch request (default 256)")
-    p.add_argument("--max-body-bytes", type=int, default=None, help="request body limit (default 2 MiB)")
+    p.add_argument("--max-batch-items", type=positive_int, default=None, help="items per /v1/route/batch request (default 256)")
+    p.add_argument("--max-body-bytes", type=positive_int, default=None, help="request body limit (default 2 MiB)")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     _add_trust_options(p)
     p.set_defaults(func=cmd_serve)

@@ -4,6 +4,7 @@ never a traceback, a hang, an orphaned worker or a silently wrong file. Real fil
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fastslow.data.sinks import read_records
+from fastslow.data.sinks import REVIEW, read_records
 from fastslow.models.lifecycle.manifest import sha256_of
 from fastslow.models.lifecycle.signing import sign
 
@@ -154,6 +155,94 @@ def test_no_worker_outlives_a_stopped_or_killed_parent_and_sigterm_leaves_a_resu
     assert out.read_bytes() == clean.read_bytes()
 
 
+def _send_then_wait(queue, payload: bytes) -> None:
+    """A pool worker's last moments: its SIGTERM handling, a result put on the queue, then idle."""
+    from fastslow.serve import batch
+
+    signal.signal(signal.SIGTERM, batch._stop_worker)
+    signal.signal(signal.SIGALRM, batch._stop_worker)
+    queue.put(payload)
+    time.sleep(60)
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="SIGALRM timers")
+def test_a_worker_stopped_while_sending_a_result_finishes_the_message_then_exits():
+    """A worker ended mid-message left the parent's result reader waiting forever for the rest (a stopped run
+    hung in the pool's shutdown): SIGTERM waits for the message to be sent, and ends the worker right after."""
+    import multiprocessing
+    import threading
+
+    context = multiprocessing.get_context("fork")
+    queue = context.SimpleQueue()
+    payload = os.urandom(8 << 20)  # far over a pipe's buffer: the worker blocks in its write until it is read
+    worker = context.Process(target=_send_then_wait, args=(queue, payload))
+    worker.start()
+    try:
+        time.sleep(1.0)
+        os.kill(worker.pid, signal.SIGTERM)
+        time.sleep(0.5)
+        assert worker.is_alive()  # mid-message: not yet
+        received = []
+        reader = threading.Thread(target=lambda: received.append(queue.get()), daemon=True)
+        reader.start()
+        reader.join(30)
+        assert received == [payload], "the message was cut off"
+        worker.join(5)
+        assert worker.exitcode == 128 + signal.SIGTERM
+    finally:
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
+
+
+# --------------------------------------------------------------------------------------------------
+# 3. a number JSON cannot hold is its row's error and is never written back
+
+NON_FINITE_LINES = [
+    '{"id": 1e400, "query": "打开空调"}',
+    '{"id": -1e400, "query": ""}',
+    '{"id": NaN, "query": "下一首"}',
+    '{"id": [1, Infinity], "query": "下一首"}',
+    '{"id": 5, "query": "打开空调", "context": [{"role": "user", "system": null, "text": 1e999}]}',
+    '{"id": 6, "query": "打开空调"}',
+    '{"id": 7, "query": "打开空调", "endpoint": -1e400}',
+]
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv"])
+def test_a_non_finite_number_is_its_rows_error_and_never_written(trained, tmp_path, fmt):
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(NON_FINITE_LINES) + "\n", encoding="utf-8")
+    out, review = tmp_path / f"out.{fmt}", tmp_path / f"review.{fmt}"
+    status, err = run(tmp_path, path, out, model=trained["path"], review_out=review)
+    assert status == 0, err
+    recs = list(read_records(out))
+    as_written = (lambda i: i) if fmt == "jsonl" else str
+    assert [r.get("id") for r in recs] == [None, None, None, None, as_written(5), as_written(6), as_written(7)]
+    errors = [
+        "line 1: id: Infinity is not valid JSON",
+        "line 2: query: empty or whitespace only",
+        "line 3: id: NaN is not valid JSON",
+        "line 4: id[1]: Infinity is not valid JSON",
+        "line 5: context[0].text: Infinity is not valid JSON",
+        None,
+        "line 7: endpoint: -Infinity is not valid JSON",
+    ]
+    assert [r.get("error") for r in recs] == errors
+    for written in (out, review):
+        text = written.read_text(encoding="utf-8")
+        if fmt == "jsonl":
+            for line in text.splitlines():
+                json.loads(line, parse_constant=pytest.fail)  # no NaN, Infinity or -Infinity anywhere
+        for error in filter(None, errors):  # what is left once the messages that name the values are gone
+            text = text.replace(error, "")
+        assert not re.search(r"NaN|Infinity|1e400|\binf\b", text), text
+    reviewed = list(read_records(review, layout=REVIEW))
+    assert [(r["line"], r["context"], r["endpoint"]) for r in reviewed if r["review_reason"] == "error"] == [
+        (1, None, None), (2, None, None), (3, None, None), (4, None, None), (5, None, None), (7, None, None)]
+    assert "7 rows read, 1 scored, 6 errors, 7 records written" in err
+
+
 # --------------------------------------------------------------------------------------------------
 # 5. a stray quote in a CSV fails the run, naming the row where it opened
 
@@ -205,7 +294,9 @@ def _copy_model(trained, folder: Path) -> Path:
     (b"", b"manifest fastslow.manifest.json is not valid JSON"),
     (b"\xff\xfe{}", b"manifest fastslow.manifest.json is not UTF-8 text"),
     (b"[]", b"manifest fastslow.manifest.json must hold a JSON object"),
-], ids=["broken", "empty", "not-utf8", "list"])
+    (b"{}", b"manifest fastslow.manifest.json has no sha256"),
+    (b'{"sha256": 5}', b"manifest fastslow.manifest.json has no sha256"),
+], ids=["broken", "empty", "not-utf8", "list", "no-sha256", "sha256-a-number"])
 def test_score_reports_a_broken_manifest(trained, tmp_path, manifest, says):
     model = _copy_model(trained, tmp_path / "m")
     (tmp_path / "m" / "fastslow.manifest.json").write_bytes(manifest)
@@ -262,6 +353,21 @@ def test_score_refuses_an_output_that_is_the_review_file_or_the_input(trained, t
         assert path.read_bytes() == before
 
 
+@pytest.mark.parametrize("option, target", [("-o", "folder"), ("-o", "out.txt"), ("--review-out", "review.txt")])
+def test_an_output_whose_format_cannot_be_told_is_refused_naming_the_option(trained, tmp_path, option, target):
+    (tmp_path / "folder").mkdir()
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(log_lines(3)) + "\n", encoding="utf-8")
+    argv = ["score", path, "--model", trained["path"], option, tmp_path / target]
+    if option == "--review-out":
+        argv += ["-o", tmp_path / "out.jsonl"]
+    result = fastslow(*argv)
+    assert result.returncode == 2, result.stderr
+    assert (f"fastslow score: {option}: cannot tell the format of {tmp_path / target} from its extension"
+            .encode() in result.stderr), result.stderr  # not the input's name, as if the input were at fault
+    assert b"Traceback" not in result.stderr and sorted(p.name for p in tmp_path.iterdir()) == ["folder", "in.jsonl"]
+
+
 def test_a_csv_with_a_byte_order_mark_keeps_its_id_column(trained, tmp_path):
     path = tmp_path / "in.csv"
     path.write_bytes("\ufeffid,query\nr1,打开空调\n".encode("utf-8"))
@@ -280,6 +386,9 @@ def test_a_csv_with_a_byte_order_mark_keeps_its_id_column(trained, tmp_path):
     (["score", "-", "--review-below", "nan"], "--review-below: must be a number from 0 to 1, got 'nan'"),
     (["score", "-", "--review-below", "1.5"], "--review-below: must be a number from 0 to 1, got '1.5'"),
     (["serve", "--workers", "0"], "--workers: must be a whole number of at least 1, got '0'"),
+    (["serve", "--max-batch-items", "0"], "--max-batch-items: must be a whole number of at least 1, got '0'"),
+    (["serve", "--max-body-bytes", "-1"], "--max-body-bytes: must be a whole number of at least 1, got '-1'"),
+    (["score", "-", "--memo", "-5"], "--memo: must be a whole number of at least 0, got '-5'"),
 ])
 def test_the_argument_parser_refuses_absurd_numbers(argv, says, capsys):
     from fastslow.serve.cli import main
@@ -301,6 +410,30 @@ def test_a_huge_querys_echo_in_its_error_record_is_capped(trained, tmp_path):
     huge = list(read_records(out))[1]
     assert huge["query"] == "a" * 200 + f"… ({size} characters)"
     assert huge["error"] == f"line 2: query: too long: {size} characters (limit 1000)"
+
+
+def test_a_huge_wrong_value_is_repeated_in_its_error_only_as_its_head(trained, tmp_path):
+    """Not only the query: an endpoint, a turn's role or system, a task id or a field name of a megabyte."""
+    big = "a" * (1 << 20)
+    head = "a" * 200 + f"… ({1 << 20} characters)"
+    rows = [{"id": 1, "query": "打开空调", "endpoint": big},
+            {"id": 2, "query": "打开空调", "context": [{"role": big, "text": "好的"}]},
+            {"id": 3, "query": "打开空调", "context": [{"role": "user", "system": big, "text": "好的"}]},
+            {"id": 4, "query": "打开空调", "existing_tasks": [{"id": [big]}]},
+            {"id": 5, "query": "打开空调", "existing_tasks": [{"id": "t", big: 1}]}]
+    path = tmp_path / "in.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out, review = tmp_path / "out.jsonl", tmp_path / "review.jsonl"
+    status, err = run(tmp_path, path, out, model=trained["path"], review_out=review)
+    assert status == 0, err
+    assert [r["error"] for r in read_records(out)] == [
+        f"line 1: endpoint: must be one of ['car', 'speaker', 'home'] or null, got '{head}'",
+        f"line 2: context[0].role: must be one of ['user', 'assistant'], got '{head}'",
+        f"line 3: context[0].system: must be 'fast', 'slow' or null, got '{head}'",
+        "line 4: existing_tasks[0].id: must be a non-empty string or an integer, got list",
+        f"line 5: existing_tasks[0].{head}: unknown field (allowed: id, name, condition, querys)",
+    ]
+    assert out.stat().st_size < 5000
 
 
 def test_blank_jsonl_lines_are_rows_with_an_error_record(trained, tmp_path):

@@ -18,8 +18,14 @@ TRAIN_PY = Path(registry.__file__).resolve().parents[2] / "train.py"
 
 def test_an_unreachable_tracking_server_fails_within_seconds_naming_its_uri(tmp_path):
     env = {**os.environ, "MLFLOW_TRACKING_URI": UNREACHABLE}
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text('{"query": "打开空调"}\n', encoding="utf-8")
     commands = {
+        # robustness logs its run: refused before it loads a model or scores a row (no model is needed to see it)
+        "robustness": [sys.executable, "-m", "fastslow.serve.cli", "robustness", str(queries), "--model",
+                       str(tmp_path / "none.joblib")],
         "models": [sys.executable, "-m", "fastslow.serve.cli", "models"],
+        "promote": [sys.executable, "-m", "fastslow.serve.cli", "promote", "1"],
         "score": [sys.executable, "-m", "fastslow.serve.cli", "score", "-", "--model", "models:/fastslow@champion"],
         "train": [sys.executable, str(TRAIN_PY), "--output", str(tmp_path / "model" / "fastslow.joblib")],
     }
@@ -39,6 +45,7 @@ def test_an_unreachable_tracking_server_fails_within_seconds_naming_its_uri(tmp_
         assert f"cannot reach the MLflow tracking server {UNREACHABLE}" in stderr, (name, stderr)
         assert "no registered model" not in stderr and "Traceback" not in stderr, (name, stderr)
     assert not (tmp_path / "mlflow.db").exists() and not (tmp_path / "model").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["queries.jsonl"]
 
 
 @pytest.mark.parametrize("argv", [["models"], ["promote", "1"], ["score", "-", "--model", "models:/fastslow@champion"]],
