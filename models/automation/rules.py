@@ -128,16 +128,25 @@ def spans_to_tags(text: str, spans: Sequence[Span]) -> list[str]:
 
 
 def tags_to_spans(text: str, tags: Sequence[str]) -> list[Span]:
-    """Spans of a BIO tag sequence; an ``I-`` without its ``B-`` starts a span (lenient decoding)."""
-    spans, kind, start = [], None, 0
+    """Spans of a BIO tag sequence; an ``I-`` without its ``B-`` starts a span (lenient decoding).
+
+    A span goes on while the tag is ``I-`` of its kind; any other tag ends it, and a ``B-`` or ``I-`` of a
+    span kind starts the next one."""
+    spans, kind, start, going_on = [], None, 0, None
     for i, tag in enumerate(list(tags)[: len(text)] + ["O"]):
-        prefix, _, k = tag.partition("-")
-        if kind is not None and (prefix != "I" or k != kind):
+        if tag == going_on:
+            continue
+        if kind is not None:
             spans.append(Span(kind, start, i, text[start:i]))
-            kind = None
-        if prefix in ("B", "I") and kind is None and k in SPAN_KINDS:
-            kind, start = k, i
+            kind = going_on = None
+        opens = _OPENING_TAGS.get(tag)
+        if opens is not None:
+            kind, start, going_on = opens, i, "I-" + opens
     return spans
+
+
+#: the tags that start a span (``B-C``, ``I-C`` …) and its kind
+_OPENING_TAGS = {f"{prefix}-{kind}": kind for prefix in "BI" for kind in SPAN_KINDS}
 
 
 @per_lexicons(RULE_MEMO)
@@ -208,6 +217,7 @@ def _condition_starts(low: str, lex: AutomationLexicons, events: bool) -> list[i
     return sorted(set(starts))
 
 
+@per_lexicons(RULE_MEMO)
 def _is_plain_command(text: str, lex: AutomationLexicons) -> bool:
     """A request that is whole on its own and holds no trigger word (an event may be its object: 导航回家):
     it starts with a verb of two characters or more and has an object (打开空调, 查一下今天的路况: a time in
@@ -235,6 +245,8 @@ SPOKEN_CLOCK = re.compile(
 def clock_times(text: str) -> list[tuple[int, int]]:
     """(start, end) of every spoken clock time of ``text`` that has minutes (七点四十五, 八点半, 十二点整)."""
     out = []
+    if "点" not in text and ":" not in text:
+        return out  # every clock time of SPOKEN_CLOCK holds one of them
     for m in SPOKEN_CLOCK.finditer(text):
         word = m.group()
         if re.fullmatch(r".+点钟?|.+:", word) or re.match(r"度|%|倍|公里|米|档|级", text[m.end():]):
@@ -293,6 +305,8 @@ def _spoken_condition_starts(low: str, lex: AutomationLexicons) -> list[int]:
 def _time_starts(low: str, lex: AutomationLexicons) -> list[int]:
     """Where a time point begins in ``low``: a day, weekday or period word (明天, 周五, 晚上) or a clock time."""
     starts = [a for a, _, _, cat in lex.time_words.find(low) if cat in ("day", "week", "period")]
+    if _CLOCK_MARKS.isdisjoint(low):
+        return starts
     return starts + [m.start() for m in _CLOCK.finditer(low) if _has_clock(m.group())]
 
 
@@ -772,6 +786,7 @@ def give_back_subject(text: str, spans: Sequence[Span], lex: AutomationLexicons)
     return out
 
 
+@per_lexicons(RULE_MEMO)
 def is_fragment(action: str, lex: AutomationLexicons) -> bool:
     """An action span that is no request on its own: only a verb (打开, 拉上), only a negation (千万别) or a
     把 object without its verb (把窗帘). A bare device (座椅加热) is a request: the missing-verb rule completes it."""
@@ -1035,9 +1050,12 @@ _SOFT_SUFFIX_MIN = 3
 
 _CN_NUM = "零一二两三四五六七八九十百半"
 _CLOCK = re.compile(rf"(\d+|[{_CN_NUM}]+)(点|點|:\d\d|号|日|月份|月)")
+#: a character every match of ``_CLOCK`` holds
+_CLOCK_MARKS = frozenset("点點:号日月")
 _DURATION_AFTER = re.compile(rf"(\d+|[{_CN_NUM}几]+)(个)?(分钟|小时|钟头|秒钟|秒|天|周|刻钟)(后|以后|之后)")
 
 
+@per_lexicons(RULE_MEMO)
 def has_time_expression(text: str, lex: AutomationLexicons) -> bool:
     """A time point, period, day, weekday or delay (明天, 晚上, 八点, 周五, 十分钟后) in ``text``.
 
@@ -1052,6 +1070,8 @@ def has_time_expression(text: str, lex: AutomationLexicons) -> bool:
 
 def _has_clock(low: str) -> bool:
     """A clock time or a date (八点, 7:45, 五号) in ``low``; ``一点`` only as a clock time (一点钟, 一点半)."""
+    if _CLOCK_MARKS.isdisjoint(low):
+        return False  # every match of _CLOCK ends in one of them
     for m in _CLOCK.finditer(low):
         if m.group(1) == "一" and m.group(2) == "点" and not re.match(r"(钟|半|\d|[一二三四五六七八九十]+分)", low[m.end():]):
             continue
@@ -1104,6 +1124,7 @@ class RawGroup:
     management: bool = False  # a super-task management clause: always its own `default` group
 
 
+@per_lexicons(RULE_MEMO)
 def is_super_task_mention(text: str, lex: AutomationLexicons) -> bool:
     """Spec 超级任务: names a super-task keyword (自动化, 智能场景, HyperTask, ...), or changes,
     deletes or cancels a named habit or rule (删除回家习惯)."""
@@ -1457,6 +1478,7 @@ _COMMUNICATION = re.compile(r"^给.{1,8}(发|打)|发消息|发微信|发短信|
 _TOGGLE_ONLY = re.compile(r"^(打开|开启|关闭|关掉|关上|启用|停用|开|关)(所有|全部)?的?$")
 
 
+@per_lexicons(RULE_MEMO)
 def is_memo_management(action: str, lex: AutomationLexicons) -> bool:
     """Spec default: creating, changing, querying or deleting a memo-like item (提醒我去买菜,
     删除明天的日程, 我今天有什么安排). Turning the reminder function on or off (打开提醒) is not."""
