@@ -1775,7 +1775,9 @@ def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
             # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
             if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
     bounds = pieces_between(len(text), cuts)
-    merged = join_actionless(bounds, [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds])
+    # one piece stays itself whether or not it has an action (join_actionless): no need to ask
+    merged = bounds if len(bounds) == 1 else join_actionless(
+        bounds, [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds])
     pieces = []
     for a, b in merged:
         cuts = command_cuts(text[a:b], lex)
