@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from fastslow.features.automation_lexicons import AutomationLexicons
-from fastslow.features.memo import per_lexicons
+from fastslow.features.memo import MEMO_PREFIX, per_lexicons
 from fastslow.features.split import join_actionless, pieces_between
 from fastslow.features.spoken import chinese_to_int
 from fastslow.features.normalise import chinese_punctuation, surface, without_final_stop, without_spaces_near_chinese
@@ -508,6 +508,10 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     if len(text) < 6:
         return []  # a cut leaves a whole command of three characters or more on each side (_is_plain_command)
     low = lowered(text)
+    last_point = len(text) - 3
+    if not any(word is not None and (m := word.search(low, 3)) is not None and m.start() <= last_point
+               for word in _cut_point_words(lex)):
+        return []  # no verb, name or sequence connector begins where a cut could be: no point below
     verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in _COMMAND_START_KINDS}
     names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
@@ -527,6 +531,24 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
             cuts.append(p)
             last = p
     return cuts
+
+
+_CUT_POINT_WORDS = MEMO_PREFIX + "cut_point_words"  # never pickled with the lexicons
+
+
+def _cut_point_words(lex: AutomationLexicons) -> tuple[re.Pattern | None, ...]:
+    """The words a point of ``command_cuts`` starts with, one pattern per kind of point: its verbs (two characters
+    or more, of ``_COMMAND_START_KINDS``), the seat and device names, the sequence connectors (``break``). A point
+    is where one of them is found, so a text in which none of them begins at a possible point has no cut."""
+    words = lex.__dict__.get(_CUT_POINT_WORDS)
+    if words is None:
+        verbs = [t for t, cat in lex.action_verbs.category.items() if len(t) >= 2 and cat in _COMMAND_START_KINDS]
+        names = list(lex.positions.category) + list(lex.device_kinds.category)
+        breaks = [t for t, cat in lex.breaks.category.items() if cat == "break"]
+        words = tuple(re.compile("|".join(re.escape(t) for t in sorted(terms, key=lambda t: (-len(t), t))))
+                      if terms else None for terms in (verbs, names, breaks))
+        lex.__dict__[_CUT_POINT_WORDS] = words
+    return words
 
 
 def split_joined_actions(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
