@@ -45,6 +45,23 @@ _SENTENCE_END = frozenset("。；;！!？?\n")
 #: distinct texts whose answer a memoised helper (``per_lexicons``) keeps per lexicons object
 RULE_MEMO = 16384
 
+#: the literal patterns of the rules below, compiled once (``re.search(string, …)`` looks its pattern up per call)
+_HOUR_ONLY = re.compile(r".+点钟?|.+:")
+_AMOUNT_UNIT = re.compile(r"度|%|倍|公里|米|档|级")
+_MINUTES_END = re.compile(r"(半|刻|分)$")
+_SENTENCE_STOPS = re.compile(r"[。！？；!?;]+")
+_BA = re.compile("把")
+_MINUTES_OR_HOUR_END = re.compile(r"(半|刻|分|整|钟)$")
+_BA_LEAD = re.compile(r"把(?:那个|这个)?$")
+_PAUSE_OR_SPACE = re.compile(r"[，,。；;！!？?\s]")
+_AFTER_ONE_OCLOCK = re.compile(r"(钟|半|\d|[一二三四五六七八九十]+分)")
+_CONDITION_TAIL = re.compile(r"(就|便|那么|则|的时候就|都|,|，)+$")
+_DURATION_VERBS = re.compile(r"^(持续|保持|开启|打开|开着|开|维持|共)+")
+_ONE_ITEM = re.compile(r"^(一个|一条|个|条)")
+_REMINDED_ME = re.compile(r"^(一下|我一下|我)+")
+_REMIND_HEAD = re.compile(r"^(提醒我|提醒)(一下)?")
+_NOTE_VERB = re.compile(r"^(记一下|记下|记住|帮我记|记录一下|记录|记)")
+
 
 @dataclass(frozen=True)
 class Span:
@@ -249,9 +266,9 @@ def clock_times(text: str) -> list[tuple[int, int]]:
         return out  # every clock time of SPOKEN_CLOCK holds one of them
     for m in SPOKEN_CLOCK.finditer(text):
         word = m.group()
-        if re.fullmatch(r".+点钟?|.+:", word) or re.match(r"度|%|倍|公里|米|档|级", text[m.end():]):
+        if _HOUR_ONLY.fullmatch(word) or _AMOUNT_UNIT.match(text[m.end():]):
             continue  # no minutes, or a number (一点五度)
-        if word.startswith("一点") and not re.search(r"(半|刻|分)$", word):
+        if word.startswith("一点") and not _MINUTES_END.search(word):
             continue  # 调高一点五: "a bit", not one o'clock
         out.append(m.span())
     return out
@@ -377,7 +394,7 @@ def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicon
             out.append(sp)
             continue
         low = lowered(sp.text)
-        stop = re.search(r"[。！？；!?;]+", sp.text.rstrip("".join(_EDGE_PUNCT)))
+        stop = _SENTENCE_STOPS.search(sp.text.rstrip("".join(_EDGE_PUNCT)))
         if stop and stop.start() > 0:  # 打开加湿器。导航去公司: a sentence ends the request and the condition's scope
             out += split_inside_action(text, [Span("A", sp.start, sp.start + stop.start(), sp.text[:stop.start()], sp.intent),
                                               Span("A", sp.start + stop.end(), sp.end, sp.text[stop.end():])], lex)
@@ -399,7 +416,7 @@ def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicon
             a, b = reminder
             out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent), Span("A", sp.start + b, sp.end, sp.text[b:])]
             continue
-        cut = next((m.start() for m in re.finditer("把", sp.text) if m.start() > 0
+        cut = next((m.start() for m in _BA.finditer(sp.text) if m.start() > 0
                     and _management_after_command(sp.text[:m.start()], sp.text[m.start():], lex)), None)
         if cut is not None:
             out += [Span("A", sp.start, sp.start + cut, sp.text[:cut], sp.intent),
@@ -643,8 +660,8 @@ def time_prefix(low: str, lex: AutomationLexicons) -> int:
     pos, anchored = 0, False
     while pos < len(low):
         m = SPOKEN_CLOCK.match(low, pos)
-        if m and m.end() > pos and not re.match(r"度|%|倍|公里|米|档|级", low[m.end():]) and not (
-                m.group().startswith("一点") and not re.search(r"(半|刻|分|整|钟)$", m.group())):
+        if m and m.end() > pos and not _AMOUNT_UNIT.match(low[m.end():]) and not (
+                m.group().startswith("一点") and not _MINUTES_OR_HOUR_END.search(m.group())):
             pos, anchored = m.end(), True
             continue
         word = lex.time_words.prefix(low[pos:])
@@ -852,7 +869,7 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
     for sp in spans:
         prev = out[-1] if out else None
         if sp.kind == "A":  # 把那个|叫露营的自动化停掉: a 把 (and its demonstrative) left outside starts the action
-            lead = re.search(r"把(?:那个|这个)?$", text[prev.end if prev is not None else 0: sp.start])
+            lead = _BA_LEAD.search(text[prev.end if prev is not None else 0: sp.start])
             if lead:
                 sp = Span("A", lead.start() + (prev.end if prev is not None else 0), sp.end,
                           text[lead.start() + (prev.end if prev is not None else 0): sp.end], sp.intent)
@@ -912,7 +929,7 @@ def _after_joiner(text: str, prev: Span, sp: Span) -> Span:
     a word (打开车库门|和玄|关灯: the object is 玄关灯, not 关灯)."""
     gap = text[prev.end:sp.start]
     for joiner in _OBJECT_JOINERS:
-        if gap.startswith(joiner) and len(gap) > len(joiner) and not re.search(r"[，,。；;！!？?\s]", gap):
+        if gap.startswith(joiner) and len(gap) > len(joiner) and not _PAUSE_OR_SPACE.search(gap):
             start = prev.end + len(joiner)
             return Span("A", start, sp.end, text[start:sp.end], sp.intent)
     return sp
@@ -1095,7 +1112,7 @@ def _has_clock(low: str) -> bool:
     if _CLOCK_MARKS.isdisjoint(low):
         return False  # every match of _CLOCK ends in one of them
     for m in _CLOCK.finditer(low):
-        if m.group(1) == "一" and m.group(2) == "点" and not re.match(r"(钟|半|\d|[一二三四五六七八九十]+分)", low[m.end():]):
+        if m.group(1) == "一" and m.group(2) == "点" and not _AFTER_ONE_OCLOCK.match(low[m.end():]):
             continue
         if m.group(2) in ("号", "日") and _number(m.group(1)) > 31:
             continue  # 九十五号的油, 一百号: a grade or a number, no day of the month
@@ -1239,7 +1256,7 @@ def condition_text(text: str, conditions: Sequence[Span], lex: AutomationLexicon
         return None
     whole = text[conditions[0].start: conditions[-1].end]
     whole = strip_fillers(whole, lex)
-    whole = re.sub(r"(就|便|那么|则|的时候就|都|,|，)+$", "", whole) or whole  # 每次上车都 → 每次上车
+    whole = _CONDITION_TAIL.sub("", whole) or whole  # 每次上车都 → 每次上车
     return whole or None
 
 
@@ -1280,7 +1297,7 @@ def add_missing_verb(action: str, lex: AutomationLexicons) -> str:
 def duration_condition(condition: str | None, durations: Sequence[str]) -> str:
     """Spec 持续时间: ``持续+时间``, or ``触发条件+持续+时间`` when there is a trigger."""
     spoken = "".join(durations)
-    spoken = re.sub(r"^(持续|保持|开启|打开|开着|开|维持|共)+", "", spoken)
+    spoken = _DURATION_VERBS.sub("", spoken)
     return (condition or "") + DURATION + spoken
 
 
@@ -1299,7 +1316,7 @@ def reminder_from_noun(action: str, lex: AutomationLexicons | None = None) -> st
         return action
     if lex is not None and not action.endswith("的提醒") and _switches(m.group("content"), lex):
         return action  # 打开限速提醒, 关闭疲劳提醒: a reminder function switched on or off, no reminder of its own
-    content = re.sub(r"^(一个|一条|个|条)", "", m.group("content"))
+    content = _ONE_ITEM.sub("", m.group("content"))
     return REMIND + content if content else action
 
 
@@ -1317,7 +1334,7 @@ def rewrite_reminder(action: str, lex: AutomationLexicons) -> str:
     if not head:
         return action
     rest = action[len(head):]
-    rest = re.sub(r"^(一下|我一下|我)+", "", rest)
+    rest = _REMINDED_ME.sub("", rest)
     return REMIND + rest
 
 
@@ -1507,7 +1524,7 @@ def is_memo_management(action: str, lex: AutomationLexicons) -> bool:
     low = lowered(action)
     if _MEMO_TOGGLE.match(low):
         return False
-    if low.startswith("提醒") and len(re.sub(r"^(提醒我|提醒)(一下)?", "", low)) > 0:
+    if low.startswith("提醒") and len(_REMIND_HEAD.sub("", low)) > 0:
         return True
     if _COMMUNICATION.search(low):
         return False
@@ -1515,7 +1532,7 @@ def is_memo_management(action: str, lex: AutomationLexicons) -> bool:
     cats = {c for *_, c in found}
     if "item" in cats and cats & {"create", "delete", "modify", "query"}:
         return True
-    return bool(re.match(r"^(记一下|记下|记住|帮我记|记录一下|记录|记)", low)) and len(low) > 2
+    return bool(_NOTE_VERB.match(low)) and len(low) > 2
 
 
 _TRIGGER_WORDS = re.compile(r"如果|要是|假如|一旦|只要|每当|每次|的时候|时候")
