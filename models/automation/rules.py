@@ -22,6 +22,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+import ahocorasick
+
 from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.features.memo import MEMO_PREFIX, per_lexicons
 from fastslow.features.split import join_actionless, pieces_between
@@ -941,7 +943,7 @@ def _said_to_happen_by_itself(before: str, after: str, lex: AutomationLexicons) 
     functions = lex.builtin_functions
     if functions is None or not (is_bare_device(before, lex) or lowered(before) in functions.category):
         return False
-    head = functions.prefix(lowered(after))
+    head = function_prefix(lowered(after), lex)
     return bool(head) and functions.category.get(head) == "self"
 
 
@@ -1312,7 +1314,7 @@ def reminder_from_noun(action: str, lex: AutomationLexicons | None = None) -> st
     if not m or _TOGGLE_ONLY.match(m.group("content")) or m.group("content").startswith(("提醒", "查看", "删除")):
         return action
     if lex is not None and lex.builtin_functions is not None and not action.endswith("的提醒") and any(
-            cat in ("signal", "warning") for *_, cat in lex.builtin_functions.find(lowered(m.group("content")))):
+            cat in ("signal", "warning") for *_, cat in function_words(lowered(m.group("content")), lex)):
         return action
     if lex is not None and not action.endswith("的提醒") and _switches(m.group("content"), lex):
         return action  # 打开限速提醒, 关闭疲劳提醒: a reminder function switched on or off, no reminder of its own
@@ -1600,10 +1602,58 @@ def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexi
         return False
     said = functions.terms("self")  # 自动, 自己: substrings, as a longer function word (自动锁) may hold one
     by_itself = any(word in lowered(a) for a in actions for word in said)
-    if by_itself and any(cat == "part" for *_, cat in functions.find(lowered(condition))):
+    if by_itself and any(cat == "part" for *_, cat in function_words(lowered(condition), lex)):
         # 车窗夹到手的时候自动往回降: what the car works by itself is the part the condition names
         actions = [a if _function_words(a, lex) - {"self"} else condition + a for a in actions]
     return all(builtin_action(a, situation, by_itself, lex) for a in actions)
+
+
+_FUNCTION_AUTOMATON = MEMO_PREFIX + "function_automaton"  # never pickled with the lexicons
+
+
+def _function_automaton(lex: AutomationLexicons):
+    """An Aho-Corasick automaton of the builtin_functions words (valued size, word, category), built once per
+    lexicons object: a pattern of its seven hundred alternatives tries them one by one at every position."""
+    automaton = lex.__dict__.get(_FUNCTION_AUTOMATON)
+    if automaton is None:
+        automaton = ahocorasick.Automaton()
+        for term, cat in lex.builtin_functions.category.items():
+            automaton.add_word(term, (len(term), term, cat))
+        if len(automaton):
+            automaton.make_automaton()
+        lex.__dict__[_FUNCTION_AUTOMATON] = automaton
+    return automaton
+
+
+def _longest_function_words(low: str, lex: AutomationLexicons) -> dict[int, tuple[int, str, str]]:
+    """The longest builtin_functions word starting at each position of ``low``: start -> (size, word, category)."""
+    automaton = _function_automaton(lex)
+    longest: dict[int, tuple[int, str, str]] = {}
+    if len(automaton):
+        for end, hit in automaton.iter(low):
+            start = end - hit[0] + 1
+            best = longest.get(start)
+            if best is None or best[0] < hit[0]:
+                longest[start] = hit
+    return longest
+
+
+def function_words(low: str, lex: AutomationLexicons) -> list[tuple[int, int, str, str]]:
+    """``lex.builtin_functions.find(low)`` (leftmost, longest, not overlapping), from one automaton pass."""
+    longest = _longest_function_words(low, lex)
+    found, pos = [], 0
+    for start in sorted(longest):
+        if start >= pos:
+            size, term, cat = longest[start]
+            pos = start + size
+            found.append((start, pos, term, cat))
+    return found
+
+
+def function_prefix(low: str, lex: AutomationLexicons) -> str | None:
+    """``lex.builtin_functions.prefix(low)``: the longest builtin_functions word ``low`` starts with."""
+    first = _longest_function_words(low, lex).get(0)
+    return first[1] if first is not None else None
 
 
 def _set_time(condition: str, lex: AutomationLexicons) -> bool:
@@ -1617,10 +1667,10 @@ def _function_words(action: str, lex: AutomationLexicons) -> set[str]:
     """The builtin_functions.txt categories said in ``action``, read again in the object after its verb when
     the verb's last character began a longer word (打开车道保持辅助 reads 开车 first, 车道保持辅助 after 打开)."""
     low = lowered(action)
-    found = {cat for *_, cat in lex.builtin_functions.find(low)}
+    found = {cat for *_, cat in function_words(low, lex)}
     verb = lex.action_verbs.prefix(low)
     if verb and len(low) > len(verb):
-        found |= {cat for *_, cat in lex.builtin_functions.find(low[len(verb):])}
+        found |= {cat for *_, cat in function_words(low[len(verb):], lex)}
     return found
 
 
@@ -1641,7 +1691,7 @@ def vehicle_situation(condition: str, lex: AutomationLexicons) -> str | None:
     but a speed the car's own alarm takes (``alarm`` words: 车速超过) makes it an ``alarm``, under which a bare
     reminder or a warning is built-in (车速超过一百二的时候提醒我: the spec's 车辆超速时提醒我 with its number)."""
     low = lowered(condition)
-    found = {cat for *_, cat in lex.builtin_functions.find(low)} - _NO_SITUATION
+    found = {cat for *_, cat in function_words(low, lex)} - _NO_SITUATION
     if not found:
         return None
     if _USER_THRESHOLD.search(low):
@@ -1700,7 +1750,7 @@ def _of_the_car(action: str, lex: AutomationLexicons) -> bool:
 def builtin_function_action(action: str, lex: AutomationLexicons) -> bool:
     """Does the action work a built-in function (a lexicons/builtin_functions.txt term that is no situation,
     part, signal or self word)?"""
-    return any(cat not in _NO_FUNCTION for *_, cat in lex.builtin_functions.find(lowered(action)))
+    return any(cat not in _NO_FUNCTION for *_, cat in function_words(lowered(action), lex))
 
 
 _WARN = re.compile(r"^(?:警告|告警|报警|预警|提示|提醒|警示)")
