@@ -398,7 +398,7 @@ def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicon
             out.append(sp)
             continue
         low = lowered(sp.text)
-        stop = _SENTENCE_STOPS.search(sp.text.rstrip("".join(_EDGE_PUNCT)))
+        stop = _SENTENCE_STOPS.search(sp.text.rstrip(_EDGE_PUNCT))
         if stop and stop.start() > 0:  # 打开加湿器。导航去公司: a sentence ends the request and the condition's scope
             out += split_inside_action(text, [Span("A", sp.start, sp.start + stop.start(), sp.text[:stop.start()], sp.intent),
                                               Span("A", sp.start + stop.end(), sp.end, sp.text[stop.end():])], lex)
@@ -435,13 +435,12 @@ def _condition_said_first(action: str, lex: AutomationLexicons) -> int:
     a suffix trigger of two characters or more, then a whole command); 0 when there is none, or the span is a
     reminder, a memo or a super-task clause (提醒我下班的时候买菜: its time is content)."""
     low = lowered(action)
-    if lex.reminder_verbs.prefix(low) or lex.memo.search(low) or is_super_task_mention(action, lex):
+    if lex.action_verbs.prefix(low) or lex.reminder_verbs.prefix(low):
+        return 0  # said verb first: no condition before its command
+    ends = [b for a, b, _, cat in lex.triggers.find(low) if cat == "suffix" and b - a >= 2 and 0 < a and b < len(low)]
+    if not ends or lex.memo.search(low) or is_super_task_mention(action, lex):
         return 0
-    for a, b, _, cat in lex.triggers.find(low):
-        if cat == "suffix" and b - a >= 2 and 0 < a and b < len(low) and _is_plain_command(action[b:], lex) \
-                and not lex.action_verbs.prefix(low):
-            return b
-    return 0
+    return next((b for b in ends if _is_plain_command(action[b:], lex)), 0)
 
 
 def _sequence_gap(gap: str, lex: AutomationLexicons) -> bool:
@@ -1069,7 +1068,7 @@ _DONE_AFTER = 5
 def done_tail(text: str, lex: AutomationLexicons) -> int:
     """How many characters at the end of ``text`` say "that will do" (fillers.txt, category ``done``: 就行,
     就好了) after a request of five characters or more; 0 otherwise. Its 就 is no condition's."""
-    low = lowered(text).rstrip("".join(_EDGE_PUNCT))
+    low = lowered(text).rstrip(_EDGE_PUNCT)
     for a, b, _, cat in lex.fillers.find(low):
         if cat == "done" and b == len(low) and a >= _DONE_AFTER and not any(
                 oa < a < ob or ob == a for oa, ob, *_ in lex.once.find(low)):  # 一次就好: a once marker of its own
