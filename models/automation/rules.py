@@ -199,7 +199,11 @@ def demote_signalless_conditions(text: str, spans: Sequence[Span], lex: Automati
     """A condition span naming a seat, direction or device with no condition signal of its own outside
     those names (副驾座椅往前挪一点, 主驾后|视镜往下调) is a plain command, not a condition: it becomes an
     action, joined to an action span that touches it. One followed by 就 / 便 / 那么 stays."""
+    if not any(sp.kind == "C" for sp in spans):
+        return list(spans)  # nothing to demote, and only a demoted condition joins an action
     masked = signal_text(text, lex)
+    if "\x00" not in masked:
+        return list(spans)  # no name blanked out: no condition names one
     then = lex.triggers.terms("then")
     out: list[Span] = []
     demoted = False  # was the last span of ``out`` a demoted condition?
@@ -234,6 +238,17 @@ def _condition_starts(low: str, lex: AutomationLexicons, events: bool) -> list[i
         if subjects is not None:
             starts += [a for a, _, _, cat in subjects.find(low) if cat != "start"]  # start: _spoken_condition_starts
     return sorted(set(starts))
+
+
+@per_lexicons(RULE_MEMO)
+def may_hold_command(text: str, lex: AutomationLexicons) -> bool:
+    """Can a piece of ``text`` be a whole plain command (``_is_plain_command``)? Only if ``text`` holds an action
+    verb, a reminder verb or a memo word (every plain command does: its verb, or ``has_verb``). Exact for every
+    piece when ``text`` has no Σ, the one letter whose lower case depends on the letters around it."""
+    if "Σ" in text:
+        return True
+    low = lowered(text)
+    return bool(lex.action_verbs.search(low) or lex.reminder_verbs.search(low) or lex.memo.search(low))
 
 
 @per_lexicons(RULE_MEMO)
@@ -351,9 +366,9 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
     for k, sp in enumerate(ordered):
         nxt = ordered[k + 1] if k + 1 < len(ordered) else None
         cut, cut_head = None, 0
-        if sp.kind == "C" or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
-                              and not sentence_break(text, sp.end, nxt.start)
-                              and not lex.reminder_verbs.prefix(lowered(sp.text))):
+        if (sp.kind == "C" and may_hold_command(sp.text, lex)) or (
+                sp.kind == "A" and nxt is not None and nxt.kind == "A" and not sentence_break(text, sp.end, nxt.start)
+                and not lex.reminder_verbs.prefix(lowered(sp.text))):
             low = lowered(sp.text)
             starts = _condition_starts(low, lex, events=sp.kind == "C")
             if sp.kind == "C" or _ends_in_suffix_trigger(low, lex):  # 关上天窗|到服务区的时候, 关掉电视机|我睡着以后
@@ -697,6 +712,8 @@ def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
     """Where the condition ends in a first action span that holds one (前方有行人突然横穿时|自动紧急制动): after a
     suffix trigger (时, 的时候, 以后) with no whole command before it and a command or a built-in function
     after it. None when the span is one request (打开空调, 查一下明天什么时候下雨)."""
+    if lex.triggers.search(lowered(action)) is None:
+        return None  # no trigger word at all (blanking names out only takes triggers away)
     low = lowered(signal_text(action, lex))
     for _, e, term, cat in lex.triggers.find(low):
         if cat != "suffix" or e >= len(action) or len(term) < 2 and term != "时":
