@@ -660,6 +660,8 @@ def leading_time_condition(text: str, spans: Sequence[Span], lex: AutomationLexi
     first = out[0]
     low = lowered(first.text)
     end = time_prefix(low, lex)
+    if not 0 < end < len(low):
+        return out  # no time point said first, or nothing after it
     rest = strip_fillers(first.text[end:], lex)
     head = lex.action_verbs.prefix(lowered(rest)) or ""
     starts = len(head) >= 2 or lex.reminder_verbs.prefix(lowered(rest)) or rest.startswith(("把", "给"))
@@ -1601,10 +1603,25 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
     cond = lowered(condition)
     if any(word in cond for word in lex.triggers.terms("and", "or")):
         return False  # a built-in behaviour has one fixed trigger; 且 / 或 compounds are the user's own
-    for b in lex.builtins:
+    said = _builtin_condition_words(lex)
+    for b in (lex.builtins if said is not None and said.search(cond) else ()):
         if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b) for a in actions):
             return True
     return builtin_by_class(cond, actions, lex)
+
+
+_BUILTIN_CONDITIONS = MEMO_PREFIX + "builtin_conditions"  # never pickled with the lexicons
+
+
+def _builtin_condition_words(lex: AutomationLexicons) -> re.Pattern | None:
+    """One pattern of every condition word of the built-in behaviours: a condition with none of them is none of
+    theirs (None when there are no such words)."""
+    pattern = lex.__dict__.get(_BUILTIN_CONDITIONS, False)
+    if pattern is False:
+        words = sorted({w for b in lex.builtins for w in b.condition_words}, key=lambda w: (-len(w), w))
+        pattern = re.compile("|".join(re.escape(w) for w in words)) if words else None
+        lex.__dict__[_BUILTIN_CONDITIONS] = pattern
+    return pattern
 
 
 def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
