@@ -1166,7 +1166,7 @@ def has_verb(text: str, lex: AutomationLexicons) -> bool:
     low = lowered(text)
     for a, b, _, _ in reversed(lex.device_kinds.find(low)):
         low = low[:a] + "\x00" * (b - a) + low[b:]
-    return any(True for _ in lex.action_verbs.find(low)) or bool(lex.reminder_verbs.search(low)) \
+    return lex.action_verbs.search(low) is not None or bool(lex.reminder_verbs.search(low)) \
         or bool(lex.memo.search(low) and any(c != "item" for *_, c in lex.memo.find(low)))
 
 
