@@ -423,14 +423,15 @@ def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicon
             out += [Span("C", sp.start, sp.start + said_first, sp.text[:said_first]),
                     Span("A", sp.start + said_first, sp.end, sp.text[said_first:], sp.intent)]
             continue
-        ends = [(a, b) for a, b, _, cat in lex.scope_end.find(low) if cat == "scope_end" and 0 < a and b < len(low)]
+        ends = [(a, b) for a, b, _, cat in lex.scope_end.find(low) if cat == "scope_end" and 0 < a and b < len(low)] \
+            if lex.scope_end.search(low) else []  # (one search first: most spans hold no scope end at all)
         if ends:
             a, b = ends[0]
             out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent),
                     Span("E", sp.start + a, sp.start + b, sp.text[a:b]), Span("A", sp.start + b, sp.end, sp.text[b:])]
             continue
         reminder = next(((a, b) for a, b, _, cat in lex.breaks.find(low) if cat == "break" and a > 0
-                         and lex.reminder_verbs.prefix(low[b:])), None)
+                         and lex.reminder_verbs.prefix(low[b:])), None) if lex.breaks.search(low) else None
         if reminder is not None:  # 仪表上亮灯|并且|提醒我: a reminder after a sequence connector is its own request
             a, b = reminder
             out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent), Span("A", sp.start + b, sp.end, sp.text[b:])]
