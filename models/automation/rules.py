@@ -1191,6 +1191,8 @@ def is_super_task_mention(text: str, lex: AutomationLexicons) -> bool:
     """Spec 超级任务: names a super-task keyword (自动化, 智能场景, HyperTask, ...), or changes,
     deletes or cancels a named habit or rule (删除回家习惯)."""
     low = lowered(text)
+    if lex.super_task.search(low) is None:
+        return False  # no keyword and no named habit
     cats = {c for *_, c in lex.super_task.find(low)}
     if "keyword" in cats:
         return True
@@ -1299,7 +1301,7 @@ _BARE_REST = re.compile(r"^[的和与、,，\s]*$")
 def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
     """Only device (and seat) names, nothing else: ``座椅加热``, ``主驾座椅通风``, ``客厅灯``."""
     low = lowered(text)
-    devices = lex.device_kinds.find(low)
+    devices = lex.device_kinds.find(low) if lex.device_kinds.search(low) else None
     if not devices:
         return False
     for a, b, _, _ in sorted(devices + lex.positions.find(low), reverse=True):
@@ -1445,6 +1447,8 @@ def without_once(text: str, lex: AutomationLexicons) -> tuple[str, bool]:
     edge of a condition or an action span is no part of it: (the text without it, whether one was
     there). 明天八点仅此一次 → (明天八点, True); 打开空调只执行这一次 → (打开空调, True)."""
     found = False
+    if lex.once.search(lowered(text)) is None:
+        return text, found  # no once marker anywhere: nothing to take off
     prev = None
     while prev != text and text:
         prev = text
@@ -1551,8 +1555,7 @@ def is_memo_management(action: str, lex: AutomationLexicons) -> bool:
         return True
     if _COMMUNICATION.search(low):
         return False
-    found = lex.memo.find(low)
-    cats = {c for *_, c in found}
+    cats = {c for *_, c in lex.memo.find(low)} if lex.memo.search(low) else set()
     if "item" in cats and cats & {"create", "delete", "modify", "query"}:
         return True
     return bool(_NOTE_VERB.match(low)) and len(low) > 2
