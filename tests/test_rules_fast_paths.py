@@ -234,3 +234,14 @@ def test_plain_groups_of_one_piece_are_the_groups_of_its_joined_piece():
         assert join_actionless([(0, 7)], [flag]) == [(0, 7)]
     assert [g.subqueries for g in rules.plain_groups("太暗了", LEX)] == [["太暗了"]]
     assert [g.subqueries for g in rules.plain_groups("打开空调然后播放音乐", LEX)] == [["打开空调", "播放音乐"]]
+
+
+# ---- the premise of every "one search first" exit: a class holds no word of a text exactly when it finds none
+
+def test_every_word_class_searches_in_vain_exactly_where_it_finds_nothing():
+    matchers = {name: m for name, m in vars(LEX).items() if hasattr(m, "find") and hasattr(m, "search")}
+    assert len(matchers) >= 16
+    for text in PIECES[::3]:
+        low = rules.lowered(text)
+        for name, matcher in matchers.items():
+            assert (matcher.search(low) is None) == (not matcher.find(low)), (name, text)
