@@ -22,8 +22,10 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
+import ahocorasick
+
 from fastslow.features.automation_lexicons import AutomationLexicons
-from fastslow.features.memo import per_lexicons
+from fastslow.features.memo import MEMO_PREFIX, per_lexicons
 from fastslow.features.split import join_actionless, pieces_between
 from fastslow.features.spoken import chinese_to_int
 from fastslow.features.normalise import chinese_punctuation, surface, without_final_stop, without_spaces_near_chinese
@@ -44,6 +46,23 @@ _EDGE_PUNCT = " \t,，、;；:：。.!！?？~～…\"'“”‘’()（）[]【
 _SENTENCE_END = frozenset("。；;！!？?\n")
 #: distinct texts whose answer a memoised helper (``per_lexicons``) keeps per lexicons object
 RULE_MEMO = 16384
+
+#: the literal patterns of the rules below, compiled once (``re.search(string, …)`` looks its pattern up per call)
+_HOUR_ONLY = re.compile(r".+点钟?|.+:")
+_AMOUNT_UNIT = re.compile(r"度|%|倍|公里|米|档|级")
+_MINUTES_END = re.compile(r"(半|刻|分)$")
+_SENTENCE_STOPS = re.compile(r"[。！？；!?;]+")
+_BA = re.compile("把")
+_MINUTES_OR_HOUR_END = re.compile(r"(半|刻|分|整|钟)$")
+_BA_LEAD = re.compile(r"把(?:那个|这个)?$")
+_PAUSE_OR_SPACE = re.compile(r"[，,。；;！!？?\s]")
+_AFTER_ONE_OCLOCK = re.compile(r"(钟|半|\d|[一二三四五六七八九十]+分)")
+_CONDITION_TAIL = re.compile(r"(就|便|那么|则|的时候就|都|,|，)+$")
+_DURATION_VERBS = re.compile(r"^(持续|保持|开启|打开|开着|开|维持|共)+")
+_ONE_ITEM = re.compile(r"^(一个|一条|个|条)")
+_REMINDED_ME = re.compile(r"^(一下|我一下|我)+")
+_REMIND_HEAD = re.compile(r"^(提醒我|提醒)(一下)?")
+_NOTE_VERB = re.compile(r"^(记一下|记下|记住|帮我记|记录一下|记录|记)")
 
 
 @dataclass(frozen=True)
@@ -128,16 +147,25 @@ def spans_to_tags(text: str, spans: Sequence[Span]) -> list[str]:
 
 
 def tags_to_spans(text: str, tags: Sequence[str]) -> list[Span]:
-    """Spans of a BIO tag sequence; an ``I-`` without its ``B-`` starts a span (lenient decoding)."""
-    spans, kind, start = [], None, 0
+    """Spans of a BIO tag sequence; an ``I-`` without its ``B-`` starts a span (lenient decoding).
+
+    A span goes on while the tag is ``I-`` of its kind; any other tag ends it, and a ``B-`` or ``I-`` of a
+    span kind starts the next one."""
+    spans, kind, start, going_on = [], None, 0, None
     for i, tag in enumerate(list(tags)[: len(text)] + ["O"]):
-        prefix, _, k = tag.partition("-")
-        if kind is not None and (prefix != "I" or k != kind):
+        if tag == going_on:
+            continue
+        if kind is not None:
             spans.append(Span(kind, start, i, text[start:i]))
-            kind = None
-        if prefix in ("B", "I") and kind is None and k in SPAN_KINDS:
-            kind, start = k, i
+            kind = going_on = None
+        opens = _OPENING_TAGS.get(tag)
+        if opens is not None:
+            kind, start, going_on = opens, i, "I-" + opens
     return spans
+
+
+#: the tags that start a span (``B-C``, ``I-C`` …) and its kind
+_OPENING_TAGS = {f"{prefix}-{kind}": kind for prefix in "BI" for kind in SPAN_KINDS}
 
 
 @per_lexicons(RULE_MEMO)
@@ -171,7 +199,11 @@ def demote_signalless_conditions(text: str, spans: Sequence[Span], lex: Automati
     """A condition span naming a seat, direction or device with no condition signal of its own outside
     those names (副驾座椅往前挪一点, 主驾后|视镜往下调) is a plain command, not a condition: it becomes an
     action, joined to an action span that touches it. One followed by 就 / 便 / 那么 stays."""
+    if not any(sp.kind == "C" for sp in spans):
+        return list(spans)  # nothing to demote, and only a demoted condition joins an action
     masked = signal_text(text, lex)
+    if "\x00" not in masked:
+        return list(spans)  # no name blanked out: no condition names one
     then = lex.triggers.terms("then")
     out: list[Span] = []
     demoted = False  # was the last span of ``out`` a demoted condition?
@@ -208,6 +240,18 @@ def _condition_starts(low: str, lex: AutomationLexicons, events: bool) -> list[i
     return sorted(set(starts))
 
 
+@per_lexicons(RULE_MEMO)
+def may_hold_command(text: str, lex: AutomationLexicons) -> bool:
+    """Can a piece of ``text`` be a whole plain command (``_is_plain_command``)? Only if ``text`` holds an action
+    verb, a reminder verb or a memo word (every plain command does: its verb, or ``has_verb``). Exact for every
+    piece when ``text`` has no Σ, the one letter whose lower case depends on the letters around it."""
+    if "Σ" in text:
+        return True
+    low = lowered(text)
+    return bool(lex.action_verbs.search(low) or lex.reminder_verbs.search(low) or lex.memo.search(low))
+
+
+@per_lexicons(RULE_MEMO)
 def _is_plain_command(text: str, lex: AutomationLexicons) -> bool:
     """A request that is whole on its own and holds no trigger word (an event may be its object: 导航回家):
     it starts with a verb of two characters or more and has an object (打开空调, 查一下今天的路况: a time in
@@ -215,16 +259,18 @@ def _is_plain_command(text: str, lex: AutomationLexicons) -> bool:
     text = strip_fillers(text, lex)
     if len(text) < 3:
         return False
-    masked = signal_text(text, lex)
-    if any(cat != "prefix" or b - a >= 2 for a, b, _, cat in lex.triggers.find(masked)):
-        return False  # a trigger of its own (且, 时, 如果, 超过): part of a condition (an event, 回家, is not)
     low = lowered(text)
     head = lex.action_verbs.prefix(low)
     if head and len(head) >= 2 and len(low) > len(head):
-        return not has_time_expression(low[:len(head)], lex)  # 查一下今天的路况: a time in its object is content
-    if has_time_expression(text, lex):
+        if has_time_expression(low[:len(head)], lex):
+            return False  # 查一下今天的路况: a time in its object is content, in its verb it is not
+    elif has_time_expression(text, lex) or not ((devices_in(text, lex) or low.startswith("把")) and has_verb(text, lex)):
         return False
-    return bool((devices_in(text, lex) or low.startswith("把")) and has_verb(text, lex))
+    # last, as the dearest test: a trigger of its own (且, 时, 如果, 超过) makes it part of a condition (an event,
+    # 回家, does not); blanking names out only takes triggers away, so a text without any trigger word has none
+    if lex.triggers.search(low) is None:
+        return True
+    return not any(cat != "prefix" or b - a >= 2 for a, b, _, cat in lex.triggers.find(signal_text(text, lex)))
 
 
 #: a spoken clock time, minutes included: 七点四十五, 八点半, 十二点零五, 三点一刻, 7点45, 7:45
@@ -235,11 +281,13 @@ SPOKEN_CLOCK = re.compile(
 def clock_times(text: str) -> list[tuple[int, int]]:
     """(start, end) of every spoken clock time of ``text`` that has minutes (七点四十五, 八点半, 十二点整)."""
     out = []
+    if "点" not in text and ":" not in text:
+        return out  # every clock time of SPOKEN_CLOCK holds one of them
     for m in SPOKEN_CLOCK.finditer(text):
         word = m.group()
-        if re.fullmatch(r".+点钟?|.+:", word) or re.match(r"度|%|倍|公里|米|档|级", text[m.end():]):
+        if _HOUR_ONLY.fullmatch(word) or _AMOUNT_UNIT.match(text[m.end():]):
             continue  # no minutes, or a number (一点五度)
-        if word.startswith("一点") and not re.search(r"(半|刻|分)$", word):
+        if word.startswith("一点") and not _MINUTES_END.search(word):
             continue  # 调高一点五: "a bit", not one o'clock
         out.append(m.span())
     return out
@@ -293,6 +341,8 @@ def _spoken_condition_starts(low: str, lex: AutomationLexicons) -> list[int]:
 def _time_starts(low: str, lex: AutomationLexicons) -> list[int]:
     """Where a time point begins in ``low``: a day, weekday or period word (明天, 周五, 晚上) or a clock time."""
     starts = [a for a, _, _, cat in lex.time_words.find(low) if cat in ("day", "week", "period")]
+    if _CLOCK_MARKS.isdisjoint(low):
+        return starts
     return starts + [m.start() for m in _CLOCK.finditer(low) if _has_clock(m.group())]
 
 
@@ -316,9 +366,9 @@ def split_run_on(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> l
     for k, sp in enumerate(ordered):
         nxt = ordered[k + 1] if k + 1 < len(ordered) else None
         cut, cut_head = None, 0
-        if sp.kind == "C" or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
-                              and not sentence_break(text, sp.end, nxt.start)
-                              and not lex.reminder_verbs.prefix(lowered(sp.text))):
+        if (sp.kind == "C" and may_hold_command(sp.text, lex)) or (
+                sp.kind == "A" and nxt is not None and nxt.kind == "A" and not sentence_break(text, sp.end, nxt.start)
+                and not lex.reminder_verbs.prefix(lowered(sp.text))):
             low = lowered(sp.text)
             starts = _condition_starts(low, lex, events=sp.kind == "C")
             if sp.kind == "C" or _ends_in_suffix_trigger(low, lex):  # 关上天窗|到服务区的时候, 关掉电视机|我睡着以后
@@ -363,7 +413,7 @@ def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicon
             out.append(sp)
             continue
         low = lowered(sp.text)
-        stop = re.search(r"[。！？；!?;]+", sp.text.rstrip("".join(_EDGE_PUNCT)))
+        stop = _SENTENCE_STOPS.search(sp.text.rstrip(_EDGE_PUNCT))
         if stop and stop.start() > 0:  # 打开加湿器。导航去公司: a sentence ends the request and the condition's scope
             out += split_inside_action(text, [Span("A", sp.start, sp.start + stop.start(), sp.text[:stop.start()], sp.intent),
                                               Span("A", sp.start + stop.end(), sp.end, sp.text[stop.end():])], lex)
@@ -373,19 +423,20 @@ def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicon
             out += [Span("C", sp.start, sp.start + said_first, sp.text[:said_first]),
                     Span("A", sp.start + said_first, sp.end, sp.text[said_first:], sp.intent)]
             continue
-        ends = [(a, b) for a, b, _, cat in lex.scope_end.find(low) if cat == "scope_end" and 0 < a and b < len(low)]
+        ends = [(a, b) for a, b, _, cat in lex.scope_end.find(low) if cat == "scope_end" and 0 < a and b < len(low)] \
+            if lex.scope_end.search(low) else []  # (one search first: most spans hold no scope end at all)
         if ends:
             a, b = ends[0]
             out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent),
                     Span("E", sp.start + a, sp.start + b, sp.text[a:b]), Span("A", sp.start + b, sp.end, sp.text[b:])]
             continue
         reminder = next(((a, b) for a, b, _, cat in lex.breaks.find(low) if cat == "break" and a > 0
-                         and lex.reminder_verbs.prefix(low[b:])), None)
+                         and lex.reminder_verbs.prefix(low[b:])), None) if lex.breaks.search(low) else None
         if reminder is not None:  # 仪表上亮灯|并且|提醒我: a reminder after a sequence connector is its own request
             a, b = reminder
             out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent), Span("A", sp.start + b, sp.end, sp.text[b:])]
             continue
-        cut = next((m.start() for m in re.finditer("把", sp.text) if m.start() > 0
+        cut = next((m.start() for m in _BA.finditer(sp.text) if m.start() > 0
                     and _management_after_command(sp.text[:m.start()], sp.text[m.start():], lex)), None)
         if cut is not None:
             out += [Span("A", sp.start, sp.start + cut, sp.text[:cut], sp.intent),
@@ -400,13 +451,12 @@ def _condition_said_first(action: str, lex: AutomationLexicons) -> int:
     a suffix trigger of two characters or more, then a whole command); 0 when there is none, or the span is a
     reminder, a memo or a super-task clause (提醒我下班的时候买菜: its time is content)."""
     low = lowered(action)
-    if lex.reminder_verbs.prefix(low) or lex.memo.search(low) or is_super_task_mention(action, lex):
+    if lex.action_verbs.prefix(low) or lex.reminder_verbs.prefix(low):
+        return 0  # said verb first: no condition before its command
+    ends = [b for a, b, _, cat in lex.triggers.find(low) if cat == "suffix" and b - a >= 2 and 0 < a and b < len(low)]
+    if not ends or lex.memo.search(low) or is_super_task_mention(action, lex):
         return 0
-    for a, b, _, cat in lex.triggers.find(low):
-        if cat == "suffix" and b - a >= 2 and 0 < a and b < len(low) and _is_plain_command(action[b:], lex) \
-                and not lex.action_verbs.prefix(low):
-            return b
-    return 0
+    return next((b for b in ends if _is_plain_command(action[b:], lex)), 0)
 
 
 def _sequence_gap(gap: str, lex: AutomationLexicons) -> bool:
@@ -494,6 +544,10 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     if len(text) < 6:
         return []  # a cut leaves a whole command of three characters or more on each side (_is_plain_command)
     low = lowered(text)
+    last_point = len(text) - 3
+    if not any(word is not None and (m := word.search(low, 3)) is not None and m.start() <= last_point
+               for word in _cut_point_words(lex)):
+        return []  # no verb, name or sequence connector begins where a cut could be: no point below
     verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in _COMMAND_START_KINDS}
     names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
@@ -513,6 +567,24 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
             cuts.append(p)
             last = p
     return cuts
+
+
+_CUT_POINT_WORDS = MEMO_PREFIX + "cut_point_words"  # never pickled with the lexicons
+
+
+def _cut_point_words(lex: AutomationLexicons) -> tuple[re.Pattern | None, ...]:
+    """The words a point of ``command_cuts`` starts with, one pattern per kind of point: its verbs (two characters
+    or more, of ``_COMMAND_START_KINDS``), the seat and device names, the sequence connectors (``break``). A point
+    is where one of them is found, so a text in which none of them begins at a possible point has no cut."""
+    words = lex.__dict__.get(_CUT_POINT_WORDS)
+    if words is None:
+        verbs = [t for t, cat in lex.action_verbs.category.items() if len(t) >= 2 and cat in _COMMAND_START_KINDS]
+        names = list(lex.positions.category) + list(lex.device_kinds.category)
+        breaks = [t for t, cat in lex.breaks.category.items() if cat == "break"]
+        words = tuple(re.compile("|".join(re.escape(t) for t in sorted(terms, key=lambda t: (-len(t), t))))
+                      if terms else None for terms in (verbs, names, breaks))
+        lex.__dict__[_CUT_POINT_WORDS] = words
+    return words
 
 
 def split_joined_actions(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
@@ -589,6 +661,8 @@ def leading_time_condition(text: str, spans: Sequence[Span], lex: AutomationLexi
     first = out[0]
     low = lowered(first.text)
     end = time_prefix(low, lex)
+    if not 0 < end < len(low):
+        return out  # no time point said first, or nothing after it
     rest = strip_fillers(first.text[end:], lex)
     head = lex.action_verbs.prefix(lowered(rest)) or ""
     starts = len(head) >= 2 or lex.reminder_verbs.prefix(lowered(rest)) or rest.startswith(("把", "给"))
@@ -607,8 +681,8 @@ def time_prefix(low: str, lex: AutomationLexicons) -> int:
     pos, anchored = 0, False
     while pos < len(low):
         m = SPOKEN_CLOCK.match(low, pos)
-        if m and m.end() > pos and not re.match(r"度|%|倍|公里|米|档|级", low[m.end():]) and not (
-                m.group().startswith("一点") and not re.search(r"(半|刻|分|整|钟)$", m.group())):
+        if m and m.end() > pos and not _AMOUNT_UNIT.match(low[m.end():]) and not (
+                m.group().startswith("一点") and not _MINUTES_OR_HOUR_END.search(m.group())):
             pos, anchored = m.end(), True
             continue
         word = lex.time_words.prefix(low[pos:])
@@ -641,6 +715,8 @@ def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
     """Where the condition ends in a first action span that holds one (前方有行人突然横穿时|自动紧急制动): after a
     suffix trigger (时, 的时候, 以后) with no whole command before it and a command or a built-in function
     after it. None when the span is one request (打开空调, 查一下明天什么时候下雨)."""
+    if lex.triggers.search(lowered(action)) is None:
+        return None  # no trigger word at all (blanking names out only takes triggers away)
     low = lowered(signal_text(action, lex))
     for _, e, term, cat in lex.triggers.find(low):
         if cat != "suffix" or e >= len(action) or len(term) < 2 and term != "时":
@@ -772,6 +848,7 @@ def give_back_subject(text: str, spans: Sequence[Span], lex: AutomationLexicons)
     return out
 
 
+@per_lexicons(RULE_MEMO)
 def is_fragment(action: str, lex: AutomationLexicons) -> bool:
     """An action span that is no request on its own: only a verb (打开, 拉上), only a negation (千万别) or a
     把 object without its verb (把窗帘). A bare device (座椅加热) is a request: the missing-verb rule completes it."""
@@ -815,7 +892,7 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
     for sp in spans:
         prev = out[-1] if out else None
         if sp.kind == "A":  # 把那个|叫露营的自动化停掉: a 把 (and its demonstrative) left outside starts the action
-            lead = re.search(r"把(?:那个|这个)?$", text[prev.end if prev is not None else 0: sp.start])
+            lead = _BA_LEAD.search(text[prev.end if prev is not None else 0: sp.start])
             if lead:
                 sp = Span("A", lead.start() + (prev.end if prev is not None else 0), sp.end,
                           text[lead.start() + (prev.end if prev is not None else 0): sp.end], sp.intent)
@@ -875,7 +952,7 @@ def _after_joiner(text: str, prev: Span, sp: Span) -> Span:
     a word (打开车库门|和玄|关灯: the object is 玄关灯, not 关灯)."""
     gap = text[prev.end:sp.start]
     for joiner in _OBJECT_JOINERS:
-        if gap.startswith(joiner) and len(gap) > len(joiner) and not re.search(r"[，,。；;！!？?\s]", gap):
+        if gap.startswith(joiner) and len(gap) > len(joiner) and not _PAUSE_OR_SPACE.search(gap):
             start = prev.end + len(joiner)
             return Span("A", start, sp.end, text[start:sp.end], sp.intent)
     return sp
@@ -887,7 +964,7 @@ def _said_to_happen_by_itself(before: str, after: str, lex: AutomationLexicons) 
     functions = lex.builtin_functions
     if functions is None or not (is_bare_device(before, lex) or lowered(before) in functions.category):
         return False
-    head = functions.prefix(lowered(after))
+    head = function_prefix(lowered(after), lex)
     return bool(head) and functions.category.get(head) == "self"
 
 
@@ -1011,7 +1088,7 @@ _DONE_AFTER = 5
 def done_tail(text: str, lex: AutomationLexicons) -> int:
     """How many characters at the end of ``text`` say "that will do" (fillers.txt, category ``done``: 就行,
     就好了) after a request of five characters or more; 0 otherwise. Its 就 is no condition's."""
-    low = lowered(text).rstrip("".join(_EDGE_PUNCT))
+    low = lowered(text).rstrip(_EDGE_PUNCT)
     for a, b, _, cat in lex.fillers.find(low):
         if cat == "done" and b == len(low) and a >= _DONE_AFTER and not any(
                 oa < a < ob or ob == a for oa, ob, *_ in lex.once.find(low)):  # 一次就好: a once marker of its own
@@ -1035,9 +1112,12 @@ _SOFT_SUFFIX_MIN = 3
 
 _CN_NUM = "零一二两三四五六七八九十百半"
 _CLOCK = re.compile(rf"(\d+|[{_CN_NUM}]+)(点|點|:\d\d|号|日|月份|月)")
+#: a character every match of ``_CLOCK`` holds
+_CLOCK_MARKS = frozenset("点點:号日月")
 _DURATION_AFTER = re.compile(rf"(\d+|[{_CN_NUM}几]+)(个)?(分钟|小时|钟头|秒钟|秒|天|周|刻钟)(后|以后|之后)")
 
 
+@per_lexicons(RULE_MEMO)
 def has_time_expression(text: str, lex: AutomationLexicons) -> bool:
     """A time point, period, day, weekday or delay (明天, 晚上, 八点, 周五, 十分钟后) in ``text``.
 
@@ -1052,8 +1132,10 @@ def has_time_expression(text: str, lex: AutomationLexicons) -> bool:
 
 def _has_clock(low: str) -> bool:
     """A clock time or a date (八点, 7:45, 五号) in ``low``; ``一点`` only as a clock time (一点钟, 一点半)."""
+    if _CLOCK_MARKS.isdisjoint(low):
+        return False  # every match of _CLOCK ends in one of them
     for m in _CLOCK.finditer(low):
-        if m.group(1) == "一" and m.group(2) == "点" and not re.match(r"(钟|半|\d|[一二三四五六七八九十]+分)", low[m.end():]):
+        if m.group(1) == "一" and m.group(2) == "点" and not _AFTER_ONE_OCLOCK.match(low[m.end():]):
             continue
         if m.group(2) in ("号", "日") and _number(m.group(1)) > 31:
             continue  # 九十五号的油, 一百号: a grade or a number, no day of the month
@@ -1085,7 +1167,7 @@ def has_verb(text: str, lex: AutomationLexicons) -> bool:
     low = lowered(text)
     for a, b, _, _ in reversed(lex.device_kinds.find(low)):
         low = low[:a] + "\x00" * (b - a) + low[b:]
-    return any(True for _ in lex.action_verbs.find(low)) or bool(lex.reminder_verbs.search(low)) \
+    return lex.action_verbs.search(low) is not None or bool(lex.reminder_verbs.search(low)) \
         or bool(lex.memo.search(low) and any(c != "item" for *_, c in lex.memo.find(low)))
 
 
@@ -1104,10 +1186,13 @@ class RawGroup:
     management: bool = False  # a super-task management clause: always its own `default` group
 
 
+@per_lexicons(RULE_MEMO)
 def is_super_task_mention(text: str, lex: AutomationLexicons) -> bool:
     """Spec 超级任务: names a super-task keyword (自动化, 智能场景, HyperTask, ...), or changes,
     deletes or cancels a named habit or rule (删除回家习惯)."""
     low = lowered(text)
+    if lex.super_task.search(low) is None:
+        return False  # no keyword and no named habit
     cats = {c for *_, c in lex.super_task.find(low)}
     if "keyword" in cats:
         return True
@@ -1196,7 +1281,7 @@ def condition_text(text: str, conditions: Sequence[Span], lex: AutomationLexicon
         return None
     whole = text[conditions[0].start: conditions[-1].end]
     whole = strip_fillers(whole, lex)
-    whole = re.sub(r"(就|便|那么|则|的时候就|都|,|，)+$", "", whole) or whole  # 每次上车都 → 每次上车
+    whole = _CONDITION_TAIL.sub("", whole) or whole  # 每次上车都 → 每次上车
     return whole or None
 
 
@@ -1216,7 +1301,7 @@ _BARE_REST = re.compile(r"^[的和与、,，\s]*$")
 def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
     """Only device (and seat) names, nothing else: ``座椅加热``, ``主驾座椅通风``, ``客厅灯``."""
     low = lowered(text)
-    devices = lex.device_kinds.find(low)
+    devices = lex.device_kinds.find(low) if lex.device_kinds.search(low) else None
     if not devices:
         return False
     for a, b, _, _ in sorted(devices + lex.positions.find(low), reverse=True):
@@ -1237,7 +1322,7 @@ def add_missing_verb(action: str, lex: AutomationLexicons) -> str:
 def duration_condition(condition: str | None, durations: Sequence[str]) -> str:
     """Spec 持续时间: ``持续+时间``, or ``触发条件+持续+时间`` when there is a trigger."""
     spoken = "".join(durations)
-    spoken = re.sub(r"^(持续|保持|开启|打开|开着|开|维持|共)+", "", spoken)
+    spoken = _DURATION_VERBS.sub("", spoken)
     return (condition or "") + DURATION + spoken
 
 
@@ -1252,11 +1337,11 @@ def reminder_from_noun(action: str, lex: AutomationLexicons | None = None) -> st
     if not m or _TOGGLE_ONLY.match(m.group("content")) or m.group("content").startswith(("提醒", "查看", "删除")):
         return action
     if lex is not None and lex.builtin_functions is not None and not action.endswith("的提醒") and any(
-            cat in ("signal", "warning") for *_, cat in lex.builtin_functions.find(lowered(m.group("content")))):
+            cat in ("signal", "warning") for *_, cat in function_words(lowered(m.group("content")), lex)):
         return action
     if lex is not None and not action.endswith("的提醒") and _switches(m.group("content"), lex):
         return action  # 打开限速提醒, 关闭疲劳提醒: a reminder function switched on or off, no reminder of its own
-    content = re.sub(r"^(一个|一条|个|条)", "", m.group("content"))
+    content = _ONE_ITEM.sub("", m.group("content"))
     return REMIND + content if content else action
 
 
@@ -1274,7 +1359,7 @@ def rewrite_reminder(action: str, lex: AutomationLexicons) -> str:
     if not head:
         return action
     rest = action[len(head):]
-    rest = re.sub(r"^(一下|我一下|我)+", "", rest)
+    rest = _REMINDED_ME.sub("", rest)
     return REMIND + rest
 
 
@@ -1362,6 +1447,8 @@ def without_once(text: str, lex: AutomationLexicons) -> tuple[str, bool]:
     edge of a condition or an action span is no part of it: (the text without it, whether one was
     there). 明天八点仅此一次 → (明天八点, True); 打开空调只执行这一次 → (打开空调, True)."""
     found = False
+    if lex.once.search(lowered(text)) is None:
+        return text, found  # no once marker anywhere: nothing to take off
     prev = None
     while prev != text and text:
         prev = text
@@ -1457,21 +1544,21 @@ _COMMUNICATION = re.compile(r"^给.{1,8}(发|打)|发消息|发微信|发短信|
 _TOGGLE_ONLY = re.compile(r"^(打开|开启|关闭|关掉|关上|启用|停用|开|关)(所有|全部)?的?$")
 
 
+@per_lexicons(RULE_MEMO)
 def is_memo_management(action: str, lex: AutomationLexicons) -> bool:
     """Spec default: creating, changing, querying or deleting a memo-like item (提醒我去买菜,
     删除明天的日程, 我今天有什么安排). Turning the reminder function on or off (打开提醒) is not."""
     low = lowered(action)
     if _MEMO_TOGGLE.match(low):
         return False
-    if low.startswith("提醒") and len(re.sub(r"^(提醒我|提醒)(一下)?", "", low)) > 0:
+    if low.startswith("提醒") and len(_REMIND_HEAD.sub("", low)) > 0:
         return True
     if _COMMUNICATION.search(low):
         return False
-    found = lex.memo.find(low)
-    cats = {c for *_, c in found}
+    cats = {c for *_, c in lex.memo.find(low)} if lex.memo.search(low) else set()
     if "item" in cats and cats & {"create", "delete", "modify", "query"}:
         return True
-    return bool(re.match(r"^(记一下|记下|记住|帮我记|记录一下|记录|记)", low)) and len(low) > 2
+    return bool(_NOTE_VERB.match(low)) and len(low) > 2
 
 
 _TRIGGER_WORDS = re.compile(r"如果|要是|假如|一旦|只要|每当|每次|的时候|时候")
@@ -1520,10 +1607,25 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
     cond = lowered(condition)
     if any(word in cond for word in lex.triggers.terms("and", "or")):
         return False  # a built-in behaviour has one fixed trigger; 且 / 或 compounds are the user's own
-    for b in lex.builtins:
+    said = _builtin_condition_words(lex)
+    for b in (lex.builtins if said is not None and said.search(cond) else ()):
         if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b) for a in actions):
             return True
     return builtin_by_class(cond, actions, lex)
+
+
+_BUILTIN_CONDITIONS = MEMO_PREFIX + "builtin_conditions"  # never pickled with the lexicons
+
+
+def _builtin_condition_words(lex: AutomationLexicons) -> re.Pattern | None:
+    """One pattern of every condition word of the built-in behaviours: a condition with none of them is none of
+    theirs (None when there are no such words)."""
+    pattern = lex.__dict__.get(_BUILTIN_CONDITIONS, False)
+    if pattern is False:
+        words = sorted({w for b in lex.builtins for w in b.condition_words}, key=lambda w: (-len(w), w))
+        pattern = re.compile("|".join(re.escape(w) for w in words)) if words else None
+        lex.__dict__[_BUILTIN_CONDITIONS] = pattern
+    return pattern
 
 
 def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
@@ -1539,10 +1641,58 @@ def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexi
         return False
     said = functions.terms("self")  # 自动, 自己: substrings, as a longer function word (自动锁) may hold one
     by_itself = any(word in lowered(a) for a in actions for word in said)
-    if by_itself and any(cat == "part" for *_, cat in functions.find(lowered(condition))):
+    if by_itself and any(cat == "part" for *_, cat in function_words(lowered(condition), lex)):
         # 车窗夹到手的时候自动往回降: what the car works by itself is the part the condition names
         actions = [a if _function_words(a, lex) - {"self"} else condition + a for a in actions]
     return all(builtin_action(a, situation, by_itself, lex) for a in actions)
+
+
+_FUNCTION_AUTOMATON = MEMO_PREFIX + "function_automaton"  # never pickled with the lexicons
+
+
+def _function_automaton(lex: AutomationLexicons):
+    """An Aho-Corasick automaton of the builtin_functions words (valued size, word, category), built once per
+    lexicons object: a pattern of its seven hundred alternatives tries them one by one at every position."""
+    automaton = lex.__dict__.get(_FUNCTION_AUTOMATON)
+    if automaton is None:
+        automaton = ahocorasick.Automaton()
+        for term, cat in lex.builtin_functions.category.items():
+            automaton.add_word(term, (len(term), term, cat))
+        if len(automaton):
+            automaton.make_automaton()
+        lex.__dict__[_FUNCTION_AUTOMATON] = automaton
+    return automaton
+
+
+def _longest_function_words(low: str, lex: AutomationLexicons) -> dict[int, tuple[int, str, str]]:
+    """The longest builtin_functions word starting at each position of ``low``: start -> (size, word, category)."""
+    automaton = _function_automaton(lex)
+    longest: dict[int, tuple[int, str, str]] = {}
+    if len(automaton):
+        for end, hit in automaton.iter(low):
+            start = end - hit[0] + 1
+            best = longest.get(start)
+            if best is None or best[0] < hit[0]:
+                longest[start] = hit
+    return longest
+
+
+def function_words(low: str, lex: AutomationLexicons) -> list[tuple[int, int, str, str]]:
+    """``lex.builtin_functions.find(low)`` (leftmost, longest, not overlapping), from one automaton pass."""
+    longest = _longest_function_words(low, lex)
+    found, pos = [], 0
+    for start in sorted(longest):
+        if start >= pos:
+            size, term, cat = longest[start]
+            pos = start + size
+            found.append((start, pos, term, cat))
+    return found
+
+
+def function_prefix(low: str, lex: AutomationLexicons) -> str | None:
+    """``lex.builtin_functions.prefix(low)``: the longest builtin_functions word ``low`` starts with."""
+    first = _longest_function_words(low, lex).get(0)
+    return first[1] if first is not None else None
 
 
 def _set_time(condition: str, lex: AutomationLexicons) -> bool:
@@ -1556,10 +1706,10 @@ def _function_words(action: str, lex: AutomationLexicons) -> set[str]:
     """The builtin_functions.txt categories said in ``action``, read again in the object after its verb when
     the verb's last character began a longer word (打开车道保持辅助 reads 开车 first, 车道保持辅助 after 打开)."""
     low = lowered(action)
-    found = {cat for *_, cat in lex.builtin_functions.find(low)}
+    found = {cat for *_, cat in function_words(low, lex)}
     verb = lex.action_verbs.prefix(low)
     if verb and len(low) > len(verb):
-        found |= {cat for *_, cat in lex.builtin_functions.find(low[len(verb):])}
+        found |= {cat for *_, cat in function_words(low[len(verb):], lex)}
     return found
 
 
@@ -1580,7 +1730,7 @@ def vehicle_situation(condition: str, lex: AutomationLexicons) -> str | None:
     but a speed the car's own alarm takes (``alarm`` words: 车速超过) makes it an ``alarm``, under which a bare
     reminder or a warning is built-in (车速超过一百二的时候提醒我: the spec's 车辆超速时提醒我 with its number)."""
     low = lowered(condition)
-    found = {cat for *_, cat in lex.builtin_functions.find(low)} - _NO_SITUATION
+    found = {cat for *_, cat in function_words(low, lex)} - _NO_SITUATION
     if not found:
         return None
     if _USER_THRESHOLD.search(low):
@@ -1639,7 +1789,7 @@ def _of_the_car(action: str, lex: AutomationLexicons) -> bool:
 def builtin_function_action(action: str, lex: AutomationLexicons) -> bool:
     """Does the action work a built-in function (a lexicons/builtin_functions.txt term that is no situation,
     part, signal or self word)?"""
-    return any(cat not in _NO_FUNCTION for *_, cat in lex.builtin_functions.find(lowered(action)))
+    return any(cat not in _NO_FUNCTION for *_, cat in function_words(lowered(action), lex))
 
 
 _WARN = re.compile(r"^(?:警告|告警|报警|预警|提示|提醒|警示)")
@@ -1753,7 +1903,9 @@ def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
             # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
             if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
     bounds = pieces_between(len(text), cuts)
-    merged = join_actionless(bounds, [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds])
+    # one piece stays itself whether or not it has an action (join_actionless): no need to ask
+    merged = bounds if len(bounds) == 1 else join_actionless(
+        bounds, [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds])
     pieces = []
     for a, b in merged:
         cuts = command_cuts(text[a:b], lex)
