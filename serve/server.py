@@ -184,15 +184,15 @@ class BodyDeadlines:
         self.resolution = resolution if resolution is not None else min(1.0, timeout / 4)
         self.reading: dict[asyncio.Task, float] = {}  # task -> deadline (loop time)
         self.expired: set[asyncio.Task] = set()
-        self.sweeping = False
+        self.sweep_loop: asyncio.AbstractEventLoop | None = None  # the loop a sweep is armed on
 
     def start(self) -> asyncio.Task:
         """Register the current task's read; returns the task for ``stop``."""
         task = asyncio.current_task()
         loop = task.get_loop()
         self.reading[task] = loop.time() + self.timeout
-        if not self.sweeping:
-            self.sweeping = True
+        if self.sweep_loop is not loop:  # none armed, or on a loop that has gone (an app reused by tests)
+            self.sweep_loop = loop
             loop.call_later(self.resolution, self._sweep, loop)
         return task
 
@@ -205,15 +205,19 @@ class BodyDeadlines:
         return False
 
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self.sweep_loop is not loop:  # a sweep armed on another loop since
+            return
         now = loop.time()
-        for task in [t for t, deadline in self.reading.items() if deadline <= now]:
-            del self.reading[task]
-            self.expired.add(task)
-            task.cancel()
-        if self.reading:
+        mine = [task for task in self.reading if task.get_loop() is loop]
+        for task in mine:
+            if self.reading[task] <= now:
+                del self.reading[task]
+                self.expired.add(task)
+                task.cancel()
+        if any(task in self.reading for task in mine):
             loop.call_later(self.resolution, self._sweep, loop)
         else:
-            self.sweeping = False
+            self.sweep_loop = None
 
 
 async def read_json_body(request: Request, max_bytes: int, deadlines: BodyDeadlines) -> Any:

@@ -168,6 +168,15 @@ def test_a_body_that_stops_arriving_gets_a_408_and_a_closed_connection():
     assert deadlines.reading == {} and deadlines.expired == set()
 
 
+def test_the_deadline_holds_on_a_new_event_loop_after_the_first_one_has_gone():
+    deadlines = BodyDeadlines(0.05, resolution=0.01)
+    assert read(request([{"type": "http.request", "body": b'{"query": "x"}'}]), deadlines) == {"query": "x"}
+    assert deadlines.sweep_loop is not None  # armed on a loop that asyncio.run has closed
+    with pytest.raises(BadRequest) as caught:
+        read(request([], then_wait=True), deadlines)
+    assert caught.value.status == 408
+
+
 def test_a_cancel_from_elsewhere_is_not_taken_for_the_deadline():
     deadlines = BodyDeadlines(60)
     waiting = request([], then_wait=True)
