@@ -7,8 +7,11 @@ Starts `fastslow serve` on a free 127.0.0.1 port (loopback only), waits until it
 concurrency level sends up to --requests requests (stopping after --seconds) to /healthz and to
 /v1/route over keep-alive connections, one per client, and prints throughput, p50/p99 latency, errors
 and the /v1/route ÷ /healthz p50 ratio; then the memory of each worker. /healthz is the floor: the
-same HTTP stack and client with no model work. Also printed: `model.score` of one query in this
-process, which is the model's own share of a /v1/route request, and batch throughput.
+same HTTP stack and client with no model work. Beside the latencies, the server's own CPU time per
+request (its threads' run time from /proc, so other processes on a shared machine barely move it).
+Also printed: `model.score` of one query in this process (wall and CPU time, after one pass over the
+same queries, as the server has seen them), which is the model's own share of a /v1/route request, and
+batch throughput.
 
 Target (issue 11): /v1/route p50 ≤ 2 × /healthz p50 at one client; zero errors.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import signal
 import socket
@@ -32,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 HOST = "127.0.0.1"  # loopback only, whatever the arguments
+WARM_UP = 200  # /v1/route requests before the measured runs (the first WARM_UP queries of the pool)
 QUERY_FILES = (ROOT / "data" / "dev" / "routing_dev.jsonl", ROOT / "data" / "fixtures" / "routing_v1.jsonl")
 
 
@@ -109,6 +114,14 @@ async def load(port: int, requests_: list[bytes], clients: int, total: int, seco
             "p50": percentile(latencies, 50), "p99": percentile(latencies, 99)}
 
 
+def measured(port: int, requests_: list[bytes], clients: int, total: int, seconds: float, pids: list[int]) -> dict:
+    """``load`` and the server's CPU seconds per request over it (``cpu``)."""
+    before = cpu_seconds(pids)
+    result = asyncio.run(load(port, requests_, clients, total, seconds))
+    result["cpu"] = (cpu_seconds(pids) - before) / max(1, result["n"])
+    return result
+
+
 def process_tree(pid: int) -> list[int]:
     pids = [pid]
     for task in Path(f"/proc/{pid}/task").glob("*"):
@@ -140,6 +153,19 @@ def workers_of(server_pid: int, workers: int) -> list[int]:
     return [p for p in process_tree(server_pid)[1:] if "spawn_main" in memory(p)["cmd"]]
 
 
+def cpu_seconds(pids: list[int]) -> float:
+    """CPU time the processes' threads have run so far: ``/proc/<pid>/task/*/schedstat`` (nanoseconds), else
+    user + system time from ``/proc/<pid>/stat`` (clock ticks)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            total += sum(int(p.read_text().split()[0]) for p in Path(f"/proc/{pid}/task").glob("*/schedstat")) / 1e9
+        except (OSError, ValueError, IndexError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def get(url: str) -> dict:
     with urllib.request.urlopen(url, timeout=10) as response:
         return json.loads(response.read())
@@ -169,21 +195,28 @@ def start_server(model: str | None, workers: int, log_dir: Path) -> tuple[subpro
     raise SystemExit("server not ready after 120 s")
 
 
-def model_alone(model_path: str | None, rows: list[dict], n: int = 300) -> tuple[float, float] | None:
-    """p50 of `model.score([row])` and batch rows/s (batches of 64) in this process: the model's share."""
+def model_alone(model_path: str | None, rows: list[dict], warm: int, n: int) -> dict:
+    """`model.score([row])` in this process over the same sequence of queries as the server's run at one
+    client (``warm`` rows of warm-up, then ``n`` requests cycling through ``rows``, so that the per-process
+    memos of pure text functions are as warm as the server's): p50 of wall and CPU time, mean CPU time;
+    and batch rows/s (batches of 64). The model's share of a /v1/route request."""
     from fastslow.models.lifecycle.bundle import load_bundle
     from fastslow.serve.server import resolve_model_path
 
     model = load_bundle(resolve_model_path(model_path)).warm_up()
-    lat = []
-    for row in rows[:n]:
-        start = time.perf_counter()
+    for row in rows[:warm]:
         model.score([row])
+    lat, cpu = [], []
+    for i in range(n):
+        start, start_cpu = time.perf_counter(), time.thread_time()
+        model.score([rows[i % len(rows)]])
+        cpu.append(time.thread_time() - start_cpu)
         lat.append(time.perf_counter() - start)
     start = time.perf_counter()
     for i in range(0, len(rows), 64):
         model.score(rows[i: i + 64])
-    return percentile(lat, 50), len(rows) / (time.perf_counter() - start)
+    return {"p50": percentile(lat, 50), "cpu_p50": percentile(cpu, 50), "cpu_mean": sum(cpu) / len(cpu),
+            "rows_s": len(rows) / (time.perf_counter() - start)}
 
 
 def main(argv=None) -> int:
@@ -212,21 +245,22 @@ def main(argv=None) -> int:
         print(f"server: {args.workers} worker(s) on {HOST}:{port}, model {info['model_version']} "
               f"(sha256 {info['sha256'][:12]}…); {len(rows)} distinct queries from the dev set and fixture")
         print(f"each run: up to {args.requests} requests or {args.seconds:g} s; keep-alive, one connection per client")
-        asyncio.run(load(port, route_reqs, 4, 200, 10))  # warm-up, not measured
+        asyncio.run(load(port, route_reqs, 4, WARM_UP, 10))  # warm-up, not measured
         asyncio.run(load(port, health_reqs, 4, 200, 10))
 
         head = (f"{'clients':>7}  {'endpoint':<22}{'requests':>9}{'errors':>8}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}"
-                f"{'p50 ÷ /healthz':>16}")
+                f"{'p50 ÷ /healthz':>16}{'server CPU ms/req':>19}")
         print("\n" + head + "\n" + "-" * len(head))
         results, all_errors, met = {}, [], True
+        pids = workers_of(proc.pid, args.workers)
         for clients in levels:
-            health = asyncio.run(load(port, health_reqs, clients, args.requests, args.seconds))
-            route = asyncio.run(load(port, route_reqs, clients, args.requests, args.seconds))
+            health, route = (measured(port, reqs, clients, args.requests, args.seconds, pids)
+                             for reqs in (health_reqs, route_reqs))
             results[clients] = (health, route)
             for name, r in (("GET /healthz", health), ("POST /v1/route", route)):
                 ratio = r["p50"] / health["p50"]
                 print(f"{clients:>7}  {name:<22}{r['n']:>9}{len(r['errors']):>8}{r['rps']:>9,.0f}"
-                      f"{r['p50'] * 1000:>9.2f}{r['p99'] * 1000:>9.2f}{ratio:>16.2f}")
+                      f"{r['p50'] * 1000:>9.2f}{r['p99'] * 1000:>9.2f}{ratio:>16.2f}{r['cpu'] * 1000:>19.3f}")
                 all_errors += r["errors"]
             if clients == 1:
                 met &= route["p50"] <= 2 * health["p50"]
@@ -251,15 +285,19 @@ def main(argv=None) -> int:
         except subprocess.TimeoutExpired:
             proc.kill()
 
-    alone = model_alone(args.model, rows)
-    if alone:
-        p50, rows_s = alone
-        print(f"\nmodel alone in this process: model.score of one query p50 {p50 * 1000:.2f} ms; "
-              f"batches of 64: {rows_s:,.0f} rows/s")
-        if 1 in results:
-            health = results[1][0]["p50"]
-            print(f"  floor of the ratio at 1 client, with no server cost at all: (/healthz p50 + model p50) "
-                  f"÷ /healthz p50 = {(health + p50) / health:.2f}")
+    first = levels[0]
+    alone = model_alone(args.model, rows, WARM_UP, results[first][1]["n"])
+    print(f"\nmodel alone in this process, the same queries in the same order as /v1/route at {first} client(s): "
+          f"model.score of one query p50 {alone['p50'] * 1000:.2f} ms (CPU p50 {alone['cpu_p50'] * 1000:.3f}, "
+          f"mean {alone['cpu_mean'] * 1000:.3f} ms); batches of 64: {alone['rows_s']:,.0f} rows/s")
+    health, route = results[first]
+    print(f"  floor of the ratio, with no server cost at all: (/healthz p50 + model p50) ÷ /healthz p50 = "
+          f"{(health['p50'] + alone['p50']) / health['p50']:.2f}")
+    extra = route["cpu"] - health["cpu"]
+    print(f"  server CPU per request: /v1/route {route['cpu'] * 1000:.3f} ms = /healthz {health['cpu'] * 1000:.3f} "
+          f"+ {extra * 1000:.3f} ms, of which the model {alone['cpu_mean'] * 1000:.3f} ms (mean CPU; "
+          f"{alone['cpu_mean'] / route['cpu']:.0%} of the request) and the server's own work for a record "
+          f"{(extra - alone['cpu_mean']) * 1000:.3f} ms")
     print(f"\ntarget /v1/route p50 <= 2 × /healthz p50 at one client: {'met' if met else 'NOT met'}; "
           f"errors: {len(all_errors)}" + (f" (e.g. {all_errors[:3]})" if all_errors else ""))
     return 0 if not all_errors else 1

@@ -61,6 +61,11 @@ class FastslowModel:
                 records[i] = record
         return records
 
+    def score_valid(self, items: list[dict]) -> list[dict]:
+        """``score`` of inputs that ``validate_input`` has already cleaned (the server validates each
+        request as it reads it): one record per item, no error records."""
+        return self._score_valid(items)
+
     def _score_valid(self, items: list[dict], memo: "Memo | None" = None, explain: bool = False) -> list[dict]:
         if memo is None:
             analyses = self._analyse(items)

@@ -61,13 +61,23 @@ class Metrics:
                                     ("label",), buckets=CONFIDENCE_BUCKETS, **reg)
         self.model = Gauge("fastslow_model_info", "the loaded model (value 1)", ("model_version", "sha256"),
                            multiprocess_mode="max", **reg)
+        # the children ``labels()`` returned so far, by their label values: ``labels()`` checks its arguments
+        # and takes a lock on every call, a dict lookup does not
+        self._request_children: dict[tuple, tuple] = {}
+        self._record_children: dict[tuple, tuple] = {}
+        self._review_children: dict[str, Counter] = {}
 
     def set_model(self, version: str, sha256: str | None) -> None:
         self.model.labels(version, sha256 or "").set(1)
 
     def observe_request(self, endpoint: str, method: str, status: int, seconds: float) -> None:
-        self.requests.labels(endpoint, method, str(status)).inc()
-        self.latency.labels(endpoint).observe(seconds)
+        key = (endpoint, method, status)
+        children = self._request_children.get(key)
+        if children is None:
+            children = self._request_children[key] = (self.requests.labels(endpoint, method, str(status)),
+                                                       self.latency.labels(endpoint))
+        children[0].inc()
+        children[1].observe(seconds)
 
     def observe_records(self, records: list[dict]) -> None:
         for record in records:
@@ -75,10 +85,17 @@ class Metrics:
                 self.records.labels("error", error_field(record["error"])).inc()
                 continue
             label = record["label"]
-            self.records.labels(label, record["primary_reason_code"]).inc()
-            self.confidence.labels(label).observe(record["confidence"])
-            if record["review_required"]:
-                self.review.labels(label).inc()
+            key = (label, record["primary_reason_code"])
+            children = self._record_children.get(key)
+            if children is None:
+                children = self._record_children[key] = (self.records.labels(*key), self.confidence.labels(label))
+            children[0].inc()
+            children[1].observe(record["confidence"])
+            if record["review_required"]:  # its series appears with the label's first review, not before
+                review = self._review_children.get(label)
+                if review is None:
+                    review = self._review_children[label] = self.review.labels(label)
+                review.inc()
 
     def exposition(self) -> tuple[bytes, str]:
         """The text format of every metric: this process's, or the sum over all workers."""

@@ -30,7 +30,7 @@ import traceback
 import uuid
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Callable, Optional, Union
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -39,6 +39,7 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from fastslow.data.io import NAME, NUMBER, bad_json_value
 from fastslow.models.lifecycle.bundle import DEFAULT_MODEL_PATH, FastslowModel, ModelLoadError, load_bundle, warmed
@@ -59,6 +60,8 @@ DEFAULT_BODY_TIMEOUT = 15.0
 DRAIN_FACTOR = 8
 #: queued single requests scored together at most (micro-batching, see ``MicroBatcher``)
 MAX_MICRO_BATCH = 64
+#: the routes matched first, in this order (``create_app``)
+HOT_PATHS = ("/v1/route", "/v1/route/batch", "/healthz", "/readyz", "/metrics", "/v1/model")
 _REQUEST_ID_OK = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
 
 log = logging.getLogger("fastslow.server")
@@ -79,13 +82,18 @@ class BadRequest(Exception):
 # responses
 
 
+#: ``json.dumps(payload, ensure_ascii=..., allow_nan=False, separators=(",", ":"))``, built once rather than per call
+_UTF8_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+_ASCII_JSON = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+
+
 def _dumps(payload: Any) -> bytes:
     """Compact UTF-8 JSON; text that cannot be UTF-8 encoded (a lone surrogate sent as ``\\ud800`` in a
     pass-through field such as ``id``) falls back to ASCII escapes instead of failing the response."""
     try:
-        return json.dumps(payload, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+        return _UTF8_JSON.encode(payload).encode("utf-8")
     except UnicodeEncodeError:
-        return json.dumps(payload, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+        return _ASCII_JSON.encode(payload).encode("ascii")
 
 
 def json_response(payload: Any, status: int = 200, headers: dict | None = None) -> Response:
@@ -161,16 +169,67 @@ class AccessLogMiddleware:
 # reading bodies
 
 
-async def read_json_body(request: Request, max_bytes: int, timeout: float = DEFAULT_BODY_TIMEOUT) -> Any:
+class BodyDeadlines:
+    """The body timeout of every request of one app, kept by one coarse timer rather than one per request.
+
+    ``asyncio.timeout`` arms and cancels a timer per request, which costs a /v1/route request more than
+    reading its body; a body nearly always arrives with its headers, so a read only registers its task
+    here and unregisters it. While some read is registered, a sweep every ``resolution`` seconds cancels
+    the reads past their deadline (``stop`` then tells the reader it was the deadline, not a shutdown):
+    a body gets between ``timeout`` and ``timeout + resolution`` seconds to arrive.
+    """
+
+    def __init__(self, timeout: float, resolution: float | None = None):
+        self.timeout = timeout
+        self.resolution = resolution if resolution is not None else min(1.0, timeout / 4)
+        self.reading: dict[asyncio.Task, float] = {}  # task -> deadline (loop time)
+        self.expired: set[asyncio.Task] = set()
+        self.sweep_loop: asyncio.AbstractEventLoop | None = None  # the loop a sweep is armed on
+
+    def start(self) -> asyncio.Task:
+        """Register the current task's read; returns the task for ``stop``."""
+        task = asyncio.current_task()
+        loop = task.get_loop()
+        self.reading[task] = loop.time() + self.timeout
+        if self.sweep_loop is not loop:  # none armed, or on a loop that has gone (an app reused by tests)
+            self.sweep_loop = loop
+            loop.call_later(self.resolution, self._sweep, loop)
+        return task
+
+    def stop(self, task: asyncio.Task) -> bool:
+        """Unregister ``task``'s read; True if its deadline passed and the sweep cancelled it."""
+        self.reading.pop(task, None)
+        if task in self.expired:
+            self.expired.discard(task)
+            return True
+        return False
+
+    def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self.sweep_loop is not loop:  # a sweep armed on another loop since
+            return
+        now = loop.time()
+        mine = [task for task in self.reading if task.get_loop() is loop]
+        for task in mine:
+            if self.reading[task] <= now:
+                del self.reading[task]
+                self.expired.add(task)
+                task.cancel()
+        if any(task in self.reading for task in mine):
+            loop.call_later(self.resolution, self._sweep, loop)
+        else:
+            self.sweep_loop = None
+
+
+async def read_json_body(request: Request, max_bytes: int, deadlines: BodyDeadlines) -> Any:
     """The parsed JSON body, or ``BadRequest``: over the size limit (413), broken JSON or empty (400), not
-    all there within ``timeout`` seconds (408, and the connection is closed).
+    all there within the timeout of ``deadlines`` (408, and the connection is closed).
 
     A body over the limit is read to its end and dropped (up to ``DRAIN_FACTOR`` times the limit) so
     that the client gets the 413 instead of a reset connection. Bytes that are not UTF-8 are kept as
     lone surrogates (as the CSV reader does) so that the field holding them can be named; see
     ``bad_text_path``.
     """
-    declared = request.headers.get("content-length")
+    declared = next((v.decode("latin-1") for k, v in request.scope["headers"] if k == b"content-length"), None)
     if declared is not None:
         try:
             declared_n = int(declared)
@@ -179,21 +238,33 @@ async def read_json_body(request: Request, max_bytes: int, timeout: float = DEFA
         if declared_n > max_bytes * DRAIN_FACTOR:
             raise BadRequest(413, "body", f"too large: {declared_n} bytes (limit {max_bytes})")
     chunks, size = [], 0
+    receive = request.receive
+    task = deadlines.start()
     try:
-        async with asyncio.timeout(timeout):
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size <= max_bytes:
-                    chunks.append(chunk)
-                elif size > max_bytes * DRAIN_FACTOR:
-                    break
-    except TimeoutError:
-        raise BadRequest(408, "body", f"not received in {timeout:g} s ({size} bytes arrived)",
+        while True:  # Request.stream() without its generator: the ASGI messages of the body
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientDisconnect()
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size <= max_bytes:
+                chunks.append(chunk)
+            elif size > max_bytes * DRAIN_FACTOR:
+                break
+            if not message.get("more_body", False):
+                break
+    except asyncio.CancelledError:
+        if not deadlines.stop(task):
+            raise
+        task.uncancel()
+        raise BadRequest(408, "body", f"not received in {deadlines.timeout:g} s ({size} bytes arrived)",
                          headers={"connection": "close"}) from None
+    finally:
+        deadlines.stop(task)
     if size > max_bytes:
         raise BadRequest(413, "body", f"too large: {'over ' if size > max_bytes * DRAIN_FACTOR else ''}"
                                       f"{size} bytes (limit {max_bytes})")
-    raw = b"".join(chunks)
+    raw = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if not raw.strip():
         raise BadRequest(400, "body", "empty; send a JSON object")
     text = raw.decode("utf-8", errors="surrogateescape")
@@ -223,17 +294,18 @@ def invalid_value(value: Any) -> tuple[str, str] | None:
 # scoring
 
 
-def score_isolated(model: FastslowModel, items: list) -> list[dict | Exception]:
-    """``model.score(items)``; if it raises (a bug, never bad input: bad rows get error records), the items
-    are scored one by one so that only the item that fails gets the exception."""
+def score_isolated(score: Callable[[list], list[dict]], items: list) -> list[dict | Exception]:
+    """``score(items)`` (``model.score``, or ``model.score_valid`` for validated items); if it raises (a bug,
+    never bad input: bad rows get error records), the items are scored one by one so that only the item
+    that fails gets the exception."""
     try:
-        return model.score(items)
+        return score(items)
     except Exception:  # noqa: BLE001 - isolate the failing item, log it, keep the worker alive
         log.exception("scoring a batch of %d items failed; scoring them one by one", len(items))
     out: list[dict | Exception] = []
     for item in items:
         try:
-            out.append(model.score([item])[0])
+            out.append(score([item])[0])
         except Exception as exc:  # noqa: BLE001
             log.error("scoring one item failed: %s", "".join(traceback.format_exception(exc)))
             out.append(exc)
@@ -241,44 +313,56 @@ def score_isolated(model: FastslowModel, items: list) -> list[dict | Exception]:
 
 
 class MicroBatcher:
-    """Scores single requests that arrive together in one ``model.score`` call.
+    """Scores single requests that arrive together in one ``score`` call (``model.score_valid``: the
+    server has validated each input already).
 
     Scoring runs on the event loop (it is CPU-bound and short; threads would only add GIL contention).
-    A request queues its input and a flush is scheduled with ``call_soon``: a lone request is scored at
-    the next turn of the loop, so nothing waits on a timer; under load, the requests read while the
-    previous flush was running are scored together, which costs far less per row than one by one.
-    The records are the same: every row is scored on its own features.
+    The first request of a batch leads it: it yields to the loop once, so that the requests read in
+    the same turn (under load, all those that arrived while the previous batch was being scored) join
+    its batch, then scores the batch and hands each follower its record; a batch of rows costs far less
+    per row than rows one by one. A request that arrives while the server is quiet has nobody to wait
+    for: when no batch has had followers for the last ``QUIET_AFTER`` requests, a leader is scored at
+    once without yielding (yielding costs a turn of the loop and a pass through every middleware),
+    except one request in ``PROBE_EVERY``, which yields to notice that load has come back. The records
+    are the same either way: every row is scored on its own features.
     """
 
-    def __init__(self, model: FastslowModel, max_batch: int = MAX_MICRO_BATCH):
-        self.model, self.max_batch = model, max_batch
-        self.pending: list[tuple[dict, asyncio.Future]] = []
-        self.scheduled = False
+    QUIET_AFTER = 8
+    PROBE_EVERY = 16
+
+    def __init__(self, score: Callable[[list], list[dict]], max_batch: int = MAX_MICRO_BATCH):
+        self.score_rows, self.max_batch = score, max_batch
+        self.followers: list[tuple[dict, asyncio.Future]] | None = None  # of the batch open to join
+        self.quiet = 0  # leaders since a batch last had followers
+
+    def yields(self) -> bool:
+        """Whether the next leader waits a turn of the loop for followers."""
+        return self.quiet < self.QUIET_AFTER or self.quiet % self.PROBE_EVERY == 0
 
     async def score(self, item: dict) -> dict:
-        loop = asyncio.get_running_loop()
-        future = loop.create_future()
-        self.pending.append((item, future))
-        if not self.scheduled:
-            self.scheduled = True
-            loop.call_soon(self._flush)
-        result = await future
+        if self.followers is not None and len(self.followers) < self.max_batch - 1:
+            future = asyncio.get_running_loop().create_future()
+            self.followers.append((item, future))
+            result = await future
+        elif not self.yields():
+            self.quiet += 1
+            result = score_isolated(self.score_rows, [item])[0]
+        else:
+            followers = self.followers = []
+            try:
+                await asyncio.sleep(0)  # the requests read in this turn of the loop join the batch
+            finally:  # the followers wait on this batch even if its leader was cancelled meanwhile
+                if self.followers is followers:
+                    self.followers = None
+                self.quiet = 0 if followers else self.quiet + 1
+                results = score_isolated(self.score_rows, [item, *(row for row, _ in followers)])
+                for (_, future), follower_result in zip(followers, results[1:]):
+                    if not future.done():  # a follower's client may have gone
+                        future.set_result(follower_result)
+            result = results[0]
         if isinstance(result, Exception):
             raise result
         return result
-
-    def _flush(self) -> None:
-        batch, self.pending = self.pending[: self.max_batch], self.pending[self.max_batch:]
-        self.scheduled = False
-        if self.pending:
-            self.scheduled = True
-            asyncio.get_running_loop().call_soon(self._flush)
-        live = [(item, fut) for item, fut in batch if not fut.done()]  # a client may have gone
-        if not live:
-            return
-        for (_, future), result in zip(live, score_isolated(self.model, [item for item, _ in live])):
-            if not future.done():
-                future.set_result(result)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -406,7 +490,8 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
                   description="Fast/slow routing of Chinese voice-assistant queries (XA4.1): "
                               "one record per query, the same as `fastslow score`.")
     app.state.model, app.state.info, app.state.ready = model, info, True
-    batcher = MicroBatcher(model)
+    batcher = MicroBatcher(model.score_valid)
+    deadlines = BodyDeadlines(body_timeout)
     metrics = Metrics()
     metrics.set_model(model.version, info["sha256"])
 
@@ -451,22 +536,19 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
               openapi_extra={"requestBody": {"required": True, **_json_body("RouteRequest")}},
               responses={200: {"description": "the record", **_json_body("Record")}, **_errors(400, 408, 413, 422)})
     async def route(request: Request):
-        raw = await read_json_body(request, max_body_bytes, body_timeout)
+        raw = await read_json_body(request, max_body_bytes, deadlines)
         if not isinstance(raw, dict):
             raise BadRequest(422, "body", f"must be a JSON object with a 'query', got {_json_type(raw)}")
         invalid = invalid_value(raw)
         if invalid:
             raise BadRequest(400, *invalid)
         try:
-            validate_input(raw, model.max_query_chars)
+            item = validate_input(raw, model.max_query_chars)
         except InputError as exc:  # the error record's fields, with the field named on its own
             record = error_record(raw.get("id"), raw.get("query"), str(exc))
             raise BadRequest(422, exc.field, str(exc).removeprefix(f"{exc.field}: "),
                              {"id": record["id"], "query": record["query"]}) from None
-        record = await batcher.score(raw)
-        if "error" in record:  # validate_input passed, so this cannot happen; refuse rather than 200
-            field, _, message = record["error"].partition(": ")
-            raise BadRequest(422, field, message)
+        record = await batcher.score(item)  # validated once, here: scored without a second check
         _note(request, label=record["label"], code=record["primary_reason_code"])
         metrics.observe_records([record])
         return json_response(record)
@@ -476,7 +558,7 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
               responses={200: {"description": "one record per item", **_json_body("BatchOutput")},
                          **_errors(400, 408, 413, 422)})
     async def route_batch(request: Request):
-        raw = await read_json_body(request, max_body_bytes, body_timeout)
+        raw = await read_json_body(request, max_body_bytes, deadlines)
         if not isinstance(raw, dict):
             raise BadRequest(422, "body", f"must be a JSON object with 'items', got {_json_type(raw)}")
         if "items" not in raw:
@@ -491,7 +573,7 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
             raise BadRequest(400, *outside)
         bad = {i: found for i, item in enumerate(items) if (found := invalid_value(item))}
         clean = [item for i, item in enumerate(items) if i not in bad]
-        scored = iter(score_isolated(model, clean) if clean else [])
+        scored = iter(score_isolated(model.score, clean) if clean else [])
         records = []
         for i, item in enumerate(items):
             if i in bad:  # the item's own error record, as `fastslow score` gives a line that is not UTF-8
@@ -518,13 +600,18 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
 
     def openapi():
         if app.openapi_schema is None:
-            schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=declared)
             schema.setdefault("components", {}).setdefault("schemas", {}).update(
                 openapi_components(model.max_query_chars, max_items))
             app.openapi_schema = schema
         return app.openapi_schema
 
     app.openapi = openapi
+    # a request is matched against the routes in order: the ones that carry traffic first, the
+    # documentation's (which FastAPI adds first) last; every path is distinct, so no answer changes
+    hot = {path: rank for rank, path in enumerate(HOT_PATHS)}
+    declared = list(app.router.routes)  # the OpenAPI description lists them as declared
+    app.router.routes.sort(key=lambda r: hot.get(getattr(r, "path", None), len(hot)))
     app.add_middleware(AccessLogMiddleware, metrics=metrics, paths=frozenset(r.path for r in app.routes))
     return app
 

@@ -55,8 +55,16 @@ def idempotency_key(query_id: Any, query: str, group: dict, occurrence: int) -> 
     """sha256 of (query id, or the normalised query when there is none) + normalised group +
     occurrence index: the same log line scored twice gives the same keys; two equal groups in one
     query differ by their occurrence."""
-    source = ["id", query_id] if query_id is not None else ["query", normalise_text(query)]
-    blob = json.dumps([*source, normalised_group(group), occurrence], ensure_ascii=False)
+    return _key(_key_source(query_id, query), normalised_group(group), occurrence)
+
+
+def _key_source(query_id: Any, query: str) -> list:
+    return ["id", query_id] if query_id is not None else ["query", normalise_text(query)]
+
+
+def _key(source: list, identity: str, occurrence: int) -> str:
+    """``idempotency_key`` from its parts: the query's ``_key_source`` and the group's ``normalised_group``."""
+    blob = json.dumps([*source, identity, occurrence], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -74,6 +82,8 @@ def match_existing(query: str, group: dict, existing_tasks: Sequence[dict]) -> t
       ``CHANGE_WORDS``), or the group keeps an existing task's condition but changes its actions
       while asking for a change.
     """
+    if not existing_tasks:  # nothing to duplicate or refine
+        return None, None
     for task in existing_tasks:
         if _same_task(group, task):
             return str(task["id"]), None
@@ -119,9 +129,12 @@ def capture_candidates(item: dict, groups: Sequence[dict], group_confidences: Se
     confidences = list(group_confidences) if group_confidences is not None else [None] * len(groups)
     seen: dict[str, int] = {}
     out = []
+    source = None  # the query's part of every idempotency key, once per query
     for group, confidence in zip(groups, confidences):
         if not is_capture_item(group):
             continue
+        if source is None:
+            source = _key_source(item.get("id"), item["query"])
         identity = normalised_group(group)
         occurrence = seen.get(identity, 0)
         seen[identity] = occurrence + 1
@@ -135,7 +148,7 @@ def capture_candidates(item: dict, groups: Sequence[dict], group_confidences: Se
             "condition": group["condition"],
             "querys": [dict(q) for q in group.get("querys") or []],
             "capture_confidence": signals.capture_confidence,
-            "idempotency_key": idempotency_key(item.get("id"), item["query"], group, occurrence),
+            "idempotency_key": _key(source, identity, occurrence),  # idempotency_key(id, query, group, occurrence)
         }
         target = signals.duplicate_of or signals.refines_task
         if target is not None and result.candidate_action is not None and result.candidate_action.value != "create":
