@@ -14,7 +14,10 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left
+from collections import Counter
 from functools import partial
+from itertools import repeat
+from operator import add as _add
 
 import numpy as np
 import scipy.sparse as sp
@@ -93,11 +96,95 @@ def tfidf_row(grams, vocabulary: dict, idf: list[float], sublinear: bool = True)
     return list(counts), [w * scale for w in weights]
 
 
+class FusedTfidf:
+    """l2-normalised tf-idf rows (sublinear or raw tf) times a block of linear coefficients, in one pass
+    over the grams of a batch: what ``TfidfVectorizer.transform(docs) @ coef`` gives, to the last bits of
+    floating point, without building a tf-idf row or a sparse matrix.
+
+    Per document its distinct grams are counted (``Counter``, C-level, in first-occurrence order as
+    ``tfidf_row``); then for the whole batch in numpy: the weight ``tf * idf`` of each (a gram out of
+    the vocabulary points at a zero row), each document's squared norm, the coefficient rows gathered,
+    summed per document (``np.add.reduceat``; every document starts with a zero entry, so none is
+    empty) and scaled by ``1 / norm``. Built from fitted attributes on first use, never pickled.
+    """
+
+    def __init__(self, vocabulary: dict, idf, coef: np.ndarray, sublinear: bool = True):
+        self.vocabulary = vocabulary
+        self.absent = len(idf)  # the index of the zero row: grams out of the vocabulary, and each row's start
+        self.idf = np.append(np.asarray(idf, dtype=np.float64), 0.0)
+        self.coef = np.vstack([np.asarray(coef, dtype=np.float64), np.zeros((1, coef.shape[1]))])
+        self.sublinear = sublinear
+        self._tf = [0.0, 1.0]  # tf weight by count, math.log as tfidf_row computes it
+
+    def _tf_weights(self, counts: np.ndarray) -> np.ndarray:
+        if not self.sublinear:
+            return counts.astype(np.float64)
+        top = int(counts.max())
+        while len(self._tf) <= top:
+            self._tf.append(1.0 + math.log(len(self._tf)))
+        return np.asarray(self._tf).take(counts)
+
+    def scores(self, grams_of_docs) -> np.ndarray:
+        """(documents, coefficient columns): each document's l2-normalised tf-idf row times ``coef``."""
+        keys: list = []
+        counts: list = []
+        starts: list[int] = []
+        for grams in grams_of_docs:
+            found = Counter(grams)
+            starts.append(len(keys))
+            keys.append(None)  # the zero entry that starts every document
+            counts.append(1)
+            keys += found
+            counts += found.values()
+        if not starts:
+            return np.zeros((0, self.coef.shape[1]))
+        cols = np.fromiter(map(self.vocabulary.get, keys, repeat(self.absent)), dtype=np.intp, count=len(keys))
+        count = np.fromiter(counts, dtype=np.intp, count=len(counts))
+        weights = self.idf.take(cols)
+        repeated = bool(count.max() > 1)
+        if repeated:
+            weights *= self._tf_weights(count)
+        at = np.asarray(starts, dtype=np.intp)
+        # np.bincount adds in entry order whatever the batch (np.add.reduceat and a 1-d reduce do not)
+        owner = np.repeat(np.arange(len(starts)), np.diff(np.append(at, len(keys))))
+        norm = np.sqrt(np.bincount(owner, weights * weights, minlength=len(starts)))
+        norm[norm == 0.0] = 1.0
+        out = gathered_sums(self.coef, cols, weights, at)
+        out /= norm[:, None]
+        return out
+
+
+#: above this many groups, ``gathered_sums`` multiplies a CSR matrix instead of gathering rows per group
+DENSE_GROUPS = 4
+
+
+def gathered_sums(weights: np.ndarray, cols: np.ndarray, values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per group of entries (group k: ``starts[k]`` up to the next start; none empty) the sum of
+    ``values[i] * weights[cols[i]]``, added in entry order: a CSR product for many groups (scipy's
+    ``csr @ dense`` adds a row's products in stored order), for a few (a single query's) each group's
+    rows gathered and added with ``np.add.reduce`` along the first axis (row after row; building a
+    sparse matrix costs ten times the product there). Both give the same floats, which a test holds
+    (``np.add.reduceat`` would not: it does not add in order)."""
+    if len(starts) > DENSE_GROUPS:
+        indptr = np.append(starts, len(cols))
+        matrix = sp.csr_matrix((values, cols, indptr), shape=(len(starts), weights.shape[0]))
+        return np.asarray(matrix @ weights)
+    rows = weights.take(cols, axis=0)
+    rows *= values[:, None]
+    ends = [*starts[1:].tolist(), len(cols)]
+    return np.vstack([np.add.reduce(rows[a:b], axis=0) for a, b in zip(starts.tolist(), ends)])
+
+
 def char_ngrams(text, min_n=1, max_n=3):
-    """Character n-grams of an already normalised text (the analyzer of CharNgrams)."""
+    """Character n-grams of an already normalised text (the analyzer of CharNgrams): the unigrams, then
+    the bigrams, … up to ``max_n``, each size in text order. Each size is the previous one with the next
+    character added (``map(add, …)``, C-level) instead of a Python slice per position."""
     grams = list(text) if min_n == 1 else []
-    for size in range(max(2, min_n), max_n + 1):
-        grams.extend([text[i : i + size] for i in range(len(text) - size + 1)])
+    longer = text  # the grams of the previous size (the characters to start with)
+    for size in range(2, max_n + 1):
+        longer = list(map(_add, longer, text[size - 1:]))
+        if size >= min_n:
+            grams += longer
     return grams
 
 

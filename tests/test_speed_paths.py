@@ -5,7 +5,9 @@ import dataclasses
 import json
 
 import numpy as np
+from hypothesis import given, settings, strategies as st
 
+from fastslow.features import extractors
 from fastslow.models.pipeline import Memo
 from fastslow.models.routing import router as router_module
 from fastslow.models.scoring import score_chunk
@@ -41,15 +43,56 @@ def test_a_memo_key_tells_contexts_and_endpoints_apart(model):
     assert len(memo) == 4
 
 
-def test_single_row_logits_are_the_sparse_products_bit_for_bit(model, monkeypatch):
+def test_single_row_logits_are_the_batch_logits_bit_for_bit(model):
     router = model.router
-    queries = ["上车时打开空调", "我好冷", "导航去公司然后播放音乐", "帮我规划一下周末去哪玩", "第二个", "ＳＵ７支持哪些模式？"]
+    queries = ["上车时打开空调", "我好冷", "导航去公司然后播放音乐", "帮我规划一下周末去哪玩", "第二个", "ＳＵ７支持哪些模式？",
+               "好的好的好的", ""]
     utterances = router.utterances(queries)
-    monkeypatch.setattr(router_module, "DENSE_ROWS", 0)
-    sparse = router._logits(utterances)
-    monkeypatch.setattr(router_module, "DENSE_ROWS", 4)
+    batch = router._logits(utterances)  # more rows than DENSE_GROUPS: the CSR product
+    assert len(utterances) > extractors.DENSE_GROUPS
     dense = np.vstack([router._logits([u]) for u in utterances])
-    assert np.array_equal(sparse, dense)
+    assert np.array_equal(batch, dense)
+    assert np.array_equal(router._logits(utterances[:3]), batch[:3])
+
+
+def test_fused_logits_are_the_fitted_pipelines_up_to_rounding_on_every_bundled_query(model):
+    """The fused tf-idf path against its definition (the feature union's matrix times the coefficients):
+    the same numbers, but for the last bits of rounding (products and sums in another order)."""
+    router = model.router
+    texts = sorted({json.loads(line)["query"] for path in ROUTING_FILES
+                    for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()})
+    utterances = router.utterances(texts)
+    fused = router._logits(utterances)
+    reference = router.pipeline_.named_steps["classify"].decision_function(
+        router.pipeline_.named_steps["features"].transform(utterances))
+    np.testing.assert_allclose(fused, reference, rtol=0, atol=1e-12)
+    assert np.array_equal(fused.argmax(axis=1), reference.argmax(axis=1))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=12), min_size=1, max_size=9), st.booleans())
+def test_fused_tfidf_is_tfidf_rows_times_the_coefficients(docs, sublinear):
+    vocabulary = {g: i for i, g in enumerate("hgfedcb")}  # "a" is out of the vocabulary
+    idf = [1.0 + i / 7 for i in range(7)]
+    coef = np.arange(21, dtype=np.float64).reshape(7, 3) / 5 - 2
+    fused = extractors.FusedTfidf(vocabulary, idf, coef, sublinear)
+    want = np.zeros((len(docs), 3))
+    for k, grams in enumerate(docs):
+        columns, weights = extractors.tfidf_row(grams, vocabulary, idf, sublinear)
+        for col, w in zip(columns, weights):
+            want[k] += w * coef[col]
+    got = fused.scores(docs)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert np.array_equal(np.vstack([fused.scores([d]) for d in docs]), got)  # one by one: the same floats
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab空调 ，1", max_size=12), st.integers(1, 3), st.integers(1, 4))
+def test_char_ngrams_are_every_slice_by_size(text, low, high):
+    want = list(text) if low == 1 else []
+    for size in range(max(2, low), high + 1):
+        want += [text[i: i + size] for i in range(len(text) - size + 1)]
+    assert extractors.char_ngrams(text, low, high) == want
 
 
 def test_fastslow_score_memo_writes_the_same_file(model, trained, tmp_path):
@@ -250,6 +293,7 @@ def _bundled_automation_texts():
 from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+ROUTING_FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl")
 
 
 def test_the_pruned_crf_features_are_the_known_ones_in_order_and_tag_alike(model):

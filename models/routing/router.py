@@ -17,7 +17,9 @@ from fastslow.features import (
     EndpointFeatures, ExplicitTarget, NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords,
     TriggerMarkers, WordTokens,
 )
-from fastslow.features.extractors import LexiconFeatures, require_fitted, sparse_row_product
+from fastslow.features.extractors import (
+    FusedTfidf, LexiconFeatures, _Tfidf, gathered_sums, require_fitted,
+)
 from fastslow.features.references import BuiltinFunctions, EntityReferences
 from fastslow.models.routing.rules import Route
 from fastslow.models.taxonomy import CODE_LABEL, FAST, LABELS
@@ -27,8 +29,6 @@ DEVICE_CATEGORIES = ("car_device", "home_device")
 OTHER_DOMAIN_CATEGORIES = ("media", "navigation", "poi", "app")
 #: actions.txt categories of a control verb
 CONTROL_ACTIONS = ("on", "off", "adjust")
-#: up to this many rows, logits are computed row by row without building a sparse matrix
-DENSE_ROWS = 4
 
 
 def row_softmax(x: np.ndarray) -> np.ndarray:
@@ -211,19 +211,62 @@ class Router(BaseEstimator, ClassifierMixin):
         return self._logits(self.utterances(X))
 
     def _logits(self, utterances):
-        if len(utterances) <= DENSE_ROWS:
-            return np.vstack([self._row_logits(u) for u in utterances]) if utterances else \
-                np.empty((0, len(self.intercept_)))
-        return np.asarray(self.features(utterances) @ self.weights_) + self.intercept_
-
-    def _row_logits(self, u) -> np.ndarray:
-        """One utterance's logits without scipy.sparse (the server's single query): its nonzero
-        features times their weight rows, summed in column order as scipy's CSR product sums them,
-        so the two paths give the same floats."""
+        """The logits of utterances, with the tf-idf blocks fused (``FusedTfidf``): per block one pass over
+        the batch's grams and one gathered sum of coefficient rows; the other extractors' few nonzero
+        features gathered and summed the same way. One code path for one row (the server) and for many,
+        so both give the same floats; they equal ``features(utterances) @ weights_ + intercept_`` (the
+        fitted pipeline's ``decision_function``) up to the last bits of rounding, which a test holds."""
+        n = len(utterances)
+        if not n:
+            return np.empty((0, len(self.intercept_)))
+        tfidf_blocks, rest_blocks, rest_weights, absent = self._fused()
         indices: list = []
         data: list = []
-        self._append_row(u, indices, data)
-        return sparse_row_product(indices, data, self.weights_) + self.intercept_
+        starts: list[int] = []
+        hits_of_bank = rest_blocks[0]
+        for u in utterances:
+            starts.append(len(indices))
+            indices.append(absent)  # a zero entry first: no row is empty
+            data.append(0.0)
+            hits = u.hits
+            for digest, transformer, offset in hits_of_bank:
+                found = hits.get(digest)
+                if found is None:  # an utterance from another segmenter: match now
+                    transformer.append_row(u, offset, indices, data)
+                elif found:
+                    LexiconFeatures.append_hits(found, offset, indices, data)
+            for transformer, offset in rest_blocks[1]:
+                transformer.append_row(u, offset, indices, data)
+        logits = gathered_sums(rest_weights, np.asarray(indices, dtype=np.intp), np.asarray(data, dtype=np.float64),
+                               np.asarray(starts, dtype=np.intp))
+        for fused, analyse, field_name in tfidf_blocks:
+            logits += fused.scores([analyse(getattr(u, field_name)) for u in utterances])
+        logits += self.intercept_
+        return logits
+
+    def _fused(self):
+        """``_logits``' compiled form of the fitted union (per process, never pickled): the tf-idf
+        blocks as ``FusedTfidf`` with their analyser and the utterance field they read, the other
+        blocks as ``_append_row`` reads them, and ``weights_`` with a zero row (at ``absent``) after it."""
+        fused = self.__dict__.get("_fused_cache")
+        if fused is None:
+            union = self.pipeline_.named_steps["features"]
+            tfidf, others, offset = [], [], 0
+            for _, transformer in union.transformer_list:
+                if isinstance(transformer, _Tfidf):
+                    field_name = {CharNgrams: "text", WordTokens: "tokens"}.get(type(transformer))
+                    if field_name is None:  # pragma: no cover - the router's union holds these two only
+                        raise TypeError(f"no fused path for {type(transformer).__name__}")
+                    block = self.weights_[offset: offset + transformer.n_columns]
+                    tfidf.append((FusedTfidf(transformer.vocabulary_, transformer.idf_, block, transformer.sublinear_tf),
+                                  transformer.analyze_, field_name))
+                elif not (isinstance(transformer, LexiconFeatures) and transformer.counts_only):
+                    others.append((transformer, offset))
+                offset += transformer.n_columns
+            weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1]))])
+            fused = (tuple(tfidf), (self.lexicon_blocks_, tuple(others)), weights, self.n_features_)
+            self.__dict__["_fused_cache"] = fused
+        return fused
 
     def _label_layout(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """Per class its label's index, the (classes, labels) 0/1 matrix that sums probabilities per
@@ -238,6 +281,7 @@ class Router(BaseEstimator, ClassifierMixin):
     def __getstate__(self):
         state = dict(super().__getstate__())
         state.pop("_label_layout_cache", None)
+        state.pop("_fused_cache", None)
         return state
 
     @property
