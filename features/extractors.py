@@ -70,17 +70,6 @@ class RowFeatures(BaseEstimator, TransformerMixin):
         data.extend(row.values())
 
 
-def sparse_row_product(indices: list, data: list, weights: np.ndarray) -> np.ndarray:
-    """``csr_row @ weights`` for one row given as (column, value) lists, with scipy's arithmetic: each
-    product ``value * weights[column]``, accumulated in the row's order (``np.add.reduce`` over the
-    first axis adds row after row)."""
-    if not indices:
-        return np.zeros(weights.shape[1])
-    products = weights.take(np.array(indices, dtype=np.intp), axis=0)  # take: a tenth of indexing by a list
-    products *= np.array(data, dtype=np.float64)[:, None]
-    return np.add.reduce(products, axis=0)
-
-
 def tfidf_row(grams, vocabulary: dict, idf: list[float], sublinear: bool = True) -> tuple[list[int], list[float]]:
     """Columns and l2-normalised tf-idf weights of one document's grams: what a fitted
     ``TfidfVectorizer(norm="l2")`` gives for that row, without its per-call validation."""

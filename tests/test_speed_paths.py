@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from fastslow.features import extractors
+from fastslow.models.automation.rules import lowered
 from fastslow.models.pipeline import Memo
 from fastslow.models.routing import router as router_module
 from fastslow.models.scoring import score_chunk
@@ -143,6 +144,23 @@ def test_intents_of_a_batch_are_the_intents_one_by_one_with_or_without_the_memo(
         one_by_one += intents._predict([s])
     assert one_by_one == batch == intents._predict(subqueries)
     assert "_predicted" not in intents.__getstate__()
+
+
+def test_fused_intent_scores_are_the_models_up_to_rounding_on_every_bundled_subquery(model):
+    intents = model.automation.intents_
+    subqueries = sorted({q["subquery"] for path in AUTOMATION_FILES
+                         for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()
+                         for g in (json.loads(line).get("expected") or []) for q in g["querys"]})
+    assert len(subqueries) > 100
+    fused = intents.decision_function(subqueries)
+    reference = np.vstack([sum(w * intents.weights_[c] for c, w in zip(*intents._row(s))) for s in subqueries])
+    reference += intents.intercept_
+    np.testing.assert_allclose(fused, reference, rtol=0, atol=1e-12)
+    fitted = intents.model_.decision_function(intents._features([lowered(s) for s in subqueries]))
+    np.testing.assert_allclose(fused, fitted, rtol=0, atol=1e-5)  # the vectorizer keeps float32 tf-idf
+    np.testing.assert_allclose(fused, np.vstack([intents.decision_function([s]) for s in subqueries[:50]] +
+                                                [fused[50:]]), rtol=0, atol=0)
+    assert np.array_equal(fused.argmax(axis=1), reference.argmax(axis=1))
 
 
 def test_matcher_find_gives_the_same_matches_from_its_memo_and_after_pickling(model):
@@ -293,6 +311,8 @@ def _bundled_automation_texts():
 from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+AUTOMATION_FILES = ("data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl",
+                    "data/automation/train/core.jsonl")
 ROUTING_FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl")
 
 
