@@ -14,10 +14,10 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left
-from collections import Counter
-from functools import partial
+from collections import Counter, _count_elements  # the C helper of Counter (a Python fallback off CPython)
+from functools import partial, reduce
 from itertools import repeat
-from operator import add as _add
+from operator import add as _add, mul as _mul, truediv as _truediv
 
 import numpy as np
 import scipy.sparse as sp
@@ -86,82 +86,113 @@ def tfidf_row(grams, vocabulary: dict, idf: list[float], sublinear: bool = True)
 
 
 class FusedTfidf:
-    """l2-normalised tf-idf rows (sublinear or raw tf) times a block of linear coefficients, in one pass
-    over the grams of a batch: what ``TfidfVectorizer.transform(docs) @ coef`` gives, to the last bits of
-    floating point, without building a tf-idf row or a sparse matrix.
+    """l2-normalised tf-idf rows (sublinear or raw tf) of one fitted block, as entries of a product with
+    the model's coefficients: ``(columns, values)`` that ``csr_sums`` (a batch) or a gather and
+    ``np.add.reduce`` (a single query) turn into ``tfidf_rows @ coef``, without building a tf-idf
+    row of dicts or a ``TfidfVectorizer`` call.
 
-    Per document its distinct grams are counted (``Counter``, C-level, in first-occurrence order as
-    ``tfidf_row``); then for the whole batch in numpy: the weight ``tf * idf`` of each (a gram out of
-    the vocabulary points at a zero row), each document's squared norm, the coefficient rows gathered,
-    summed per document (``np.add.reduceat``; every document starts with a zero entry, so none is
-    empty) and scaled by ``1 / norm``. Built from fitted attributes on first use, never pickled.
+    Columns are the model's (the block's ``offset`` added); a gram out of the vocabulary, and the zero
+    entry that starts every document (so that none is empty), point at ``absent``, a zero row of the
+    coefficients. A batch counts each document's distinct grams (``Counter``, C-level, first-occurrence
+    order as ``tfidf_row``) and does the rest in numpy; ``entries`` does one document on Python floats
+    with the same operations in the same order, so both give the same floats (a test holds it).
     """
 
-    def __init__(self, vocabulary: dict, idf, coef: np.ndarray, sublinear: bool = True):
-        self.vocabulary = vocabulary
-        self.absent = len(idf)  # the index of the zero row: grams out of the vocabulary, and each row's start
-        self.idf = np.append(np.asarray(idf, dtype=np.float64), 0.0)
-        self.coef = np.vstack([np.asarray(coef, dtype=np.float64), np.zeros((1, coef.shape[1]))])
+    def __init__(self, vocabulary: dict, idf, sublinear: bool = True, offset: int = 0, absent: int | None = None):
+        self.absent = len(idf) + offset if absent is None else absent
+        self.vocabulary = {gram: col + offset for gram, col in vocabulary.items()}
+        full = np.zeros(self.absent + 1)
+        full[offset: offset + len(idf)] = idf
+        self.idf = full
+        self.idf_list = full.tolist()
         self.sublinear = sublinear
         self._tf = [0.0, 1.0]  # tf weight by count, math.log as tfidf_row computes it
 
-    def _tf_weights(self, counts: np.ndarray) -> np.ndarray:
-        if not self.sublinear:
-            return counts.astype(np.float64)
-        top = int(counts.max())
+    def _tf_table(self, top: int) -> list:
         while len(self._tf) <= top:
             self._tf.append(1.0 + math.log(len(self._tf)))
-        return np.asarray(self._tf).take(counts)
+        return self._tf
 
-    def scores(self, grams_of_docs) -> np.ndarray:
-        """(documents, coefficient columns): each document's l2-normalised tf-idf row times ``coef``."""
+    def batch(self, grams_of_docs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(columns, values, starts)`` of every document's entries, document k from ``starts[k]``."""
         keys: list = []
         counts: list = []
         starts: list[int] = []
+        sizes: list[int] = []
         for grams in grams_of_docs:
             found = Counter(grams)
             starts.append(len(keys))
+            sizes.append(len(found) + 1)
             keys.append(None)  # the zero entry that starts every document
             counts.append(1)
             keys += found
             counts += found.values()
-        if not starts:
-            return np.zeros((0, self.coef.shape[1]))
         cols = np.fromiter(map(self.vocabulary.get, keys, repeat(self.absent)), dtype=np.intp, count=len(keys))
-        count = np.fromiter(counts, dtype=np.intp, count=len(counts))
         weights = self.idf.take(cols)
-        repeated = bool(count.max() > 1)
-        if repeated:
-            weights *= self._tf_weights(count)
-        at = np.asarray(starts, dtype=np.intp)
-        # np.bincount adds in entry order whatever the batch (np.add.reduceat and a 1-d reduce do not)
-        owner = np.repeat(np.arange(len(starts)), np.diff(np.append(at, len(keys))))
+        count = np.fromiter(counts, dtype=np.intp, count=len(counts))
+        top = int(count.max()) if len(count) else 1
+        if top > 1:
+            weights *= (np.asarray(self._tf_table(top)).take(count) if self.sublinear else count)
+        # np.bincount adds in entry order, as ``entries`` does (np.add.reduceat and a 1-d reduce do not)
+        owner = np.repeat(np.arange(len(starts)), sizes)
         norm = np.sqrt(np.bincount(owner, weights * weights, minlength=len(starts)))
         norm[norm == 0.0] = 1.0
-        out = gathered_sums(self.coef, cols, weights, at)
-        out /= norm[:, None]
-        return out
+        weights /= norm.take(owner)
+        return cols, weights, np.asarray(starts, dtype=np.intp)
+
+    def entries(self, grams) -> tuple[list[int], list[float]]:
+        """One document's ``batch`` entries as lists, bit for bit (C-level maps over Python floats; the
+        squared norm added in entry order with ``functools.reduce``, as ``np.bincount`` adds it)."""
+        found: dict = {}
+        _count_elements(found, grams)  # Counter's counting without Counter's Python-level set-up
+        absent = self.absent
+        cols = [absent]
+        cols += map(self.vocabulary.get, found, repeat(absent))
+        weights = list(map(self.idf_list.__getitem__, cols))  # the zero entry first: idf 0.0
+        if len(found) < len(grams):  # a repeated gram: its tf weight
+            tf = self._tf_table(max(found.values())) if self.sublinear else None
+            for k, n in enumerate(found.values(), 1):
+                if n > 1:
+                    weights[k] *= tf[n] if tf is not None else n
+        norm = math.sqrt(reduce(_add, map(_mul, weights, weights), 0.0)) or 1.0
+        return cols, list(map(_truediv, weights, repeat(norm)))
 
 
-#: above this many groups, ``gathered_sums`` multiplies a CSR matrix instead of gathering rows per group
-DENSE_GROUPS = 4
+def csr_sums(weights: np.ndarray, cols: np.ndarray, values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per row of entries (row k: ``starts[k]`` up to the next start) the sum of
+    ``values[i] * weights[cols[i]]``: a CSR product, which adds a row's products in stored order, as
+    ``gathered_sum`` does for one row (the single-query paths): the same floats."""
+    indptr = np.append(starts, len(cols))
+    matrix = sp.csr_matrix((values, cols, indptr), shape=(len(starts), weights.shape[0]))
+    return np.asarray(matrix @ weights)
 
 
-def gathered_sums(weights: np.ndarray, cols: np.ndarray, values: np.ndarray, starts: np.ndarray) -> np.ndarray:
-    """Per group of entries (group k: ``starts[k]`` up to the next start; none empty) the sum of
-    ``values[i] * weights[cols[i]]``, added in entry order: a CSR product for many groups (scipy's
-    ``csr @ dense`` adds a row's products in stored order), for a few (a single query's) each group's
-    rows gathered and added with ``np.add.reduce`` along the first axis (row after row; building a
-    sparse matrix costs ten times the product there). Both give the same floats, which a test holds
-    (``np.add.reduceat`` would not: it does not add in order)."""
-    if len(starts) > DENSE_GROUPS:
-        indptr = np.append(starts, len(cols))
-        matrix = sp.csr_matrix((values, cols, indptr), shape=(len(starts), weights.shape[0]))
-        return np.asarray(matrix @ weights)
-    rows = weights.take(cols, axis=0)
-    rows *= values[:, None]
-    ends = [*starts[1:].tolist(), len(cols)]
-    return np.vstack([np.add.reduce(rows[a:b], axis=0) for a, b in zip(starts.tolist(), ends)])
+def gathered_sum(weights: np.ndarray, cols: list, values: list) -> np.ndarray:
+    """One row's ``csr_sums``: the rows of ``weights`` gathered, scaled and added row after row
+    (``np.add.reduce`` along the first axis adds in order; ``np.add.reduceat`` would not)."""
+    rows = weights.take(np.array(cols, dtype=np.intp), axis=0)
+    rows *= np.array(values, dtype=np.float64)[:, None]
+    return np.add.reduce(rows, axis=0)
+
+
+def interleave(parts, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Several ``(cols, values, starts)`` entry lists of the same ``n`` rows (none empty) as one, each
+    row's entries part after part: the batch's CSR rows hold what a single row's lists hold, in order."""
+    sizes = [np.diff(np.append(starts, len(cols))) for cols, _, starts in parts]
+    row_start = np.zeros(n, dtype=np.intp)
+    np.cumsum(sum(sizes)[:-1], out=row_start[1:])
+    total = sum(len(cols) for cols, _, _ in parts)
+    cols_out = np.empty(total, dtype=np.intp)
+    values_out = np.empty(total, dtype=np.float64)
+    before = row_start.copy()
+    rows = np.arange(n)
+    for (cols, values, starts), size in zip(parts, sizes):
+        owner = np.repeat(rows, size)
+        at = np.arange(len(cols)) + (before - starts).take(owner)
+        cols_out[at] = cols
+        values_out[at] = values
+        before += size
+    return cols_out, values_out, row_start
 
 
 def char_ngrams(text, min_n=1, max_n=3):

@@ -49,8 +49,8 @@ def test_single_row_logits_are_the_batch_logits_bit_for_bit(model):
     queries = ["上车时打开空调", "我好冷", "导航去公司然后播放音乐", "帮我规划一下周末去哪玩", "第二个", "ＳＵ７支持哪些模式？",
                "好的好的好的", ""]
     utterances = router.utterances(queries)
-    batch = router._logits(utterances)  # more rows than DENSE_GROUPS: the CSR product
-    assert len(utterances) > extractors.DENSE_GROUPS
+    batch = router._logits(utterances)  # more rows than DENSE_ROWS: the CSR product
+    assert len(utterances) > router_module.DENSE_ROWS
     dense = np.vstack([router._logits([u]) for u in utterances])
     assert np.array_equal(batch, dense)
     assert np.array_equal(router._logits(utterances[:3]), batch[:3])
@@ -75,16 +75,30 @@ def test_fused_logits_are_the_fitted_pipelines_up_to_rounding_on_every_bundled_q
 def test_fused_tfidf_is_tfidf_rows_times_the_coefficients(docs, sublinear):
     vocabulary = {g: i for i, g in enumerate("hgfedcb")}  # "a" is out of the vocabulary
     idf = [1.0 + i / 7 for i in range(7)]
-    coef = np.arange(21, dtype=np.float64).reshape(7, 3) / 5 - 2
-    fused = extractors.FusedTfidf(vocabulary, idf, coef, sublinear)
+    coef = np.vstack([np.arange(21, dtype=np.float64).reshape(7, 3) / 5 - 2, np.zeros((1, 3))])  # row 7: absent
+    fused = extractors.FusedTfidf(vocabulary, idf, sublinear)
     want = np.zeros((len(docs), 3))
     for k, grams in enumerate(docs):
         columns, weights = extractors.tfidf_row(grams, vocabulary, idf, sublinear)
         for col, w in zip(columns, weights):
             want[k] += w * coef[col]
-    got = fused.scores(docs)
+    got = extractors.csr_sums(coef, *fused.batch(docs))
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-    assert np.array_equal(np.vstack([fused.scores([d]) for d in docs]), got)  # one by one: the same floats
+    # one document's lists: the batch's entries, and the same sums bit for bit
+    cols, values, starts = fused.batch(docs)
+    ends = [*starts[1:], len(cols)]
+    for k, grams in enumerate(docs):
+        one = fused.entries(grams)
+        assert one == (cols[starts[k]:ends[k]].tolist(), values[starts[k]:ends[k]].tolist())
+        assert np.array_equal(extractors.gathered_sum(coef, *one), got[k])
+
+
+def test_interleave_puts_each_rows_entries_part_after_part():
+    rest = (np.array([1, 2, 3]), np.array([1.0, 2.0, 3.0]), np.array([0, 2]))  # rows: [1, 2], [3]
+    grams = (np.array([7, 8, 9, 7]), np.array([7.0, 8.0, 9.0, 7.5]), np.array([0, 1]))  # rows: [7], [8, 9, 7]
+    cols, values, starts = extractors.interleave([rest, grams], 2)
+    assert cols.tolist() == [1, 2, 7, 3, 8, 9, 7] and starts.tolist() == [0, 3]
+    assert values.tolist() == [1.0, 2.0, 7.0, 3.0, 8.0, 9.0, 7.5]
 
 
 @settings(max_examples=300, deadline=None)

@@ -22,12 +22,15 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
-from fastslow.features.extractors import FusedTfidf, char_ngrams, require_fitted, tfidf_row
+from fastslow.features.extractors import (
+    FusedTfidf, char_ngrams, csr_sums, gathered_sum, interleave, require_fitted, tfidf_row,
+)
 from fastslow.features.memo import TextMemo
 from fastslow.models.automation.rules import INTENT_VEHICLE, devices_in, lowered, seat_mentions
 from fastslow.data import TAXONOMY_DIR
 
 INTENTS_FILE = TAXONOMY_DIR / "intents.tsv"
+DENSE_ROWS = 4  # up to this many subqueries, scores are computed one by one without a sparse matrix
 PREDICT_MEMO = 65536  # distinct subqueries whose intent a process keeps (``IntentClassifier.predict``)
 CAR_CONTROL, DEVICE_CONTROL, OTHER = INTENT_VEHICLE, "设备控制", "其他"
 CONTROL_INTENTS = (CAR_CONTROL, DEVICE_CONTROL)
@@ -158,17 +161,26 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
 
     def decision_function(self, X) -> np.ndarray:
         """The model's scores for raw subqueries, ``model_.decision_function(_features(X))`` up to the last
-        bits of rounding: the tf-idf block fused with its coefficients (``FusedTfidf``: no tf-idf row or
-        sparse matrix), plus the keyword guess's coefficient row. One path for one subquery and many."""
+        bits of rounding: the tf-idf block's entries (``FusedTfidf``: no tf-idf row of dicts, no
+        ``TfidfVectorizer`` call), then the keyword guess's, summed, then the intercept. A CSR product for
+        a batch, one gather per subquery for a few: the same floats."""
         require_fitted(self, "weights_")
         fused = self.__dict__.get("_fused")
         if fused is None:
-            fused = self.__dict__["_fused"] = FusedTfidf(self.vocabulary_, self.idf_, self.weights_[: len(self.idf_)],
-                                                         self.vectorizer_.sublinear_tf)
+            weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1]))])
+            fused = self.__dict__["_fused"] = (FusedTfidf(self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf,
+                                                          absent=len(self.weights_)), weights)
+        tfidf, weights = fused
         lows = [lowered(s) for s in X]
-        scores = fused.scores([self._grams(low) for low in lows])
         keyword = [self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_)] for low in lows]
-        scores += self.weights_.take(keyword, axis=0) * self.keyword_weight
+        if len(lows) <= DENSE_ROWS:  # as ``_row``: the tf-idf entries, then the keyword's
+            rows = [tfidf.entries(self._grams(low)) for low in lows]
+            scores = np.vstack([gathered_sum(weights, [*cols, k], [*values, self.keyword_weight])
+                                for (cols, values), k in zip(rows, keyword)]) if rows else np.zeros((0, weights.shape[1]))
+        else:
+            n = len(lows)
+            guess = (np.asarray(keyword, dtype=np.intp), np.full(n, float(self.keyword_weight)), np.arange(n))
+            scores = csr_sums(weights, *interleave([tfidf.batch([self._grams(low) for low in lows]), guess], n))
         scores += self.intercept_
         return scores
 

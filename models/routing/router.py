@@ -18,7 +18,7 @@ from fastslow.features import (
     TriggerMarkers, WordTokens,
 )
 from fastslow.features.extractors import (
-    FusedTfidf, LexiconFeatures, _Tfidf, gathered_sums, require_fitted,
+    FusedTfidf, LexiconFeatures, _Tfidf, csr_sums, gathered_sum, interleave, require_fitted,
 )
 from fastslow.features.references import BuiltinFunctions, EntityReferences
 from fastslow.models.routing.rules import Route
@@ -27,6 +27,8 @@ from fastslow.models.taxonomy import CODE_LABEL, FAST, LABELS
 DEVICE_CATEGORIES = ("car_device", "home_device")
 #: devices.txt categories of what is not a device: content, places, apps (an elliptical control names none)
 OTHER_DOMAIN_CATEGORIES = ("media", "navigation", "poi", "app")
+#: up to this many rows, logits are computed row by row (one gather each) without a sparse matrix
+DENSE_ROWS = 4
 #: actions.txt categories of a control verb
 CONTROL_ACTIONS = ("on", "off", "adjust")
 
@@ -211,60 +213,79 @@ class Router(BaseEstimator, ClassifierMixin):
         return self._logits(self.utterances(X))
 
     def _logits(self, utterances):
-        """The logits of utterances, with the tf-idf blocks fused (``FusedTfidf``): per block one pass over
-        the batch's grams and one gathered sum of coefficient rows; the other extractors' few nonzero
-        features gathered and summed the same way. One code path for one row (the server) and for many,
-        so both give the same floats; they equal ``features(utterances) @ weights_ + intercept_`` (the
-        fitted pipeline's ``decision_function``) up to the last bits of rounding, which a test holds."""
+        """``features(utterances) @ weights_ + intercept_`` (the fitted pipeline's ``decision_function``)
+        up to the last bits of rounding, with the tf-idf blocks fused (``FusedTfidf``): no tf-idf row of
+        dicts, no matrix of every feature. Per row, the sum of the lexicon and other extractors' entries,
+        then each tf-idf block's, then the intercept: one CSR product per part for a batch, one gather
+        for a few rows (the server's single query, ``_row_logits``), the same floats either way."""
         n = len(utterances)
-        if not n:
-            return np.empty((0, len(self.intercept_)))
-        tfidf_blocks, rest_blocks, rest_weights, absent = self._fused()
+        if n <= DENSE_ROWS:
+            if n == 1:
+                return self._row_logits(utterances[0])[None]
+            return np.vstack([self._row_logits(u) for u in utterances]) if n else np.empty((0, len(self.intercept_)))
+        tfidf_blocks, _, weights, absent = self._fused()
         indices: list = []
         data: list = []
         starts: list[int] = []
-        hits_of_bank = rest_blocks[0]
         for u in utterances:
             starts.append(len(indices))
-            indices.append(absent)  # a zero entry first: no row is empty
-            data.append(0.0)
-            hits = u.hits
-            for digest, transformer, offset in hits_of_bank:
-                found = hits.get(digest)
-                if found is None:  # an utterance from another segmenter: match now
-                    transformer.append_row(u, offset, indices, data)
-                elif found:
-                    LexiconFeatures.append_hits(found, offset, indices, data)
-            for transformer, offset in rest_blocks[1]:
-                transformer.append_row(u, offset, indices, data)
-        logits = gathered_sums(rest_weights, np.asarray(indices, dtype=np.intp), np.asarray(data, dtype=np.float64),
-                               np.asarray(starts, dtype=np.intp))
-        for fused, analyse, field_name in tfidf_blocks:
-            logits += fused.scores([analyse(getattr(u, field_name)) for u in utterances])
+            self._append_rest(u, indices, data, absent)
+        parts = [(np.asarray(indices, dtype=np.intp), np.asarray(data, dtype=np.float64), np.asarray(starts, dtype=np.intp))]
+        parts += [fused.batch([analyse(getattr(u, field_name)) for u in utterances])
+                  for fused, analyse, field_name in tfidf_blocks]
+        logits = csr_sums(weights, *interleave(parts, n))
         logits += self.intercept_
         return logits
+
+    def _row_logits(self, u) -> np.ndarray:
+        """One utterance's ``_logits`` row, bit for bit: its entries as lists, one gather."""
+        tfidf_blocks, _, weights, absent = self._fused()
+        indices: list = []
+        data: list = []
+        self._append_rest(u, indices, data, absent)
+        for fused, analyse, field_name in tfidf_blocks:
+            cols, values = fused.entries(analyse(getattr(u, field_name)))
+            indices += cols
+            data += values
+        logits = gathered_sum(weights, indices, data)
+        logits += self.intercept_
+        return logits
+
+    def _append_rest(self, u, indices: list, data: list, absent: int) -> None:
+        """The entries of every extractor but the tf-idf blocks, after a zero entry (no row is empty)."""
+        indices.append(absent)
+        data.append(0.0)
+        hits = u.hits
+        for digest, transformer, offset in self.lexicon_blocks_:
+            found = hits.get(digest)
+            if found is None:  # an utterance from another segmenter: match now
+                transformer.append_row(u, offset, indices, data)
+            elif found:
+                LexiconFeatures.append_hits(found, offset, indices, data)
+        for transformer, offset in self._fused()[1]:
+            transformer.append_row(u, offset, indices, data)
 
     def _fused(self):
         """``_logits``' compiled form of the fitted union (per process, never pickled): the tf-idf
         blocks as ``FusedTfidf`` with their analyser and the utterance field they read, the other
-        blocks as ``_append_row`` reads them, and ``weights_`` with a zero row (at ``absent``) after it."""
+        non-lexicon blocks with their offsets, and ``weights_`` with a zero row (at ``absent``) after it."""
         fused = self.__dict__.get("_fused_cache")
         if fused is None:
             union = self.pipeline_.named_steps["features"]
+            absent = self.n_features_
             tfidf, others, offset = [], [], 0
             for _, transformer in union.transformer_list:
                 if isinstance(transformer, _Tfidf):
                     field_name = {CharNgrams: "text", WordTokens: "tokens"}.get(type(transformer))
                     if field_name is None:  # pragma: no cover - the router's union holds these two only
                         raise TypeError(f"no fused path for {type(transformer).__name__}")
-                    block = self.weights_[offset: offset + transformer.n_columns]
-                    tfidf.append((FusedTfidf(transformer.vocabulary_, transformer.idf_, block, transformer.sublinear_tf),
-                                  transformer.analyze_, field_name))
+                    tfidf.append((FusedTfidf(transformer.vocabulary_, transformer.idf_, transformer.sublinear_tf,
+                                             offset, absent), transformer.analyze_, field_name))
                 elif not (isinstance(transformer, LexiconFeatures) and transformer.counts_only):
                     others.append((transformer, offset))
                 offset += transformer.n_columns
             weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1]))])
-            fused = (tuple(tfidf), (self.lexicon_blocks_, tuple(others)), weights, self.n_features_)
+            fused = (tuple(tfidf), tuple(others), weights, absent)
             self.__dict__["_fused_cache"] = fused
         return fused
 
