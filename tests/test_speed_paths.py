@@ -177,6 +177,21 @@ def test_fused_intent_scores_are_the_models_up_to_rounding_on_every_bundled_subq
     assert np.array_equal(fused.argmax(axis=1), reference.argmax(axis=1))
 
 
+def test_the_parser_reuses_the_segmenters_strip_only_where_it_is_the_same_text(model):
+    """surface_of reads an utterance's ``spoken_surface`` instead of stripping again: the same text on
+    every bundled query (and reused for most of them)."""
+    from fastslow.models.automation.parser import surface_of
+
+    lex = model.automation.lexicons_
+    queries = sorted({json.loads(line)["query"] for path in (*ROUTING_FILES, *AUTOMATION_FILES)
+                      for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()})
+    utterances = model.router.utterances(queries)
+    reused = [u for u in utterances if u.spoken_surface is not None]
+    assert len(reused) > len(utterances) // 3
+    for q, u in zip(queries, utterances):
+        assert surface_of(u, lex) == surface_of(dataclasses.replace(u, spoken_surface=None), lex) == surface_of(q, lex)
+
+
 def test_matcher_find_gives_the_same_matches_from_its_memo_and_after_pickling(model):
     import pickle
 
