@@ -407,6 +407,16 @@ class NumbersUnits(LexiconFeatures):
         out[base + 1 + bisect_left(self.LENGTH_BANDS, len(u.text))] = 1.0  # the first band >= the length
         return out
 
+    def append_row(self, u, offset: int, indices: list, data: list) -> None:
+        """``row``'s entries in its order, without building the dict."""
+        self.append_hits(self.lexicon_.hits(u), offset, indices, data)
+        base = offset + len(self.lexicon_.categories)
+        if _NUMBER.search(u.text):
+            indices.append(base)
+            data.append(1.0)
+        indices.append(base + 1 + bisect_left(self.LENGTH_BANDS, len(u.text)))
+        data.append(1.0)
+
 
 class ContextFeatures(RowFeatures):
     """One-hot of the conversation state: no context, previous fast/slow turn, pending slow question.
@@ -431,6 +441,16 @@ class ContextFeatures(RowFeatures):
         if len(u.text) <= self.short_chars:
             out[len(self.states_) + col] = 1.0
         return out
+
+    def append_row(self, u, offset: int, indices: list, data: list) -> None:
+        """``row``'s entries in its order, without building the dict."""
+        states = self.states_
+        col = offset + (states.index(u.context) if u.context in states else states.index("prev_other"))
+        indices.append(col)
+        data.append(1.0)
+        if len(u.text) <= self.short_chars:
+            indices.append(len(states) + col)
+            data.append(1.0)
 
 
 class EndpointFeatures(RowFeatures):
@@ -460,6 +480,16 @@ class EndpointFeatures(RowFeatures):
         if self.lexicon_.hits(u):
             out[n + col] = 1.0
         return out
+
+    def append_row(self, u, offset: int, indices: list, data: list) -> None:
+        """``row``'s entries in its order, without building the dict."""
+        n = len(self.ENDPOINTS)
+        col = offset + (self.ENDPOINTS.index(u.endpoint) if u.endpoint in self.ENDPOINTS[:3] else n - 1)
+        indices.append(col)
+        data.append(1.0)
+        if self.lexicon_.hits(u):
+            indices.append(n + col)
+            data.append(1.0)
 
 
 class ExplicitTarget(RowFeatures):

@@ -27,6 +27,7 @@ jieba.setLogLevel(logging.WARNING)
 CONTEXT_STATES = ("none", "prev_fast", "prev_slow", "slow_question", "prev_other", "prev_candidates")
 #: the lexicon of what an earlier user turn says when it names several candidates (有两个张伟)
 CANDIDATES_LEXICON = "candidates"
+_WHITE = re.compile(r"\s")
 _ASKS = re.compile(r"[?？]|吗|是否|要不要|哪个|哪一|还是|可以吗|好吗")
 
 
@@ -310,6 +311,8 @@ class Segmenter(BaseEstimator, TransformerMixin):
             tokens = domain_tokenizer(self.words_, self.words_key_).lcut(text, HMM=True)
         else:
             tokens = domain_cut(self.words_, self.words_key_).lcut(text)
+        if _WHITE.search(text) is None:  # no white space in the text: none in a token (\s is str.isspace)
+            return tuple(tokens)
         return tuple(t for t in tokens if not t.isspace())
 
     def utterance(self, item) -> Utterance:
