@@ -14,7 +14,10 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left
-from functools import partial
+from collections import Counter, _count_elements  # the C helper of Counter (a Python fallback off CPython)
+from functools import partial, reduce
+from itertools import repeat
+from operator import add as _add, mul as _mul, truediv as _truediv
 
 import numpy as np
 import scipy.sparse as sp
@@ -67,17 +70,6 @@ class RowFeatures(BaseEstimator, TransformerMixin):
         data.extend(row.values())
 
 
-def sparse_row_product(indices: list, data: list, weights: np.ndarray) -> np.ndarray:
-    """``csr_row @ weights`` for one row given as (column, value) lists, with scipy's arithmetic: each
-    product ``value * weights[column]``, accumulated in the row's order (``np.add.reduce`` over the
-    first axis adds row after row)."""
-    if not indices:
-        return np.zeros(weights.shape[1])
-    products = weights.take(np.array(indices, dtype=np.intp), axis=0)  # take: a tenth of indexing by a list
-    products *= np.array(data, dtype=np.float64)[:, None]
-    return np.add.reduce(products, axis=0)
-
-
 def tfidf_row(grams, vocabulary: dict, idf: list[float], sublinear: bool = True) -> tuple[list[int], list[float]]:
     """Columns and l2-normalised tf-idf weights of one document's grams: what a fitted
     ``TfidfVectorizer(norm="l2")`` gives for that row, without its per-call validation."""
@@ -93,11 +85,126 @@ def tfidf_row(grams, vocabulary: dict, idf: list[float], sublinear: bool = True)
     return list(counts), [w * scale for w in weights]
 
 
+class FusedTfidf:
+    """l2-normalised tf-idf rows (sublinear or raw tf) of one fitted block, as entries of a product with
+    the model's coefficients: ``(columns, values)`` that ``csr_sums`` (a batch) or a gather and
+    ``np.add.reduce`` (a single query) turn into ``tfidf_rows @ coef``, without building a tf-idf
+    row of dicts or a ``TfidfVectorizer`` call.
+
+    Columns are the model's (the block's ``offset`` added); a gram out of the vocabulary, and the zero
+    entry that starts every document (so that none is empty), point at ``absent``, a zero row of the
+    coefficients. A batch counts each document's distinct grams (``Counter``, C-level, first-occurrence
+    order as ``tfidf_row``) and does the rest in numpy; ``entries`` does one document on Python floats
+    with the same operations in the same order, so both give the same floats (a test holds it).
+    """
+
+    def __init__(self, vocabulary: dict, idf, sublinear: bool = True, offset: int = 0, absent: int | None = None):
+        self.absent = len(idf) + offset if absent is None else absent
+        self.vocabulary = {gram: col + offset for gram, col in vocabulary.items()}
+        full = np.zeros(self.absent + 1)
+        full[offset: offset + len(idf)] = idf
+        self.idf = full
+        self.idf_list = full.tolist()
+        self.sublinear = sublinear
+        self._tf = [0.0, 1.0]  # tf weight by count, math.log as tfidf_row computes it
+
+    def _tf_table(self, top: int) -> list:
+        while len(self._tf) <= top:
+            self._tf.append(1.0 + math.log(len(self._tf)))
+        return self._tf
+
+    def batch(self, grams_of_docs) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(columns, values, starts)`` of every document's entries, document k from ``starts[k]``."""
+        keys: list = []
+        counts: list = []
+        starts: list[int] = []
+        sizes: list[int] = []
+        for grams in grams_of_docs:
+            found = Counter(grams)
+            starts.append(len(keys))
+            sizes.append(len(found) + 1)
+            keys.append(None)  # the zero entry that starts every document
+            counts.append(1)
+            keys += found
+            counts += found.values()
+        cols = np.fromiter(map(self.vocabulary.get, keys, repeat(self.absent)), dtype=np.intp, count=len(keys))
+        weights = self.idf.take(cols)
+        count = np.fromiter(counts, dtype=np.intp, count=len(counts))
+        top = int(count.max()) if len(count) else 1
+        if top > 1:
+            weights *= (np.asarray(self._tf_table(top)).take(count) if self.sublinear else count)
+        # np.bincount adds in entry order, as ``entries`` does (np.add.reduceat and a 1-d reduce do not)
+        owner = np.repeat(np.arange(len(starts)), sizes)
+        norm = np.sqrt(np.bincount(owner, weights * weights, minlength=len(starts)))
+        norm[norm == 0.0] = 1.0
+        weights /= norm.take(owner)
+        return cols, weights, np.asarray(starts, dtype=np.intp)
+
+    def entries(self, grams) -> tuple[list[int], list[float]]:
+        """One document's ``batch`` entries as lists, bit for bit (C-level maps over Python floats; the
+        squared norm added in entry order with ``functools.reduce``, as ``np.bincount`` adds it)."""
+        found: dict = {}
+        _count_elements(found, grams)  # Counter's counting without Counter's Python-level set-up
+        absent = self.absent
+        cols = [absent]
+        cols += map(self.vocabulary.get, found, repeat(absent))
+        weights = list(map(self.idf_list.__getitem__, cols))  # the zero entry first: idf 0.0
+        if len(found) < len(grams):  # a repeated gram: its tf weight
+            tf = self._tf_table(max(found.values())) if self.sublinear else None
+            for k, n in enumerate(found.values(), 1):
+                if n > 1:
+                    weights[k] *= tf[n] if tf is not None else n
+        norm = math.sqrt(reduce(_add, map(_mul, weights, weights), 0.0)) or 1.0
+        return cols, list(map(_truediv, weights, repeat(norm)))
+
+
+def csr_sums(weights: np.ndarray, cols: np.ndarray, values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per row of entries (row k: ``starts[k]`` up to the next start) the sum of
+    ``values[i] * weights[cols[i]]``: a CSR product, which adds a row's products in stored order, as
+    ``gathered_sum`` does for one row (the single-query paths): the same floats."""
+    indptr = np.append(starts, len(cols))
+    matrix = sp.csr_matrix((values, cols, indptr), shape=(len(starts), weights.shape[0]))
+    return np.asarray(matrix @ weights)
+
+
+def gathered_sum(weights: np.ndarray, cols: list, values: list) -> np.ndarray:
+    """One row's ``csr_sums``: the rows of ``weights`` gathered, scaled and added row after row
+    (``np.add.reduce`` along the first axis adds in order; ``np.add.reduceat`` would not)."""
+    rows = weights.take(np.array(cols, dtype=np.intp), axis=0)
+    rows *= np.array(values, dtype=np.float64)[:, None]
+    return np.add.reduce(rows, axis=0)
+
+
+def interleave(parts, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Several ``(cols, values, starts)`` entry lists of the same ``n`` rows (none empty) as one, each
+    row's entries part after part: the batch's CSR rows hold what a single row's lists hold, in order."""
+    sizes = [np.diff(np.append(starts, len(cols))) for cols, _, starts in parts]
+    row_start = np.zeros(n, dtype=np.intp)
+    np.cumsum(sum(sizes)[:-1], out=row_start[1:])
+    total = sum(len(cols) for cols, _, _ in parts)
+    cols_out = np.empty(total, dtype=np.intp)
+    values_out = np.empty(total, dtype=np.float64)
+    before = row_start.copy()
+    rows = np.arange(n)
+    for (cols, values, starts), size in zip(parts, sizes):
+        owner = np.repeat(rows, size)
+        at = np.arange(len(cols)) + (before - starts).take(owner)
+        cols_out[at] = cols
+        values_out[at] = values
+        before += size
+    return cols_out, values_out, row_start
+
+
 def char_ngrams(text, min_n=1, max_n=3):
-    """Character n-grams of an already normalised text (the analyzer of CharNgrams)."""
+    """Character n-grams of an already normalised text (the analyzer of CharNgrams): the unigrams, then
+    the bigrams, … up to ``max_n``, each size in text order. Each size is the previous one with the next
+    character added (``map(add, …)``, C-level) instead of a Python slice per position."""
     grams = list(text) if min_n == 1 else []
-    for size in range(max(2, min_n), max_n + 1):
-        grams.extend([text[i : i + size] for i in range(len(text) - size + 1)])
+    longer = text  # the grams of the previous size (the characters to start with)
+    for size in range(2, max_n + 1):
+        longer = list(map(_add, longer, text[size - 1:]))
+        if size >= min_n:
+            grams += longer
     return grams
 
 
@@ -300,6 +407,16 @@ class NumbersUnits(LexiconFeatures):
         out[base + 1 + bisect_left(self.LENGTH_BANDS, len(u.text))] = 1.0  # the first band >= the length
         return out
 
+    def append_row(self, u, offset: int, indices: list, data: list) -> None:
+        """``row``'s entries in its order, without building the dict."""
+        self.append_hits(self.lexicon_.hits(u), offset, indices, data)
+        base = offset + len(self.lexicon_.categories)
+        if _NUMBER.search(u.text):
+            indices.append(base)
+            data.append(1.0)
+        indices.append(base + 1 + bisect_left(self.LENGTH_BANDS, len(u.text)))
+        data.append(1.0)
+
 
 class ContextFeatures(RowFeatures):
     """One-hot of the conversation state: no context, previous fast/slow turn, pending slow question.
@@ -324,6 +441,16 @@ class ContextFeatures(RowFeatures):
         if len(u.text) <= self.short_chars:
             out[len(self.states_) + col] = 1.0
         return out
+
+    def append_row(self, u, offset: int, indices: list, data: list) -> None:
+        """``row``'s entries in its order, without building the dict."""
+        states = self.states_
+        col = offset + (states.index(u.context) if u.context in states else states.index("prev_other"))
+        indices.append(col)
+        data.append(1.0)
+        if len(u.text) <= self.short_chars:
+            indices.append(len(states) + col)
+            data.append(1.0)
 
 
 class EndpointFeatures(RowFeatures):
@@ -353,6 +480,16 @@ class EndpointFeatures(RowFeatures):
         if self.lexicon_.hits(u):
             out[n + col] = 1.0
         return out
+
+    def append_row(self, u, offset: int, indices: list, data: list) -> None:
+        """``row``'s entries in its order, without building the dict."""
+        n = len(self.ENDPOINTS)
+        col = offset + (self.ENDPOINTS.index(u.endpoint) if u.endpoint in self.ENDPOINTS[:3] else n - 1)
+        indices.append(col)
+        data.append(1.0)
+        if self.lexicon_.hits(u):
+            indices.append(n + col)
+            data.append(1.0)
 
 
 class ExplicitTarget(RowFeatures):

@@ -27,6 +27,7 @@ jieba.setLogLevel(logging.WARNING)
 CONTEXT_STATES = ("none", "prev_fast", "prev_slow", "slow_question", "prev_other", "prev_candidates")
 #: the lexicon of what an earlier user turn says when it names several candidates (有两个张伟)
 CANDIDATES_LEXICON = "candidates"
+_WHITE = re.compile(r"\s")
 _ASKS = re.compile(r"[?？]|吗|是否|要不要|哪个|哪一|还是|可以吗|好吗")
 
 
@@ -78,6 +79,9 @@ class Utterance:
     endpoint: str | None = None  # car, speaker, home or None (unknown)
     hits: dict = field(default_factory=dict, compare=False, repr=False)  # lexicon digest -> {column: count}
     surface: str | None = field(default=None, compare=False)  # surface(query): what the automation parser reads
+    #: ``strip_disfluencies(surface)`` with the bundled spoken lexicon when the segmenter already computed it
+    #: (the surface is the normalised text and the model's spoken lexicon is the bundled one); else None
+    spoken_surface: str | None = field(default=None, compare=False, repr=False)
 
 
 def as_fields(item) -> tuple[str, list, str | None]:
@@ -307,24 +311,42 @@ class Segmenter(BaseEstimator, TransformerMixin):
             tokens = domain_tokenizer(self.words_, self.words_key_).lcut(text, HMM=True)
         else:
             tokens = domain_cut(self.words_, self.words_key_).lcut(text)
+        if _WHITE.search(text) is None:  # no white space in the text: none in a token (\s is str.isspace)
+            return tuple(tokens)
         return tuple(t for t in tokens if not t.isspace())
 
     def utterance(self, item) -> Utterance:
         query, context, endpoint = as_fields(item)
-        cleaned = clean(query)
-        text = normalise(query)  # the router's text: a space between Chinese characters is a pause
+        normalised = normalise(query)  # the router's text: a space between Chinese characters is a pause
+        surface_text = chinese_punctuation(clean(query))
+        text, spoken_surface = normalised, None
         if getattr(self, "spoken_", None) is not None:
-            text = strip_disfluencies(text, self.spoken_)
+            text = strip_disfluencies(normalised, self.spoken_)
+            if surface_text == normalised and self._bundled_spoken():
+                spoken_surface = text  # what the automation parser would strip again (``surface_of``)
         return self.annotate(self.segment(text), context_state(context, getattr(self, "candidates_", ())), endpoint, text,
-                             chinese_punctuation(cleaned))
+                             surface_text, spoken_surface)
+
+    def _bundled_spoken(self) -> bool:
+        """Is the model's frozen spoken lexicon the bundled one (``spoken_lexicon()``)? Once per process."""
+        same = self.__dict__.get("_bundled_spoken_cache")
+        if same is None:
+            same = self.__dict__["_bundled_spoken_cache"] = self.spoken_ == spoken_lexicon()
+        return same
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_bundled_spoken_cache", None)
+        return state
 
     def annotate(self, tokens: tuple[str, ...], context: str = "none", endpoint: str | None = None,
-                 text: str | None = None, surface_text: str | None = None) -> Utterance:
+                 text: str | None = None, surface_text: str | None = None,
+                 spoken_surface: str | None = None) -> Utterance:
         """The utterance of already segmented, normalised text (a whole query, or a subrequest's tokens)."""
         text = "".join(tokens) if text is None else text
         charset = frozenset(text)
         return Utterance(text, tokens, charset, context, endpoint, self.lexicons_.match(tokens, charset, text),
-                         surface_text)
+                         surface_text, spoken_surface)
 
     def utterances(self, X) -> list[Utterance]:
         """``transform`` without scikit-learn's output wrapper: the per-query inference path."""

@@ -5,7 +5,10 @@ import dataclasses
 import json
 
 import numpy as np
+from hypothesis import given, settings, strategies as st
 
+from fastslow.features import extractors
+from fastslow.models.automation.rules import lowered
 from fastslow.models.pipeline import Memo
 from fastslow.models.routing import router as router_module
 from fastslow.models.scoring import score_chunk
@@ -41,15 +44,70 @@ def test_a_memo_key_tells_contexts_and_endpoints_apart(model):
     assert len(memo) == 4
 
 
-def test_single_row_logits_are_the_sparse_products_bit_for_bit(model, monkeypatch):
+def test_single_row_logits_are_the_batch_logits_bit_for_bit(model):
     router = model.router
-    queries = ["上车时打开空调", "我好冷", "导航去公司然后播放音乐", "帮我规划一下周末去哪玩", "第二个", "ＳＵ７支持哪些模式？"]
+    queries = ["上车时打开空调", "我好冷", "导航去公司然后播放音乐", "帮我规划一下周末去哪玩", "第二个", "ＳＵ７支持哪些模式？",
+               "好的好的好的", ""]
     utterances = router.utterances(queries)
-    monkeypatch.setattr(router_module, "DENSE_ROWS", 0)
-    sparse = router._logits(utterances)
-    monkeypatch.setattr(router_module, "DENSE_ROWS", 4)
+    batch = router._logits(utterances)  # more rows than DENSE_ROWS: the CSR product
+    assert len(utterances) > router_module.DENSE_ROWS
     dense = np.vstack([router._logits([u]) for u in utterances])
-    assert np.array_equal(sparse, dense)
+    assert np.array_equal(batch, dense)
+    assert np.array_equal(router._logits(utterances[:3]), batch[:3])
+
+
+def test_fused_logits_are_the_fitted_pipelines_up_to_rounding_on_every_bundled_query(model):
+    """The fused tf-idf path against its definition (the feature union's matrix times the coefficients):
+    the same numbers, but for the last bits of rounding (products and sums in another order)."""
+    router = model.router
+    texts = sorted({json.loads(line)["query"] for path in ROUTING_FILES
+                    for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()})
+    utterances = router.utterances(texts)
+    fused = router._logits(utterances)
+    reference = router.pipeline_.named_steps["classify"].decision_function(
+        router.pipeline_.named_steps["features"].transform(utterances))
+    np.testing.assert_allclose(fused, reference, rtol=0, atol=1e-12)
+    assert np.array_equal(fused.argmax(axis=1), reference.argmax(axis=1))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=12), min_size=1, max_size=9), st.booleans())
+def test_fused_tfidf_is_tfidf_rows_times_the_coefficients(docs, sublinear):
+    vocabulary = {g: i for i, g in enumerate("hgfedcb")}  # "a" is out of the vocabulary
+    idf = [1.0 + i / 7 for i in range(7)]
+    coef = np.vstack([np.arange(21, dtype=np.float64).reshape(7, 3) / 5 - 2, np.zeros((1, 3))])  # row 7: absent
+    fused = extractors.FusedTfidf(vocabulary, idf, sublinear)
+    want = np.zeros((len(docs), 3))
+    for k, grams in enumerate(docs):
+        columns, weights = extractors.tfidf_row(grams, vocabulary, idf, sublinear)
+        for col, w in zip(columns, weights):
+            want[k] += w * coef[col]
+    got = extractors.csr_sums(coef, *fused.batch(docs))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    # one document's lists: the batch's entries, and the same sums bit for bit
+    cols, values, starts = fused.batch(docs)
+    ends = [*starts[1:], len(cols)]
+    for k, grams in enumerate(docs):
+        one = fused.entries(grams)
+        assert one == (cols[starts[k]:ends[k]].tolist(), values[starts[k]:ends[k]].tolist())
+        assert np.array_equal(extractors.gathered_sum(coef, *one), got[k])
+
+
+def test_interleave_puts_each_rows_entries_part_after_part():
+    rest = (np.array([1, 2, 3]), np.array([1.0, 2.0, 3.0]), np.array([0, 2]))  # rows: [1, 2], [3]
+    grams = (np.array([7, 8, 9, 7]), np.array([7.0, 8.0, 9.0, 7.5]), np.array([0, 1]))  # rows: [7], [8, 9, 7]
+    cols, values, starts = extractors.interleave([rest, grams], 2)
+    assert cols.tolist() == [1, 2, 7, 3, 8, 9, 7] and starts.tolist() == [0, 3]
+    assert values.tolist() == [1.0, 2.0, 7.0, 3.0, 8.0, 9.0, 7.5]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab空调 ，1", max_size=12), st.integers(1, 3), st.integers(1, 4))
+def test_char_ngrams_are_every_slice_by_size(text, low, high):
+    want = list(text) if low == 1 else []
+    for size in range(max(2, low), high + 1):
+        want += [text[i: i + size] for i in range(len(text) - size + 1)]
+    assert extractors.char_ngrams(text, low, high) == want
 
 
 def test_fastslow_score_memo_writes_the_same_file(model, trained, tmp_path):
@@ -100,6 +158,38 @@ def test_intents_of_a_batch_are_the_intents_one_by_one_with_or_without_the_memo(
         one_by_one += intents._predict([s])
     assert one_by_one == batch == intents._predict(subqueries)
     assert "_predicted" not in intents.__getstate__()
+
+
+def test_fused_intent_scores_are_the_models_up_to_rounding_on_every_bundled_subquery(model):
+    intents = model.automation.intents_
+    subqueries = sorted({q["subquery"] for path in AUTOMATION_FILES
+                         for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()
+                         for g in (json.loads(line).get("expected") or []) for q in g["querys"]})
+    assert len(subqueries) > 100
+    fused = intents.decision_function(subqueries)
+    reference = np.vstack([sum(w * intents.weights_[c] for c, w in zip(*intents._row(s))) for s in subqueries])
+    reference += intents.intercept_
+    np.testing.assert_allclose(fused, reference, rtol=0, atol=1e-12)
+    fitted = intents.model_.decision_function(intents._features([lowered(s) for s in subqueries]))
+    np.testing.assert_allclose(fused, fitted, rtol=0, atol=1e-5)  # the vectorizer keeps float32 tf-idf
+    np.testing.assert_allclose(fused, np.vstack([intents.decision_function([s]) for s in subqueries[:50]] +
+                                                [fused[50:]]), rtol=0, atol=0)
+    assert np.array_equal(fused.argmax(axis=1), reference.argmax(axis=1))
+
+
+def test_the_parser_reuses_the_segmenters_strip_only_where_it_is_the_same_text(model):
+    """surface_of reads an utterance's ``spoken_surface`` instead of stripping again: the same text on
+    every bundled query (and reused for most of them)."""
+    from fastslow.models.automation.parser import surface_of
+
+    lex = model.automation.lexicons_
+    queries = sorted({json.loads(line)["query"] for path in (*ROUTING_FILES, *AUTOMATION_FILES)
+                      for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()})
+    utterances = model.router.utterances(queries)
+    reused = [u for u in utterances if u.spoken_surface is not None]
+    assert len(reused) > len(utterances) // 3
+    for q, u in zip(queries, utterances):
+        assert surface_of(u, lex) == surface_of(dataclasses.replace(u, spoken_surface=None), lex) == surface_of(q, lex)
 
 
 def test_matcher_find_gives_the_same_matches_from_its_memo_and_after_pickling(model):
@@ -250,6 +340,9 @@ def _bundled_automation_texts():
 from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+AUTOMATION_FILES = ("data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl",
+                    "data/automation/train/core.jsonl")
+ROUTING_FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl")
 
 
 def test_the_pruned_crf_features_are_the_known_ones_in_order_and_tag_alike(model):

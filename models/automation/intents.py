@@ -22,13 +22,15 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
-from fastslow.features.extractors import char_ngrams, require_fitted, sparse_row_product, tfidf_row
+from fastslow.features.extractors import (
+    FusedTfidf, char_ngrams, csr_sums, gathered_sum, interleave, require_fitted, tfidf_row,
+)
 from fastslow.features.memo import TextMemo
 from fastslow.models.automation.rules import INTENT_VEHICLE, devices_in, lowered, seat_mentions
 from fastslow.data import TAXONOMY_DIR
 
 INTENTS_FILE = TAXONOMY_DIR / "intents.tsv"
-DENSE_ROWS = 4  # up to this many subqueries, scores are computed without a sparse matrix
+DENSE_ROWS = 4  # up to this many subqueries, scores are computed one by one without a sparse matrix
 PREDICT_MEMO = 65536  # distinct subqueries whose intent a process keeps (``IntentClassifier.predict``)
 CAR_CONTROL, DEVICE_CONTROL, OTHER = INTENT_VEHICLE, "设备控制", "其他"
 CONTROL_INTENTS = (CAR_CONTROL, DEVICE_CONTROL)
@@ -150,6 +152,7 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         return char_ngrams(_WHITE_SPACES.sub(" ", low), *ngram_range)
 
     def _row(self, s: str) -> tuple[list, list]:
+        """One subquery's feature columns and values (the definition ``decision_function`` is held to)."""
         low = lowered(s)
         columns, weights = tfidf_row(self._grams(low), self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf)
         columns.append(self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_)])
@@ -157,19 +160,29 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         return columns, weights
 
     def decision_function(self, X) -> np.ndarray:
-        """The model's scores for raw subqueries: ``model_.decision_function(_features(X))`` row by row."""
+        """The model's scores for raw subqueries, ``model_.decision_function(_features(X))`` up to the last
+        bits of rounding: the tf-idf block's entries (``FusedTfidf``: no tf-idf row of dicts, no
+        ``TfidfVectorizer`` call), then the keyword guess's, summed, then the intercept. A CSR product for
+        a batch, one gather per subquery for a few: the same floats."""
         require_fitted(self, "weights_")
-        if len(X) <= DENSE_ROWS:  # a single query's few subqueries: no sparse matrix
-            return np.vstack([sparse_row_product(*self._row(s), self.weights_) + self.intercept_ for s in X])
-        indptr, indices, data = [0], [], []
-        for s in X:
-            columns, weights = self._row(s)
-            indices.extend(columns)
-            data.extend(weights)
-            indptr.append(len(indices))
-        features = sp.csr_matrix((np.asarray(data), np.asarray(indices, dtype=np.int32), indptr),
-                                 shape=(len(indptr) - 1, self.weights_.shape[0]))
-        return np.asarray(features @ self.weights_) + self.intercept_
+        fused = self.__dict__.get("_fused")
+        if fused is None:
+            weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1]))])
+            fused = self.__dict__["_fused"] = (FusedTfidf(self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf,
+                                                          absent=len(self.weights_)), weights)
+        tfidf, weights = fused
+        lows = [lowered(s) for s in X]
+        keyword = [self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_)] for low in lows]
+        if len(lows) <= DENSE_ROWS:  # as ``_row``: the tf-idf entries, then the keyword's
+            rows = [tfidf.entries(self._grams(low)) for low in lows]
+            scores = np.vstack([gathered_sum(weights, [*cols, k], [*values, self.keyword_weight])
+                                for (cols, values), k in zip(rows, keyword)]) if rows else np.zeros((0, weights.shape[1]))
+        else:
+            n = len(lows)
+            guess = (np.asarray(keyword, dtype=np.intp), np.full(n, float(self.keyword_weight)), np.arange(n))
+            scores = csr_sums(weights, *interleave([tfidf.batch([self._grams(low) for low in lows]), guess], n))
+        scores += self.intercept_
+        return scores
 
     def predict(self, X):
         """The intent of each subquery: the model's best class, then ``resolve_intent``.
@@ -201,4 +214,5 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         state = dict(super().__getstate__())
         state.pop("_predicted", None)
         state.pop("_char_range", None)
+        state.pop("_fused", None)
         return state

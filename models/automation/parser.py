@@ -338,7 +338,8 @@ def surface_of(query, lex=None) -> str:
         text = automation_text(query)
     if not text:
         return text
-    text = strip_disfluencies(text)
+    spoken = getattr(query, "spoken_surface", None)  # the segmenter's strip_disfluencies of this very text
+    text = spoken if spoken is not None else strip_disfluencies(text)
     if lex is not None:
         cut = leading_hesitation(text, lex)
         if cut:

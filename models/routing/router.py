@@ -17,7 +17,9 @@ from fastslow.features import (
     EndpointFeatures, ExplicitTarget, NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords,
     TriggerMarkers, WordTokens,
 )
-from fastslow.features.extractors import LexiconFeatures, require_fitted, sparse_row_product
+from fastslow.features.extractors import (
+    FusedTfidf, LexiconFeatures, _Tfidf, csr_sums, gathered_sum, interleave, require_fitted,
+)
 from fastslow.features.references import BuiltinFunctions, EntityReferences
 from fastslow.models.routing.rules import Route
 from fastslow.models.taxonomy import CODE_LABEL, FAST, LABELS
@@ -25,10 +27,10 @@ from fastslow.models.taxonomy import CODE_LABEL, FAST, LABELS
 DEVICE_CATEGORIES = ("car_device", "home_device")
 #: devices.txt categories of what is not a device: content, places, apps (an elliptical control names none)
 OTHER_DOMAIN_CATEGORIES = ("media", "navigation", "poi", "app")
+#: up to this many rows, logits are computed row by row (one gather each) without a sparse matrix
+DENSE_ROWS = 4
 #: actions.txt categories of a control verb
 CONTROL_ACTIONS = ("on", "off", "adjust")
-#: up to this many rows, logits are computed row by row without building a sparse matrix
-DENSE_ROWS = 4
 
 
 def row_softmax(x: np.ndarray) -> np.ndarray:
@@ -211,19 +213,81 @@ class Router(BaseEstimator, ClassifierMixin):
         return self._logits(self.utterances(X))
 
     def _logits(self, utterances):
-        if len(utterances) <= DENSE_ROWS:
-            return np.vstack([self._row_logits(u) for u in utterances]) if utterances else \
-                np.empty((0, len(self.intercept_)))
-        return np.asarray(self.features(utterances) @ self.weights_) + self.intercept_
-
-    def _row_logits(self, u) -> np.ndarray:
-        """One utterance's logits without scipy.sparse (the server's single query): its nonzero
-        features times their weight rows, summed in column order as scipy's CSR product sums them,
-        so the two paths give the same floats."""
+        """``features(utterances) @ weights_ + intercept_`` (the fitted pipeline's ``decision_function``)
+        up to the last bits of rounding, with the tf-idf blocks fused (``FusedTfidf``): no tf-idf row of
+        dicts, no matrix of every feature. Per row, the sum of the lexicon and other extractors' entries,
+        then each tf-idf block's, then the intercept: one CSR product per part for a batch, one gather
+        for a few rows (the server's single query, ``_row_logits``), the same floats either way."""
+        n = len(utterances)
+        if n <= DENSE_ROWS:
+            if n == 1:
+                return self._row_logits(utterances[0])[None]
+            return np.vstack([self._row_logits(u) for u in utterances]) if n else np.empty((0, len(self.intercept_)))
+        tfidf_blocks, _, weights, absent = self._fused()
         indices: list = []
         data: list = []
-        self._append_row(u, indices, data)
-        return sparse_row_product(indices, data, self.weights_) + self.intercept_
+        starts: list[int] = []
+        for u in utterances:
+            starts.append(len(indices))
+            self._append_rest(u, indices, data, absent)
+        parts = [(np.asarray(indices, dtype=np.intp), np.asarray(data, dtype=np.float64), np.asarray(starts, dtype=np.intp))]
+        parts += [fused.batch([analyse(getattr(u, field_name)) for u in utterances])
+                  for fused, analyse, field_name in tfidf_blocks]
+        logits = csr_sums(weights, *interleave(parts, n))
+        logits += self.intercept_
+        return logits
+
+    def _row_logits(self, u) -> np.ndarray:
+        """One utterance's ``_logits`` row, bit for bit: its entries as lists, one gather."""
+        tfidf_blocks, _, weights, absent = self._fused()
+        indices: list = []
+        data: list = []
+        self._append_rest(u, indices, data, absent)
+        for fused, analyse, field_name in tfidf_blocks:
+            cols, values = fused.entries(analyse(getattr(u, field_name)))
+            indices += cols
+            data += values
+        logits = gathered_sum(weights, indices, data)
+        logits += self.intercept_
+        return logits
+
+    def _append_rest(self, u, indices: list, data: list, absent: int) -> None:
+        """The entries of every extractor but the tf-idf blocks, after a zero entry (no row is empty)."""
+        indices.append(absent)
+        data.append(0.0)
+        hits = u.hits
+        for digest, transformer, offset in self.lexicon_blocks_:
+            found = hits.get(digest)
+            if found is None:  # an utterance from another segmenter: match now
+                transformer.append_row(u, offset, indices, data)
+            elif found:
+                LexiconFeatures.append_hits(found, offset, indices, data)
+        for transformer, offset in self._fused()[1]:
+            transformer.append_row(u, offset, indices, data)
+
+    def _fused(self):
+        """``_logits``' compiled form of the fitted union (per process, never pickled): the tf-idf
+        blocks as ``FusedTfidf`` with their analyser and the utterance field they read, the other
+        non-lexicon blocks with their offsets, and ``weights_`` with a zero row (at ``absent``) after it."""
+        fused = self.__dict__.get("_fused_cache")
+        if fused is None:
+            union = self.pipeline_.named_steps["features"]
+            absent = self.n_features_
+            tfidf, others, offset = [], [], 0
+            for _, transformer in union.transformer_list:
+                if isinstance(transformer, _Tfidf):
+                    field_name = {CharNgrams: "text", WordTokens: "tokens"}.get(type(transformer))
+                    if field_name is None:  # pragma: no cover - the router's union holds these two only
+                        raise TypeError(f"no fused path for {type(transformer).__name__}")
+                    tfidf.append((FusedTfidf(transformer.vocabulary_, transformer.idf_, transformer.sublinear_tf,
+                                             offset, absent), transformer.analyze_, field_name))
+                elif not (isinstance(transformer, LexiconFeatures) and transformer.counts_only):
+                    others.append((transformer, offset))
+                offset += transformer.n_columns
+            weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1]))])
+            fused = (tuple(tfidf), tuple(others), weights, absent)
+            self.__dict__["_fused_cache"] = fused
+        return fused
 
     def _label_layout(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
         """Per class its label's index, the (classes, labels) 0/1 matrix that sums probabilities per
@@ -238,6 +302,7 @@ class Router(BaseEstimator, ClassifierMixin):
     def __getstate__(self):
         state = dict(super().__getstate__())
         state.pop("_label_layout_cache", None)
+        state.pop("_fused_cache", None)
         return state
 
     @property
