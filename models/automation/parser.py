@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+from itertools import chain, repeat
 import tempfile
 import threading
 
@@ -35,6 +36,7 @@ from fastslow.models.automation.rules import (
     missing_super_task_clauses, plain_groups,
     plan_groups, repair_spans, rewrite_group, spans_to_tags, tags_to_spans,
 )
+from fastslow.models.automation.crf import CRFModel
 from fastslow.models.automation.intents import IntentClassifier
 
 #: readable names of the span kinds of ``models.automation.rules`` (in explanations)
@@ -100,17 +102,10 @@ def known_grams(attributes) -> dict[str, frozenset]:
     return {prefix: frozenset(a[len(prefix):] for a in attributes if a.startswith(prefix)) for prefix in GRAM_FEATURES}
 
 
-def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None,
-                  known: dict[str, frozenset] | None = None) -> list[list[str]]:
-    """Feature strings of every character of ``text`` (see the module doc).
-
-    ``known`` (``known_grams`` of the CRF's attributes) leaves out the character n-gram features the CRF
-    has no weight for: most of the two- and three-character ones. crfsuite drops an attribute it does not
-    know before scoring, so the tags and marginals are the same; the rest keep their order, so the
-    weights are summed in the same order too."""
+def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None):
+    """What the features of ``text``'s characters are made of: the lowered text, the lexicon and shape marks
+    of every character (in order), its clause, and its jieba token's position code and text."""
     n = len(text)
-    if n == 0:
-        return []
     low = lowered(text)
     marks: list[list[str]] = [[] for _ in range(n)]
     look_points: dict[str, list[int]] = {}
@@ -168,6 +163,21 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
                 tok_pos[i + k] = "S" if length == 1 else ("B" if k == 0 else ("E" if k == length - 1 else "M"))
                 tok_of[i + k] = tok if length <= 4 else ""
             i += length
+    return low, marks, clause_of, tok_pos, tok_of
+
+
+def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None,
+                  known: dict[str, frozenset] | None = None) -> list[list[str]]:
+    """Feature strings of every character of ``text`` (see the module doc).
+
+    ``known`` (``known_grams`` of the CRF's attributes) leaves out the character n-gram features the CRF
+    has no weight for: most of the two- and three-character ones. crfsuite drops an attribute it does not
+    know before scoring, so the tags and marginals are the same; the rest keep their order, so the
+    weights are summed in the same order too. ``AttributeIndex.ids`` gives the same attributes as ids."""
+    n = len(text)
+    if n == 0:
+        return []
+    low, marks, clause_of, tok_pos, tok_of = _char_layout(text, table, tokens)
     classes = [_char_class(ch) for ch in low]
     padded = "\x02\x02" + low + "\x03\x03"
     feats = []
@@ -220,6 +230,73 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
     return feats
 
 
+class AttributeIndex:
+    """The attribute ids of a trained CRF keyed the way ``char_features`` makes its strings: per n-gram
+    family the gram, per mark the mark (and the mark of the character before or after), so that
+    ``ids`` finds a text's attributes with dict lookups and builds no string. ``-1``: an attribute the
+    CRF does not know (crfsuite drops it)."""
+
+    def __init__(self, attributes):
+        ids = {a: i for i, a in enumerate(attributes)}
+        self.grams = tuple({a[len(prefix):]: i for a, i in ids.items() if a.startswith(prefix)}
+                           for prefix in GRAM_FEATURES)
+        self.bias = ids.get("b", -1)
+        self.kind = {k: ids.get("k=" + k, -1) for k in "dcasp"}
+        self.clause = tuple(ids.get(f, -1) for f in _CLAUSE_FEATURE)
+        self.token_pos = {p: ids.get("tp=" + p, -1) for p in "SBME"}
+        self.token = {a[2:]: i for a, i in ids.items() if a.startswith("t=")}
+        self.mark = ids  # a mark is its attribute's name
+        self.before = {a[2:]: i for a, i in ids.items() if a.startswith("-1") and a[2:3] in _LOCAL}
+        self.after = {a[2:]: i for a, i in ids.items() if a.startswith("+1") and a[2:3] in _LOCAL}
+        self.bos, self.eos = ids.get("BOS", -1), ids.get("EOS", -1)
+
+    def ids(self, text: str, table: FeatureTable, tokens: tuple[str, ...] | None, offset: int, out: list[int],
+            where: list[int]) -> None:
+        """Append the attribute ids of the characters of ``text`` (not empty) to ``out`` and their
+        character's position (``offset`` + its index) to ``where``: per character, its ids come in the
+        order of ``char_features(text, table, tokens)`` (an unknown attribute as ``-1``), while the
+        characters interleave (a whole family at a time, each over every character)."""
+        n = len(text)
+        low, marks, clause_of, tok_pos, tok_of = _char_layout(text, table, tokens)
+        padded = "\x02\x02" + low + "\x03\x03"
+        left, right = padded[1:n + 1], padded[3:n + 3]
+        lc = list(map(str.__add__, left, low))
+        miss = repeat(-1)
+        k_c, k_l, k_r, k_lc, k_cr, k_lcr, k_ll, k_rr = (d.get for d in self.grams)
+        out += repeat(self.bias, n)
+        out += map(k_c, low, miss)
+        out += map(k_l, left, miss)
+        out += map(k_r, right, miss)
+        out += map(k_lc, lc, miss)
+        out += map(k_cr, map(str.__add__, low, right), miss)
+        out += map(k_lcr, map(str.__add__, lc, right), miss)
+        out += map(k_ll, map(str.__add__, padded[:n], left), miss)
+        out += map(k_rr, map(str.__add__, right, padded[4:n + 4]), miss)
+        out += map(self.kind.__getitem__, map(_char_class, low))
+        clause = self.clause
+        out += [clause[min(c, 3)] for c in clause_of]
+        positions = range(offset, offset + n)
+        where += list(positions) * 11
+        if tokens is not None:
+            placed = [i for i in range(n) if tok_pos[i]]
+            out += [self.token_pos[tok_pos[i]] for i in placed]
+            named = [i for i in placed if tok_of[i]]
+            out += [self.token.get(tok_of[i], -1) for i in named]
+            where += [offset + i for i in placed + named]
+        # the marks of each character, of the one before it ("-1") and of the one after it ("+1")
+        counts = list(map(len, marks))
+        flat = list(chain.from_iterable(marks))
+        out += map(self.mark.get, flat, miss)
+        where += chain.from_iterable(map(repeat, positions, counts))
+        cut = len(flat) - counts[-1]  # the last character's marks: none after it
+        out += map(self.before.get, flat[:cut], miss)
+        where += chain.from_iterable(map(repeat, positions[1:], counts))
+        out += map(self.after.get, flat[counts[0]:], miss)
+        where += chain.from_iterable(map(repeat, positions, counts[1:]))
+        out += (self.bos, self.eos)
+        where += (offset, offset + n - 1)
+
+
 class AutomationTagger(BaseEstimator):
     """Character BIO tagger of condition / action / duration / once / scope-end spans (a CRF).
 
@@ -249,14 +326,19 @@ class AutomationTagger(BaseEstimator):
         return char_features(text, self.table_, tokens if tokens is not None else self.tokens(text), self._known())
 
     def _known(self) -> dict[str, frozenset] | None:
-        known = self.__dict__.get("_known_grams", False)
-        if known is False:  # read from the model once per process (~0.2 s), never pickled
-            info = self._tagger().info()
-            attributes = {a for a, _ in info.state_features}
-            # every attribute of the model read back from its dump, or no pruning (None): never a known one dropped
-            known = known_grams(attributes) if str(len(attributes)) == info.header.get("num_attrs") else None
-            self.__dict__["_known_grams"] = known
+        known = self.__dict__.get("_known_grams")
+        if known is None:  # once per process, never pickled
+            known = self.__dict__["_known_grams"] = known_grams(self._crf()[0].attributes)
         return known
+
+    def _crf(self) -> tuple[CRFModel, AttributeIndex]:
+        """The trained CRF as arrays (``CRFModel``) and its ``AttributeIndex``: read from ``model_`` once per
+        process (so a model pickled before they existed works alike), never pickled."""
+        crf = self.__dict__.get("_crf_arrays")
+        if crf is None:
+            model = CRFModel.from_bytes(self.model_)
+            crf = self.__dict__["_crf_arrays"] = (model, AttributeIndex(model.attributes))
+        return crf
 
     # -- fit / predict
     def fit(self, X, y):
@@ -293,36 +375,48 @@ class AutomationTagger(BaseEstimator):
         state = dict(self.__dict__)
         state.pop("_local", None)
         state.pop("_known_grams", None)
+        state.pop("_crf_arrays", None)
         return state
 
     def predict(self, X, tokens=None):
-        require_fitted(self, "model_")
-        tagger = self._tagger()
-        out = []
-        for k, text in enumerate(X):
-            if not text:
-                out.append([])
-                continue
-            out.append(tagger.tag(self.tagging_features(text, tokens[k] if tokens is not None else None)))
-        return out
+        """The tag sequence of every text: crfsuite's Viterbi tags (``Tagger.tag`` of ``features``), scored
+        with numpy over attribute ids (``CRFModel``, ``AttributeIndex``)."""
+        return self._decode(X, tokens, marginals=False)[0]
 
     def predict_spans(self, X) -> list[list[Span]]:
         return [tags_to_spans(text, tags) for text, tags in zip(X, self.predict(X))]
 
-    def predict_marginals(self, X) -> tuple[list[list[str]], list[list[float]]]:
-        """Tag sequences and, per character, the CRF's marginal probability of the tag it chose."""
+    def predict_marginals(self, X, tokens=None) -> tuple[list[list[str]], list[list[float]]]:
+        """Tag sequences and, per character, the CRF's marginal probability of the tag it chose (crfsuite's
+        ``Tagger.marginal``, equal within rounding)."""
+        return self._decode(X, tokens, marginals=True)
+
+    def _decode(self, X, tokens, marginals: bool):
         require_fitted(self, "model_")
-        tagger = self._tagger()
-        tags_out, marginals = [], []
-        for text in X:
-            if not text:
+        model, index = self._crf()
+        ids: list[int] = []
+        where: list[int] = []
+        lengths = [len(text) for text in X]
+        offset = 0
+        for k, text in enumerate(X):
+            if text:
+                given = tokens[k] if tokens is not None else None
+                index.ids(text, self.table_, given if given is not None else self.tokens(text), offset, ids, where)
+                offset += len(text)
+        scores = model.state_scores(ids, where, offset)
+        label_ids, probs = model.decode(scores, [n for n in lengths if n], marginals)
+        labels = model.labels
+        tags_out, marginals_out = [], []
+        decoded = iter(zip(label_ids, probs))
+        for n in lengths:
+            if not n:
                 tags_out.append([])
-                marginals.append([])
+                marginals_out.append([] if marginals else None)
                 continue
-            tags = tagger.tag(self.tagging_features(text))
-            tags_out.append(tags)
-            marginals.append([tagger.marginal(tag, i) for i, tag in enumerate(tags)])
-        return tags_out, marginals
+            path, p = next(decoded)
+            tags_out.append([labels[i] for i in path])
+            marginals_out.append(p)
+        return tags_out, marginals_out
 
 
 def surface_of(query, lex=None) -> str:

@@ -1,0 +1,214 @@
+"""A linear-chain CRF scored with numpy from a python-crfsuite model: the tags and marginals of crfsuite.
+
+python-crfsuite trains the automation tagger (``models/automation/parser.py``) and stays the definition;
+tagging reads the same model file here instead, so that a query's attributes are integer ids found by dict
+lookups, never strings that crfsuite would have to look up again one by one.
+
+``CRFModel.from_bytes(model_)`` reads the model file written by ``pycrfsuite.Trainer`` (crfsuite's
+``crf1d`` format: a header, the features with their ``double`` weights, and two CQDB string tables for
+the label and attribute names), so the weights are crfsuite's own, bit for bit, not the six decimals of
+``Tagger.info()``. ``tag_and_marginals`` does what ``Tagger.tag`` and ``Tagger.marginal`` do:
+
+- the state score of a position is the weights of its attributes summed in the order given (crfsuite
+  adds them in the item's order; an attribute given twice counts twice; an unknown one is id ``-1`` here,
+  a row of zeros, where crfsuite drops it: adding ``0.0`` changes no sum);
+- Viterbi adds ``previous + transition`` and keeps the first label of the highest score, as crfsuite's
+  ``crf1dc_viterbi`` does (ties go to the lowest label id), then adds the state score;
+- the marginal of a label at a position is ``alpha * beta`` normalised over the labels, computed with
+  per-position scaling like crfsuite's ``crf1dc_alpha_score``/``crf1dc_beta_score`` (state scores are
+  shifted by their maximum before ``exp``, which the scaling cancels: equal within rounding, ~1e-15).
+
+Many sequences are decoded together: sorted by length, position ``t`` of every sequence that long is one
+numpy step, so a batch costs about as many numpy calls as its longest sequence.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+_HEADER = struct.Struct("<4sI4sIIIIIIIII")
+_CHUNK = struct.Struct("<4sII")
+_CQDB = struct.Struct("<4sIIIII")
+_FEATURE = np.dtype([("type", "<u4"), ("src", "<u4"), ("dst", "<u4"), ("weight", "<f8")])
+_STATE, _TRANSITION = 0, 1
+_GATHER = 1 << 16  # attribute ids gathered at once by state_scores (x n_labels doubles)
+
+
+def _cqdb_strings(data: bytes, offset: int) -> list[str]:
+    """The strings of a CQDB chunk at ``offset``, by id (crfsuite's ``cqdb.c``: a backward table of record
+    offsets; a record is its id, the key's size with its NUL, the key)."""
+    chunk, size, _flag, _order, count, bwd = _CQDB.unpack_from(data, offset)
+    if chunk != b"CQDB":
+        raise ValueError(f"not a crfsuite model: no CQDB string table at {offset:#x}")
+    out = []
+    for k, record in enumerate(struct.unpack_from(f"<{count}I", data, offset + bwd)):
+        rid, ksize = struct.unpack_from("<II", data, offset + record)
+        if rid != k:
+            raise ValueError(f"crfsuite model: string {k} of the table at {offset:#x} is stored as id {rid}")
+        start = offset + record + 8
+        out.append(data[start:start + ksize - 1].decode("utf-8"))
+    return out
+
+
+@dataclass(frozen=True)
+class CRFModel:
+    """A trained crfsuite CRF as arrays: ``labels`` and ``attributes`` by crfsuite id, ``state`` (a row per
+    attribute, a column per label) and ``transition`` (``[from, to]``); 0 where crfsuite has no feature."""
+
+    labels: tuple[str, ...]
+    attributes: tuple[str, ...]
+    state: np.ndarray
+    transition: np.ndarray
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "CRFModel":
+        magic, _size, kind, _version, _nf, n_labels, n_attrs, off_features, off_labels, off_attrs, *_ = \
+            _HEADER.unpack_from(data, 0)
+        if magic != b"lCRF" or kind != b"FOMC":
+            raise ValueError(f"not a crfsuite CRF model (magic {magic!r}, type {kind!r})")
+        chunk, _size, count = _CHUNK.unpack_from(data, off_features)
+        if chunk != b"FEAT":
+            raise ValueError("crfsuite model: no FEAT chunk where the header says")
+        features = np.frombuffer(data, _FEATURE, count, off_features + _CHUNK.size)
+        labels = tuple(_cqdb_strings(data, off_labels))
+        attributes = tuple(_cqdb_strings(data, off_attrs))
+        if len(labels) != n_labels or len(attributes) != n_attrs:
+            raise ValueError(f"crfsuite model: {len(labels)} labels and {len(attributes)} attributes read, "
+                             f"the header says {n_labels} and {n_attrs}")
+        state = np.zeros((n_attrs, n_labels))
+        transition = np.zeros((n_labels, n_labels))
+        for table, kind in ((state, _STATE), (transition, _TRANSITION)):
+            f = features[features["type"] == kind]
+            table[f["src"].astype(np.intp), f["dst"].astype(np.intp)] = f["weight"]  # one feature per (src, dst)
+        return cls(labels, attributes, state, transition)
+
+    def state_scores(self, ids: list[int], where: list[int], positions: int) -> np.ndarray:
+        """The state scores of ``positions`` positions, one row each: attribute ``ids[k]`` (``-1``: unknown,
+        skipped) belongs to position ``where[k]``. Each position's weights are added from 0 in the order
+        they come in ``ids``, as crfsuite adds an item's attributes (``np.bincount`` adds in order), so an
+        attribute given twice counts twice and the sums are crfsuite's to the bit."""
+        n_labels = self.state.shape[1]
+        ids = np.asarray(ids, dtype=np.intp)
+        where = np.asarray(where, dtype=np.intp)
+        known = ids >= 0
+        ids, where = ids[known], where[known]
+        cells = (where[:, None] * n_labels + np.arange(n_labels)).ravel()
+        sums = np.bincount(cells, weights=self.state[ids].ravel(), minlength=positions * n_labels)
+        return sums.reshape(positions, n_labels)
+
+    def decode(self, scores: np.ndarray, lengths: list[int], marginals: bool):
+        """Viterbi label ids of every sequence and, with ``marginals``, the marginal probability of the
+        label chosen at each position (else ``None`` per sequence): ``scores`` are the state scores of
+        all positions of all sequences, one after another, ``lengths`` (each >= 1) how many each has."""
+        if not len(lengths):
+            return [], []
+        if len(lengths) == 1:
+            return self._decode_one(scores, marginals)
+        sizes = np.asarray(lengths, dtype=np.intp)
+        if sizes.min() < 1 or sizes.sum() != len(scores):
+            raise ValueError(f"{len(scores)} positions scored for sequences of lengths {list(lengths)}")
+        batch, n_labels = len(sizes), self.transition.shape[0]
+        order = np.argsort(-sizes, kind="stable")  # longest first: the sequences still running at step t lead
+        rank = np.empty(batch, dtype=np.intp)
+        rank[order] = np.arange(batch)
+        by_rank = sizes[order]
+        longest = int(by_rank[0])
+        active = np.searchsorted(-by_rank, -np.arange(longest), side="left").tolist()  # active[t]: lengths > t
+        row = np.repeat(rank, sizes)  # every position's sequence (by rank) and place in it
+        col = np.arange(len(scores)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        padded = np.zeros((batch, longest, n_labels))
+        padded[row, col] = scores
+        path = self._viterbi(padded, by_rank, active)
+        flat = path[row, col].tolist()
+        cuts = np.cumsum(sizes).tolist()
+        tags = [flat[a:b] for a, b in zip([0] + cuts, cuts)]
+        if not marginals:
+            return tags, [None] * batch
+        chosen = self._chosen_marginals(padded, active, path)[row, col].tolist()
+        return tags, [chosen[a:b] for a, b in zip([0] + cuts, cuts)]
+
+    def _viterbi(self, padded: np.ndarray, lengths: np.ndarray, active: list[int]) -> np.ndarray:
+        """crfsuite's ``crf1dc_viterbi`` on sequences sorted longest first: at each position and label,
+        ``previous[i] + transition[i, label]`` maximised over ``i`` (the first maximum, as crfsuite keeps
+        a later ``i`` only when strictly higher), plus the state score; the last label the first maximum."""
+        batch, longest, n_labels = padded.shape
+        trans = self.transition
+        delta = padded[:, 0].copy()
+        back = np.zeros((batch, longest, n_labels), dtype=np.intp)
+        for t in range(1, longest):
+            n = active[t]
+            cand = delta[:n, :, None] + trans
+            back[:n, t] = cand.argmax(axis=1)
+            delta[:n] = cand.max(axis=1) + padded[:n, t]
+        path = np.zeros((batch, longest), dtype=np.intp)
+        path[np.arange(batch), lengths - 1] = delta.argmax(axis=1)
+        for t in range(longest - 1, 0, -1):
+            n = active[t]
+            path[:n, t - 1] = back[np.arange(n), t, path[:n, t]]
+        return path
+
+    def _chosen_marginals(self, padded: np.ndarray, active: list[int], path: np.ndarray) -> np.ndarray:
+        """Per position, the marginal probability of the label on ``path``: ``alpha * beta`` normalised over
+        the labels, both computed forward/backward with a normalisation at every position (crfsuite's
+        scaled ``crf1dc_alpha_score``/``crf1dc_beta_score``; any per-position scale cancels)."""
+        batch, longest, _ = padded.shape
+        expo = np.exp(padded - padded.max(axis=2, keepdims=True))
+        exp_trans = np.exp(self.transition)
+        alpha = np.ones_like(padded)  # (1s past a sequence's end: unused, but no 0/0)
+        beta = np.ones_like(padded)  # a sequence's last position keeps 1s
+        a = expo[:, 0]
+        alpha[:, 0] = a / a.sum(axis=1, keepdims=True)
+        for t in range(1, longest):
+            n = active[t]
+            a = (alpha[:n, t - 1] @ exp_trans) * expo[:n, t]
+            alpha[:n, t] = a / a.sum(axis=1, keepdims=True)
+        for t in range(longest - 2, -1, -1):
+            n = active[t + 1]
+            b = (beta[:n, t + 1] * expo[:n, t + 1]) @ exp_trans.T
+            beta[:n, t] = b / b.sum(axis=1, keepdims=True)
+        joint = alpha * beta
+        return np.take_along_axis(joint, path[:, :, None], axis=2)[:, :, 0] / joint.sum(axis=2)
+
+    def _decode_one(self, scores: np.ndarray, marginals: bool):
+        """``decode`` of one sequence, in fewer numpy calls: Viterbi keeps only the best scores per step
+        (the same sums as ``_viterbi``, so the same first maxima when the back links are taken after), and
+        the forward and backward products come from a prefix and a suffix scan of the position matrices
+        (``log2(length)`` batched matrix products instead of ``length`` steps)."""
+        length = len(scores)
+        trans = self.transition
+        best = np.empty_like(scores)
+        best[0] = scores[0]
+        for t in range(1, length):
+            np.max(best[t - 1][:, None] + trans, axis=0, out=best[t])
+            best[t] += scores[t]
+        back = (best[:-1, :, None] + trans).argmax(axis=1).tolist()
+        label = int(best[-1].argmax())
+        path = [label]
+        for t in range(length - 2, -1, -1):
+            label = back[t][label]
+            path.append(label)
+        path.reverse()
+        if not marginals:
+            return [path], [None]
+        expo = np.exp(scores - scores.max(axis=1, keepdims=True))
+        alpha, beta = expo[:1].copy(), np.ones((1, expo.shape[1]))
+        if length > 1:
+            # step[t - 1] = exp(transition) * exp(state at t): alpha_t = alpha_0 step[0] ... step[t - 1] and
+            # beta_t = step[t] ... step[length - 2] 1; scan[0] holds the prefix products, scan[1] the suffix ones
+            step = np.exp(trans)[None] * expo[1:, None, :]
+            scan = np.stack([step, step])
+            k = 1
+            while k < length - 1:
+                product = scan[:, :-k] @ scan[:, k:]
+                product /= product.max(axis=(2, 3), keepdims=True)
+                scan[0, k:] = product[0]
+                scan[1, :-k] = product[1]
+                k *= 2
+            alpha = np.concatenate([alpha, alpha[0] @ scan[0]])
+            beta = np.concatenate([scan[1].sum(axis=2), beta])
+        joint = alpha * beta
+        chosen = joint[np.arange(length), path] / joint.sum(axis=1)
+        return [path], [chosen.tolist()]
