@@ -63,6 +63,12 @@ class CRFModel:
     state: np.ndarray
     transition: np.ndarray
 
+    def __post_init__(self):
+        # into[j, i]: the weight of i -> j (previous[i] + into[j, i] is crfsuite's previous[i] + trans[i][j]
+        # to the bit: + commutes), and exp(transition) for the marginals
+        object.__setattr__(self, "into", np.ascontiguousarray(self.transition.T))
+        object.__setattr__(self, "exp_transition", np.exp(self.transition))
+
     @classmethod
     def from_bytes(cls, data: bytes) -> "CRFModel":
         magic, _size, kind, _version, _nf, n_labels, n_attrs, off_features, off_labels, off_attrs, *_ = \
@@ -85,14 +91,12 @@ class CRFModel:
             table[f["src"].astype(np.intp), f["dst"].astype(np.intp)] = f["weight"]  # one feature per (src, dst)
         return cls(labels, attributes, state, transition)
 
-    def state_scores(self, ids: list[int], where: list[int], positions: int) -> np.ndarray:
+    def state_scores(self, ids: np.ndarray, where: np.ndarray, positions: int) -> np.ndarray:
         """The state scores of ``positions`` positions, one row each: attribute ``ids[k]`` (``-1``: unknown,
         skipped) belongs to position ``where[k]``. Each position's weights are added from 0 in the order
         they come in ``ids``, as crfsuite adds an item's attributes (``np.bincount`` adds in order), so an
         attribute given twice counts twice and the sums are crfsuite's to the bit."""
         n_labels = self.state.shape[1]
-        ids = np.asarray(ids, dtype=np.intp)
-        where = np.asarray(where, dtype=np.intp)
         known = ids >= 0
         ids, where = ids[known], where[known]
         cells = (where[:, None] * n_labels + np.arange(n_labels)).ravel()
@@ -105,8 +109,6 @@ class CRFModel:
         all positions of all sequences, one after another, ``lengths`` (each >= 1) how many each has."""
         if not len(lengths):
             return [], []
-        if len(lengths) == 1:
-            return self._decode_one(scores, marginals)
         sizes = np.asarray(lengths, dtype=np.intp)
         if sizes.min() < 1 or sizes.sum() != len(scores):
             raise ValueError(f"{len(scores)} positions scored for sequences of lengths {list(lengths)}")
@@ -135,14 +137,15 @@ class CRFModel:
         ``previous[i] + transition[i, label]`` maximised over ``i`` (the first maximum, as crfsuite keeps
         a later ``i`` only when strictly higher), plus the state score; the last label the first maximum."""
         batch, longest, n_labels = padded.shape
-        trans = self.transition
+        into = self.into
         delta = padded[:, 0].copy()
         back = np.zeros((batch, longest, n_labels), dtype=np.intp)
+        cand = np.empty((batch, n_labels, n_labels))
         for t in range(1, longest):
             n = active[t]
-            cand = delta[:n, :, None] + trans
-            back[:n, t] = cand.argmax(axis=1)
-            delta[:n] = cand.max(axis=1) + padded[:n, t]
+            c = np.add(delta[:n, None, :], into, out=cand[:n])
+            c.argmax(axis=2, out=back[:n, t])
+            np.add(c.max(axis=2), padded[:n, t], out=delta[:n])
         path = np.zeros((batch, longest), dtype=np.intp)
         path[np.arange(batch), lengths - 1] = delta.argmax(axis=1)
         for t in range(longest - 1, 0, -1):
@@ -156,7 +159,7 @@ class CRFModel:
         scaled ``crf1dc_alpha_score``/``crf1dc_beta_score``; any per-position scale cancels)."""
         batch, longest, _ = padded.shape
         expo = np.exp(padded - padded.max(axis=2, keepdims=True))
-        exp_trans = np.exp(self.transition)
+        exp_trans = self.exp_transition
         alpha = np.ones_like(padded)  # (1s past a sequence's end: unused, but no 0/0)
         beta = np.ones_like(padded)  # a sequence's last position keeps 1s
         a = expo[:, 0]
@@ -171,44 +174,3 @@ class CRFModel:
             beta[:n, t] = b / b.sum(axis=1, keepdims=True)
         joint = alpha * beta
         return np.take_along_axis(joint, path[:, :, None], axis=2)[:, :, 0] / joint.sum(axis=2)
-
-    def _decode_one(self, scores: np.ndarray, marginals: bool):
-        """``decode`` of one sequence, in fewer numpy calls: Viterbi keeps only the best scores per step
-        (the same sums as ``_viterbi``, so the same first maxima when the back links are taken after), and
-        the forward and backward products come from a prefix and a suffix scan of the position matrices
-        (``log2(length)`` batched matrix products instead of ``length`` steps)."""
-        length = len(scores)
-        trans = self.transition
-        best = np.empty_like(scores)
-        best[0] = scores[0]
-        for t in range(1, length):
-            np.max(best[t - 1][:, None] + trans, axis=0, out=best[t])
-            best[t] += scores[t]
-        back = (best[:-1, :, None] + trans).argmax(axis=1).tolist()
-        label = int(best[-1].argmax())
-        path = [label]
-        for t in range(length - 2, -1, -1):
-            label = back[t][label]
-            path.append(label)
-        path.reverse()
-        if not marginals:
-            return [path], [None]
-        expo = np.exp(scores - scores.max(axis=1, keepdims=True))
-        alpha, beta = expo[:1].copy(), np.ones((1, expo.shape[1]))
-        if length > 1:
-            # step[t - 1] = exp(transition) * exp(state at t): alpha_t = alpha_0 step[0] ... step[t - 1] and
-            # beta_t = step[t] ... step[length - 2] 1; scan[0] holds the prefix products, scan[1] the suffix ones
-            step = np.exp(trans)[None] * expo[1:, None, :]
-            scan = np.stack([step, step])
-            k = 1
-            while k < length - 1:
-                product = scan[:, :-k] @ scan[:, k:]
-                product /= product.max(axis=(2, 3), keepdims=True)
-                scan[0, k:] = product[0]
-                scan[1, :-k] = product[1]
-                k *= 2
-            alpha = np.concatenate([alpha, alpha[0] @ scan[0]])
-            beta = np.concatenate([scan[1].sum(axis=2), beta])
-        joint = alpha * beta
-        chosen = joint[np.arange(length), path] / joint.sum(axis=1)
-        return [path], [chosen.tolist()]

@@ -22,6 +22,7 @@ from itertools import chain, repeat
 import tempfile
 import threading
 
+import numpy as np
 import pycrfsuite
 from sklearn.base import BaseEstimator
 
@@ -95,6 +96,7 @@ class FeatureTable:
 
 #: the character n-gram features, by prefix: the ones a pruned feature list builds only when the CRF knows them
 GRAM_FEATURES = ("c=", "l=", "r=", "lc=", "cr=", "lcr=", "ll=", "rr=")
+_GRAM_SIZES = (1, 1, 1, 2, 2, 3, 2, 2)  # characters in a gram of each family
 
 
 def known_grams(attributes) -> dict[str, frozenset]:
@@ -104,7 +106,9 @@ def known_grams(attributes) -> dict[str, frozenset]:
 
 def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None):
     """What the features of ``text``'s characters are made of: the lowered text, the lexicon and shape marks
-    of every character (in order), its clause, and its jieba token's position code and text."""
+    of every character (in order), its clause, the clause-structure marks as ranges ``(mark, start, end)``
+    (each character of ``start:end`` gets ``mark`` after its own marks, range by range: ``with_looks``),
+    and its jieba token's position code and text."""
     n = len(text)
     low = lowered(text)
     marks: list[list[str]] = [[] for _ in range(n)]
@@ -134,6 +138,7 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
             starts.append(i + 1)
         clause_of[i] = len(starts) - 1
     ends = starts[1:] + [n]
+    looks = []
     for key, points in look_points.items():
         ahead, behind = "ahead:" + key, "behind:" + key
         first: dict[int, int] = {}
@@ -144,12 +149,8 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
                 first[cl] = pt
             if cl not in last or pt > last[cl]:
                 last[cl] = pt
-        for cl, pt in last.items():
-            for i in range(starts[cl], pt):
-                marks[i].append(ahead)
-        for cl, pt in first.items():
-            for i in range(pt + 1, ends[cl]):
-                marks[i].append(behind)
+        looks += [(ahead, starts[cl], pt) for cl, pt in last.items()]
+        looks += [(behind, pt + 1, ends[cl]) for cl, pt in first.items()]
     # jieba tokens: where each character sits in its token, and the token itself
     tok_pos = [""] * n
     tok_of = [""] * n
@@ -163,7 +164,15 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
                 tok_pos[i + k] = "S" if length == 1 else ("B" if k == 0 else ("E" if k == length - 1 else "M"))
                 tok_of[i + k] = tok if length <= 4 else ""
             i += length
-    return low, marks, clause_of, tok_pos, tok_of
+    return low, marks, clause_of, looks, tok_pos, tok_of
+
+
+def with_looks(marks: list[list[str]], looks) -> list[list[str]]:
+    """``marks`` with the clause-structure marks of ``_char_layout``'s ranges appended."""
+    for mark, start, end in looks:
+        for i in range(start, end):
+            marks[i].append(mark)
+    return marks
 
 
 def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None,
@@ -177,7 +186,8 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
     n = len(text)
     if n == 0:
         return []
-    low, marks, clause_of, tok_pos, tok_of = _char_layout(text, table, tokens)
+    low, marks, clause_of, looks, tok_pos, tok_of = _char_layout(text, table, tokens)
+    marks = with_looks(marks, looks)
     classes = [_char_class(ch) for ch in low]
     padded = "\x02\x02" + low + "\x03\x03"
     feats = []
@@ -231,70 +241,104 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
 
 
 class AttributeIndex:
-    """The attribute ids of a trained CRF keyed the way ``char_features`` makes its strings: per n-gram
-    family the gram, per mark the mark (and the mark of the character before or after), so that
-    ``ids`` finds a text's attributes with dict lookups and builds no string. ``-1``: an attribute the
-    CRF does not know (crfsuite drops it)."""
+    """The attribute ids of a trained CRF keyed the way ``char_features`` makes its strings, so that ``ids``
+    finds the attributes of many texts at once and builds no string: the character n-grams as integer keys
+    (per family, its characters' ids in a vocabulary of the characters the n-grams hold) looked up with one
+    ``searchsorted``, the marks (a mark is its attribute's name, or ``-1``/``+1`` and the mark of the
+    character before/after) with dict lookups."""
 
     def __init__(self, attributes):
         ids = {a: i for i, a in enumerate(attributes)}
-        self.grams = tuple({a[len(prefix):]: i for a, i in ids.items() if a.startswith(prefix)}
-                           for prefix in GRAM_FEATURES)
+        grams = []  # (family, gram, id) of every n-gram attribute
+        for family, prefix in enumerate(GRAM_FEATURES):
+            size = _GRAM_SIZES[family]
+            grams += [(family, a[len(prefix):], i) for a, i in ids.items()
+                      if a.startswith(prefix) and len(a) == len(prefix) + size]
+        self.chars = {ch: k for k, ch in enumerate(sorted({ch for _, g, _ in grams for ch in g}), 1)}  # 0: unknown
+        self.base = len(self.chars) + 1
+        keys = np.array([self._key(f, [self.chars[ch] for ch in g]) for f, g, _ in grams], dtype=np.int64)
+        order = np.argsort(keys)
+        self.keys = keys[order]
+        self.gram_ids = np.array([i for _, _, i in grams], dtype=np.intp)[order]
         self.bias = ids.get("b", -1)
         self.kind = {k: ids.get("k=" + k, -1) for k in "dcasp"}
-        self.clause = tuple(ids.get(f, -1) for f in _CLAUSE_FEATURE)
+        self.clause = np.array([ids.get(f, -1) for f in _CLAUSE_FEATURE], dtype=np.intp)
         self.token_pos = {p: ids.get("tp=" + p, -1) for p in "SBME"}
         self.token = {a[2:]: i for a, i in ids.items() if a.startswith("t=")}
-        self.mark = ids  # a mark is its attribute's name
+        self.mark = ids
         self.before = {a[2:]: i for a, i in ids.items() if a.startswith("-1") and a[2:3] in _LOCAL}
         self.after = {a[2:]: i for a, i in ids.items() if a.startswith("+1") and a[2:3] in _LOCAL}
         self.bos, self.eos = ids.get("BOS", -1), ids.get("EOS", -1)
 
-    def ids(self, text: str, table: FeatureTable, tokens: tuple[str, ...] | None, offset: int, out: list[int],
-            where: list[int]) -> None:
-        """Append the attribute ids of the characters of ``text`` (not empty) to ``out`` and their
-        character's position (``offset`` + its index) to ``where``: per character, its ids come in the
-        order of ``char_features(text, table, tokens)`` (an unknown attribute as ``-1``), while the
-        characters interleave (a whole family at a time, each over every character)."""
-        n = len(text)
-        low, marks, clause_of, tok_pos, tok_of = _char_layout(text, table, tokens)
-        padded = "\x02\x02" + low + "\x03\x03"
-        left, right = padded[1:n + 1], padded[3:n + 3]
-        lc = list(map(str.__add__, left, low))
-        miss = repeat(-1)
-        k_c, k_l, k_r, k_lc, k_cr, k_lcr, k_ll, k_rr = (d.get for d in self.grams)
-        out += repeat(self.bias, n)
-        out += map(k_c, low, miss)
-        out += map(k_l, left, miss)
-        out += map(k_r, right, miss)
-        out += map(k_lc, lc, miss)
-        out += map(k_cr, map(str.__add__, low, right), miss)
-        out += map(k_lcr, map(str.__add__, lc, right), miss)
-        out += map(k_ll, map(str.__add__, padded[:n], left), miss)
-        out += map(k_rr, map(str.__add__, right, padded[4:n + 4]), miss)
-        out += map(self.kind.__getitem__, map(_char_class, low))
-        clause = self.clause
-        out += [clause[min(c, 3)] for c in clause_of]
-        positions = range(offset, offset + n)
-        where += list(positions) * 11
-        if tokens is not None:
-            placed = [i for i in range(n) if tok_pos[i]]
-            out += [self.token_pos[tok_pos[i]] for i in placed]
-            named = [i for i in placed if tok_of[i]]
-            out += [self.token.get(tok_of[i], -1) for i in named]
-            where += [offset + i for i in placed + named]
-        # the marks of each character, of the one before it ("-1") and of the one after it ("+1")
-        counts = list(map(len, marks))
+    def _key(self, family: int, chars) -> int:
+        key = family
+        for c in chars:
+            key = key * self.base + c
+        return key * self.base ** (3 - len(chars))
+
+    def ids(self, texts, table: FeatureTable, tokens) -> tuple[np.ndarray, np.ndarray]:
+        """The attributes of every character of ``texts`` (none empty; ``tokens`` one entry per text, or
+        ``None``) as two arrays: ``ids[k]`` (``-1``: unknown to the CRF) belongs to the character at
+        ``where[k]`` (the characters of all texts numbered one after another). Per character its ids come
+        in the order of ``char_features(text, table, tokens)``; characters interleave (a whole family at
+        a time, every character's)."""
+        layouts = [_char_layout(text, table, tok) for text, tok in zip(texts, tokens)]
+        lengths = np.array([len(text) for text in texts], dtype=np.intp)
+        total = int(lengths.sum())
+        joined = "".join(["\x02\x02" + low + "\x03\x03" for low, *_ in layouts])
+        chars = np.fromiter(map(self.chars.get, joined, repeat(0)), dtype=np.int64, count=len(joined))
+        text_of = np.repeat(np.arange(len(texts)), lengths)
+        at = np.arange(total) + 2 + 4 * text_of  # each character's place in ``joined``
+        base = self.base
+        c0, left, right, left2, right2 = chars[at], chars[at - 1], chars[at + 1], chars[at - 2], chars[at + 2]
+        cube = base ** 3
+        keys = np.concatenate([c0 * base * base, left * base * base, right * base * base,
+                               (left * base + c0) * base, (c0 * base + right) * base, (left * base + c0) * base + right,
+                               (left2 * base + left) * base, (right * base + right2) * base])
+        keys += np.repeat(np.arange(len(GRAM_FEATURES), dtype=np.int64) * cube, total)
+        found = np.searchsorted(self.keys, keys).clip(max=len(self.keys) - 1)
+        grams = np.where(self.keys[found] == keys, self.gram_ids[found], -1)
+        kinds = np.fromiter(map(self.kind.__getitem__, map(_char_class, chain.from_iterable(
+            low for low, *_ in layouts))), dtype=np.intp, count=total)
+        clauses = self.clause[np.minimum(np.fromiter(chain.from_iterable(lay[2] for lay in layouts), dtype=np.intp,
+                                                     count=total), 3)]
+        everyone = np.arange(total)
+        ids = [np.full(total, self.bias, dtype=np.intp), grams, kinds, clauses]
+        where = [everyone, np.tile(everyone, len(GRAM_FEATURES)), everyone, everyone]
+        starts = np.cumsum(lengths) - lengths
+        if any(tok is not None for tok in tokens):
+            placed = [(s + i, self.token_pos[tp], tok) for s, (*_, tok_pos, tok_of) in zip(starts.tolist(), layouts)
+                      for i, (tp, tok) in enumerate(zip(tok_pos, tok_of)) if tp]
+            ids += [np.array([t for _, t, _ in placed], dtype=np.intp),
+                    np.array([self.token.get(tok, -1) for _, _, tok in placed if tok], dtype=np.intp)]
+            where += [np.array([k for k, _, _ in placed], dtype=np.intp),
+                      np.array([k for k, _, tok in placed if tok], dtype=np.intp)]
+        # the marks of each character, its clause-structure marks (ranges), the marks of the character before
+        # it ("-1") and after it ("+1"): clause-structure marks are never copied to the neighbours (``_LOCAL``)
+        marks = list(chain.from_iterable(lay[1] for lay in layouts))
         flat = list(chain.from_iterable(marks))
-        out += map(self.mark.get, flat, miss)
-        where += chain.from_iterable(map(repeat, positions, counts))
-        cut = len(flat) - counts[-1]  # the last character's marks: none after it
-        out += map(self.before.get, flat[:cut], miss)
-        where += chain.from_iterable(map(repeat, positions[1:], counts))
-        out += map(self.after.get, flat[counts[0]:], miss)
-        where += chain.from_iterable(map(repeat, positions, counts[1:]))
-        out += (self.bos, self.eos)
-        where += (offset, offset + n - 1)
+        owner = np.repeat(everyone, np.fromiter(map(len, marks), dtype=np.intp, count=total))
+        miss = repeat(-1)
+        ids.append(np.fromiter(map(self.mark.get, flat, miss), dtype=np.intp, count=len(flat)))
+        where.append(owner)
+        looks = [(self.mark.get(mark, -1), s + a, b - a) for s, lay in zip(starts.tolist(), layouts)
+                 for mark, a, b in lay[3] if b > a]
+        if looks:
+            look_ids, look_starts, look_sizes = (np.array(column, dtype=np.intp) for column in zip(*looks))
+            ids.append(np.repeat(look_ids, look_sizes))
+            where.append(np.arange(int(look_sizes.sum())) + np.repeat(look_starts - (np.cumsum(look_sizes) - look_sizes),
+                                                                    look_sizes))
+        last = np.zeros(total + 1, dtype=bool)
+        last[starts + lengths - 1] = True
+        first = np.zeros(total, dtype=bool)
+        first[starts] = True
+        for lookup, shift, keep in ((self.before, 1, ~last[owner]), (self.after, -1, ~first[owner])):
+            found = np.fromiter(map(lookup.get, flat, miss), dtype=np.intp, count=len(flat))
+            ids.append(found[keep])
+            where.append(owner[keep] + shift)
+        ids += [np.full(len(texts), self.bos, dtype=np.intp), np.full(len(texts), self.eos, dtype=np.intp)]
+        where += [starts, starts + lengths - 1]
+        return np.concatenate(ids), np.concatenate(where)
 
 
 class AutomationTagger(BaseEstimator):
@@ -379,8 +423,8 @@ class AutomationTagger(BaseEstimator):
         return state
 
     def predict(self, X, tokens=None):
-        """The tag sequence of every text: crfsuite's Viterbi tags (``Tagger.tag`` of ``features``), scored
-        with numpy over attribute ids (``CRFModel``, ``AttributeIndex``)."""
+        """The tag sequence of every text: crfsuite's Viterbi tags (``Tagger.tag`` of ``features``); a batch of
+        ``NUMPY_BATCH`` texts or more is scored with numpy over attribute ids (``CRFModel``, ``AttributeIndex``)."""
         return self._decode(X, tokens, marginals=False)[0]
 
     def predict_spans(self, X) -> list[list[Span]]:
@@ -391,32 +435,51 @@ class AutomationTagger(BaseEstimator):
         ``Tagger.marginal``, equal within rounding)."""
         return self._decode(X, tokens, marginals=True)
 
+    #: a batch of at least this many texts is scored with numpy (``CRFModel``, ``AttributeIndex``: a fixed cost
+    #: of a few hundred numpy calls, then a few microseconds a text); a smaller one text by text by crfsuite's
+    #: Tagger, whose C loops beat those numpy calls on a few short texts (the server's one query at a time)
+    NUMPY_BATCH = 32
+
     def _decode(self, X, tokens, marginals: bool):
         require_fitted(self, "model_")
-        model, index = self._crf()
-        ids: list[int] = []
-        where: list[int] = []
-        lengths = [len(text) for text in X]
-        offset = 0
-        for k, text in enumerate(X):
-            if text:
-                given = tokens[k] if tokens is not None else None
-                index.ids(text, self.table_, given if given is not None else self.tokens(text), offset, ids, where)
-                offset += len(text)
-        scores = model.state_scores(ids, where, offset)
-        label_ids, probs = model.decode(scores, [n for n in lengths if n], marginals)
-        labels = model.labels
+        if tokens is None:
+            tokens = [None] * len(X)
+        given = [tok if tok is not None else self.tokens(text) for text, tok in zip(X, tokens) if text]
+        texts = [text for text in X if text]
+        if len(texts) >= self.NUMPY_BATCH:
+            tags, probs = self._decode_numpy(texts, given, marginals)
+        else:
+            tags, probs = self._decode_crfsuite(texts, given, marginals)
+        decoded = iter(zip(tags, probs))
         tags_out, marginals_out = [], []
-        decoded = iter(zip(label_ids, probs))
-        for n in lengths:
-            if not n:
+        for text in X:
+            if not text:
                 tags_out.append([])
                 marginals_out.append([] if marginals else None)
                 continue
             path, p = next(decoded)
-            tags_out.append([labels[i] for i in path])
+            tags_out.append(path)
             marginals_out.append(p)
         return tags_out, marginals_out
+
+    def _decode_numpy(self, texts, tokens, marginals: bool):
+        model, index = self._crf()
+        ids, where = index.ids(texts, self.table_, tokens)
+        lengths = [len(text) for text in texts]
+        scores = model.state_scores(ids, where, sum(lengths))
+        label_ids, probs = model.decode(scores, lengths, marginals)
+        labels = model.labels
+        return [[labels[i] for i in path] for path in label_ids], probs
+
+    def _decode_crfsuite(self, texts, tokens, marginals: bool):
+        tagger = self._tagger()
+        known = self._known()
+        tags, probs = [], []
+        for text, tok in zip(texts, tokens):
+            path = tagger.tag(char_features(text, self.table_, tok, known))
+            tags.append(path)
+            probs.append([tagger.marginal(tag, i) for i, tag in enumerate(path)] if marginals else None)
+        return tags, probs
 
 
 def surface_of(query, lex=None) -> str:
