@@ -34,7 +34,6 @@ _CHUNK = struct.Struct("<4sII")
 _CQDB = struct.Struct("<4sIIIII")
 _FEATURE = np.dtype([("type", "<u4"), ("src", "<u4"), ("dst", "<u4"), ("weight", "<f8")])
 _STATE, _TRANSITION = 0, 1
-_GATHER = 1 << 16  # attribute ids gathered at once by state_scores (x n_labels doubles)
 
 
 def _cqdb_strings(data: bytes, offset: int) -> list[str]:
@@ -133,24 +132,25 @@ class CRFModel:
         return tags, [chosen[a:b] for a, b in zip([0] + cuts, cuts)]
 
     def _viterbi(self, padded: np.ndarray, lengths: np.ndarray, active: list[int]) -> np.ndarray:
-        """crfsuite's ``crf1dc_viterbi`` on sequences sorted longest first: at each position and label,
-        ``previous[i] + transition[i, label]`` maximised over ``i`` (the first maximum, as crfsuite keeps
-        a later ``i`` only when strictly higher), plus the state score; the last label the first maximum."""
+        """crfsuite's ``crf1dc_viterbi`` on sequences sorted longest first: at each position and label the best
+        ``previous[i] + transition[i, label]`` over ``i``, plus the state score; the last label the first
+        maximum. The back links are taken afterwards along the path only, from the same sums (so the same
+        bits) with the first maximum, as crfsuite keeps a later ``i`` only when strictly higher."""
         batch, longest, n_labels = padded.shape
         into = self.into
-        delta = padded[:, 0].copy()
-        back = np.zeros((batch, longest, n_labels), dtype=np.intp)
+        best = np.empty_like(padded)  # best[:, t]: crfsuite's alpha score at t (its Viterbi table)
+        best[:, 0] = padded[:, 0]
         cand = np.empty((batch, n_labels, n_labels))
         for t in range(1, longest):
             n = active[t]
-            c = np.add(delta[:n, None, :], into, out=cand[:n])
-            c.argmax(axis=2, out=back[:n, t])
-            np.add(c.max(axis=2), padded[:n, t], out=delta[:n])
+            c = np.add(best[:n, t - 1, None, :], into, out=cand[:n])
+            np.add(np.maximum.reduce(c, axis=2), padded[:n, t], out=best[:n, t])
+        rows = np.arange(batch)
         path = np.zeros((batch, longest), dtype=np.intp)
-        path[np.arange(batch), lengths - 1] = delta.argmax(axis=1)
+        path[rows, lengths - 1] = best[rows, lengths - 1].argmax(axis=1)
         for t in range(longest - 1, 0, -1):
             n = active[t]
-            path[:n, t - 1] = back[np.arange(n), t, path[:n, t]]
+            path[:n, t - 1] = (best[:n, t - 1] + into[path[:n, t]]).argmax(axis=1)
         return path
 
     def _chosen_marginals(self, padded: np.ndarray, active: list[int], path: np.ndarray) -> np.ndarray:

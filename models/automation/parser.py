@@ -261,7 +261,7 @@ class AttributeIndex:
         self.keys = keys[order]
         self.gram_ids = np.array([i for _, _, i in grams], dtype=np.intp)[order]
         self.bias = ids.get("b", -1)
-        self.kind = {k: ids.get("k=" + k, -1) for k in "dcasp"}
+        self.kind_of = _KindIds({k: ids.get("k=" + k, -1) for k in "dcasp"})
         self.clause = np.array([ids.get(f, -1) for f in _CLAUSE_FEATURE], dtype=np.intp)
         self.token_pos = {p: ids.get("tp=" + p, -1) for p in "SBME"}
         self.token = {a[2:]: i for a, i in ids.items() if a.startswith("t=")}
@@ -282,53 +282,65 @@ class AttributeIndex:
         ``where[k]`` (the characters of all texts numbered one after another). Per character its ids come
         in the order of ``char_features(text, table, tokens)``; characters interleave (a whole family at
         a time, every character's)."""
-        layouts = [_char_layout(text, table, tok) for text, tok in zip(texts, tokens)]
-        lengths = np.array([len(text) for text in texts], dtype=np.intp)
-        total = int(lengths.sum())
-        joined = "".join(["\x02\x02" + low + "\x03\x03" for low, *_ in layouts])
+        # one pass over the texts keeps flat lists of plain strings and ints (no per-character lists stay alive)
+        lows, clause_of, counts, flat = [], [], [], []
+        look_ids, look_starts, look_sizes = [], [], []
+        token_at, token_ids, named_at, named_ids = [], [], [], []
+        mark_get = self.mark.get
+        offset = 0
+        for text, tok in zip(texts, tokens):
+            low, marks, clauses, looks, tok_pos, tok_of = _char_layout(text, table, tok)
+            lows.append(low)
+            clause_of += clauses
+            counts += map(len, marks)
+            flat += chain.from_iterable(marks)
+            for mark, a, b in looks:
+                if b > a:
+                    look_ids.append(mark_get(mark, -1))
+                    look_starts.append(offset + a)
+                    look_sizes.append(b - a)
+            if tok is not None:
+                for i, (tp, word) in enumerate(zip(tok_pos, tok_of)):
+                    if tp:
+                        token_at.append(offset + i)
+                        token_ids.append(self.token_pos[tp])
+                        if word:
+                            named_at.append(offset + i)
+                            named_ids.append(self.token.get(word, -1))
+            offset += len(text)
+        total = offset
+        lengths = np.array([len(low) for low in lows], dtype=np.intp)
+        starts = np.cumsum(lengths) - lengths
+        joined = "".join(["\x02\x02" + low + "\x03\x03" for low in lows])
         chars = np.fromiter(map(self.chars.get, joined, repeat(0)), dtype=np.int64, count=len(joined))
-        text_of = np.repeat(np.arange(len(texts)), lengths)
-        at = np.arange(total) + 2 + 4 * text_of  # each character's place in ``joined``
+        at = np.arange(total) + 2 + 4 * np.repeat(np.arange(len(lows)), lengths)  # each character's place in joined
         base = self.base
         c0, left, right, left2, right2 = chars[at], chars[at - 1], chars[at + 1], chars[at - 2], chars[at + 2]
-        cube = base ** 3
         keys = np.concatenate([c0 * base * base, left * base * base, right * base * base,
                                (left * base + c0) * base, (c0 * base + right) * base, (left * base + c0) * base + right,
                                (left2 * base + left) * base, (right * base + right2) * base])
-        keys += np.repeat(np.arange(len(GRAM_FEATURES), dtype=np.int64) * cube, total)
+        keys += np.repeat(np.arange(len(GRAM_FEATURES), dtype=np.int64) * base ** 3, total)
         found = np.searchsorted(self.keys, keys).clip(max=len(self.keys) - 1)
         grams = np.where(self.keys[found] == keys, self.gram_ids[found], -1)
-        kinds = np.fromiter(map(self.kind.__getitem__, map(_char_class, chain.from_iterable(
-            low for low, *_ in layouts))), dtype=np.intp, count=total)
-        clauses = self.clause[np.minimum(np.fromiter(chain.from_iterable(lay[2] for lay in layouts), dtype=np.intp,
-                                                     count=total), 3)]
+        kinds = np.fromiter(map(self.kind_of.__getitem__, chain.from_iterable(lows)), dtype=np.intp, count=total)
+        clauses = self.clause[np.minimum(np.array(clause_of, dtype=np.intp), 3)]
         everyone = np.arange(total)
         ids = [np.full(total, self.bias, dtype=np.intp), grams, kinds, clauses]
         where = [everyone, np.tile(everyone, len(GRAM_FEATURES)), everyone, everyone]
-        starts = np.cumsum(lengths) - lengths
-        if any(tok is not None for tok in tokens):
-            placed = [(s + i, self.token_pos[tp], tok) for s, (*_, tok_pos, tok_of) in zip(starts.tolist(), layouts)
-                      for i, (tp, tok) in enumerate(zip(tok_pos, tok_of)) if tp]
-            ids += [np.array([t for _, t, _ in placed], dtype=np.intp),
-                    np.array([self.token.get(tok, -1) for _, _, tok in placed if tok], dtype=np.intp)]
-            where += [np.array([k for k, _, _ in placed], dtype=np.intp),
-                      np.array([k for k, _, tok in placed if tok], dtype=np.intp)]
+        if token_at:
+            ids += [np.array(token_ids, dtype=np.intp), np.array(named_ids, dtype=np.intp)]
+            where += [np.array(token_at, dtype=np.intp), np.array(named_at, dtype=np.intp)]
         # the marks of each character, its clause-structure marks (ranges), the marks of the character before
         # it ("-1") and after it ("+1"): clause-structure marks are never copied to the neighbours (``_LOCAL``)
-        marks = list(chain.from_iterable(lay[1] for lay in layouts))
-        flat = list(chain.from_iterable(marks))
-        owner = np.repeat(everyone, np.fromiter(map(len, marks), dtype=np.intp, count=total))
+        owner = np.repeat(everyone, np.array(counts, dtype=np.intp))
         miss = repeat(-1)
-        ids.append(np.fromiter(map(self.mark.get, flat, miss), dtype=np.intp, count=len(flat)))
+        ids.append(np.fromiter(map(mark_get, flat, miss), dtype=np.intp, count=len(flat)))
         where.append(owner)
-        looks = [(self.mark.get(mark, -1), s + a, b - a) for s, lay in zip(starts.tolist(), layouts)
-                 for mark, a, b in lay[3] if b > a]
-        if looks:
-            look_ids, look_starts, look_sizes = (np.array(column, dtype=np.intp) for column in zip(*looks))
-            ids.append(np.repeat(look_ids, look_sizes))
-            where.append(np.arange(int(look_sizes.sum())) + np.repeat(look_starts - (np.cumsum(look_sizes) - look_sizes),
-                                                                    look_sizes))
-        last = np.zeros(total + 1, dtype=bool)
+        if look_ids:
+            sizes = np.array(look_sizes, dtype=np.intp)
+            ids.append(np.repeat(np.array(look_ids, dtype=np.intp), sizes))
+            where.append(np.arange(int(sizes.sum())) + np.repeat(np.array(look_starts) - (np.cumsum(sizes) - sizes), sizes))
+        last = np.zeros(total, dtype=bool)
         last[starts + lengths - 1] = True
         first = np.zeros(total, dtype=bool)
         first[starts] = True
@@ -336,9 +348,21 @@ class AttributeIndex:
             found = np.fromiter(map(lookup.get, flat, miss), dtype=np.intp, count=len(flat))
             ids.append(found[keep])
             where.append(owner[keep] + shift)
-        ids += [np.full(len(texts), self.bos, dtype=np.intp), np.full(len(texts), self.eos, dtype=np.intp)]
+        ids += [np.full(len(lows), self.bos, dtype=np.intp), np.full(len(lows), self.eos, dtype=np.intp)]
         where += [starts, starts + lengths - 1]
         return np.concatenate(ids), np.concatenate(where)
+
+
+class _KindIds(dict):
+    """Character -> attribute id of its ``k=`` feature (``_char_class``), filled as characters come."""
+
+    def __init__(self, kind: dict[str, int]):
+        super().__init__()
+        self.kind = kind
+
+    def __missing__(self, ch: str) -> int:
+        self[ch] = value = self.kind[_char_class(ch)]
+        return value
 
 
 class AutomationTagger(BaseEstimator):
