@@ -1,19 +1,20 @@
 """A linear-chain CRF scored with numpy from a python-crfsuite model: the tags and marginals of crfsuite.
 
 python-crfsuite trains the automation tagger (``models/automation/parser.py``) and stays the definition;
-tagging reads the same model file here instead, so that a query's attributes are integer ids found by dict
-lookups, never strings that crfsuite would have to look up again one by one.
+a batch of texts is tagged from the same model file here instead, its attributes integer ids
+(``AttributeIndex`` of the parser), never strings that crfsuite would look up one by one.
 
 ``CRFModel.from_bytes(model_)`` reads the model file written by ``pycrfsuite.Trainer`` (crfsuite's
 ``crf1d`` format: a header, the features with their ``double`` weights, and two CQDB string tables for
 the label and attribute names), so the weights are crfsuite's own, bit for bit, not the six decimals of
-``Tagger.info()``. ``tag_and_marginals`` does what ``Tagger.tag`` and ``Tagger.marginal`` do:
+``Tagger.info()``. ``state_scores`` and ``decode`` do what ``Tagger.tag`` and ``Tagger.marginal`` do:
 
-- the state score of a position is the weights of its attributes summed in the order given (crfsuite
-  adds them in the item's order; an attribute given twice counts twice; an unknown one is id ``-1`` here,
-  a row of zeros, where crfsuite drops it: adding ``0.0`` changes no sum);
+- the state score of a position is the weights of its attributes added from 0 in the order given, as
+  crfsuite adds an item's attributes (an attribute given twice counts twice; an unknown one, id ``-1``,
+  is dropped as crfsuite drops it): the same doubles;
 - Viterbi adds ``previous + transition`` and keeps the first label of the highest score, as crfsuite's
-  ``crf1dc_viterbi`` does (ties go to the lowest label id), then adds the state score;
+  ``crf1dc_viterbi`` does (ties go to the lowest label id), then adds the state score: the same doubles,
+  so the same tags, ties included;
 - the marginal of a label at a position is ``alpha * beta`` normalised over the labels, computed with
   per-position scaling like crfsuite's ``crf1dc_alpha_score``/``crf1dc_beta_score`` (state scores are
   shifted by their maximum before ``exp``, which the scaling cancels: equal within rounding, ~1e-15).

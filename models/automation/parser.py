@@ -256,6 +256,8 @@ class AttributeIndex:
                       if a.startswith(prefix) and len(a) == len(prefix) + size]
         self.chars = {ch: k for k, ch in enumerate(sorted({ch for _, g, _ in grams for ch in g}), 1)}  # 0: unknown
         self.base = len(self.chars) + 1
+        if len(GRAM_FEATURES) * self.base ** 3 >= 2 ** 63:
+            raise ValueError(f"{len(self.chars)} characters in the CRF's n-grams: too many for int64 gram keys")
         keys = np.array([self._key(f, [self.chars[ch] for ch in g]) for f, g, _ in grams], dtype=np.int64)
         order = np.argsort(keys)
         self.keys = keys[order]
@@ -354,7 +356,8 @@ class AttributeIndex:
 
 
 class _KindIds(dict):
-    """Character -> attribute id of its ``k=`` feature (``_char_class``), filled as characters come."""
+    """Character -> attribute id of its ``k=`` feature (``_char_class``), filled as characters come (at most
+    one entry per Unicode character)."""
 
     def __init__(self, kind: dict[str, int]):
         super().__init__()
