@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import os
 import re
+from itertools import chain, repeat
 import tempfile
 import threading
 
+import numpy as np
 import pycrfsuite
 from sklearn.base import BaseEstimator
 
@@ -35,6 +37,7 @@ from fastslow.models.automation.rules import (
     missing_super_task_clauses, plain_groups,
     plan_groups, repair_spans, rewrite_group, spans_to_tags, tags_to_spans,
 )
+from fastslow.models.automation.crf import CRFModel
 from fastslow.models.automation.intents import IntentClassifier
 
 #: readable names of the span kinds of ``models.automation.rules`` (in explanations)
@@ -93,6 +96,7 @@ class FeatureTable:
 
 #: the character n-gram features, by prefix: the ones a pruned feature list builds only when the CRF knows them
 GRAM_FEATURES = ("c=", "l=", "r=", "lc=", "cr=", "lcr=", "ll=", "rr=")
+_GRAM_SIZES = (1, 1, 1, 2, 2, 3, 2, 2)  # characters in a gram of each family
 
 
 def known_grams(attributes) -> dict[str, frozenset]:
@@ -100,17 +104,12 @@ def known_grams(attributes) -> dict[str, frozenset]:
     return {prefix: frozenset(a[len(prefix):] for a in attributes if a.startswith(prefix)) for prefix in GRAM_FEATURES}
 
 
-def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None,
-                  known: dict[str, frozenset] | None = None) -> list[list[str]]:
-    """Feature strings of every character of ``text`` (see the module doc).
-
-    ``known`` (``known_grams`` of the CRF's attributes) leaves out the character n-gram features the CRF
-    has no weight for: most of the two- and three-character ones. crfsuite drops an attribute it does not
-    know before scoring, so the tags and marginals are the same; the rest keep their order, so the
-    weights are summed in the same order too."""
+def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None):
+    """What the features of ``text``'s characters are made of: the lowered text, the lexicon and shape marks
+    of every character (in order), its clause, the clause-structure marks as ranges ``(mark, start, end)``
+    (each character of ``start:end`` gets ``mark`` after its own marks, range by range: ``with_looks``),
+    and its jieba token's position code and text."""
     n = len(text)
-    if n == 0:
-        return []
     low = lowered(text)
     marks: list[list[str]] = [[] for _ in range(n)]
     look_points: dict[str, list[int]] = {}
@@ -139,6 +138,7 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
             starts.append(i + 1)
         clause_of[i] = len(starts) - 1
     ends = starts[1:] + [n]
+    looks = []
     for key, points in look_points.items():
         ahead, behind = "ahead:" + key, "behind:" + key
         first: dict[int, int] = {}
@@ -149,12 +149,8 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
                 first[cl] = pt
             if cl not in last or pt > last[cl]:
                 last[cl] = pt
-        for cl, pt in last.items():
-            for i in range(starts[cl], pt):
-                marks[i].append(ahead)
-        for cl, pt in first.items():
-            for i in range(pt + 1, ends[cl]):
-                marks[i].append(behind)
+        looks += [(ahead, starts[cl], pt) for cl, pt in last.items()]
+        looks += [(behind, pt + 1, ends[cl]) for cl, pt in first.items()]
     # jieba tokens: where each character sits in its token, and the token itself
     tok_pos = [""] * n
     tok_of = [""] * n
@@ -168,6 +164,30 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
                 tok_pos[i + k] = "S" if length == 1 else ("B" if k == 0 else ("E" if k == length - 1 else "M"))
                 tok_of[i + k] = tok if length <= 4 else ""
             i += length
+    return low, marks, clause_of, looks, tok_pos, tok_of
+
+
+def with_looks(marks: list[list[str]], looks) -> list[list[str]]:
+    """``marks`` with the clause-structure marks of ``_char_layout``'s ranges appended."""
+    for mark, start, end in looks:
+        for i in range(start, end):
+            marks[i].append(mark)
+    return marks
+
+
+def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None,
+                  known: dict[str, frozenset] | None = None) -> list[list[str]]:
+    """Feature strings of every character of ``text`` (see the module doc).
+
+    ``known`` (``known_grams`` of the CRF's attributes) leaves out the character n-gram features the CRF
+    has no weight for: most of the two- and three-character ones. crfsuite drops an attribute it does not
+    know before scoring, so the tags and marginals are the same; the rest keep their order, so the
+    weights are summed in the same order too. ``AttributeIndex.ids`` gives the same attributes as ids."""
+    n = len(text)
+    if n == 0:
+        return []
+    low, marks, clause_of, looks, tok_pos, tok_of = _char_layout(text, table, tokens)
+    marks = with_looks(marks, looks)
     classes = [_char_class(ch) for ch in low]
     padded = "\x02\x02" + low + "\x03\x03"
     feats = []
@@ -220,6 +240,134 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
     return feats
 
 
+class AttributeIndex:
+    """The attribute ids of a trained CRF keyed the way ``char_features`` makes its strings, so that ``ids``
+    finds the attributes of many texts at once and builds no string: the character n-grams as integer keys
+    (per family, its characters' ids in a vocabulary of the characters the n-grams hold) looked up with one
+    ``searchsorted``, the marks (a mark is its attribute's name, or ``-1``/``+1`` and the mark of the
+    character before/after) with dict lookups."""
+
+    def __init__(self, attributes):
+        ids = {a: i for i, a in enumerate(attributes)}
+        grams = []  # (family, gram, id) of every n-gram attribute
+        for family, prefix in enumerate(GRAM_FEATURES):
+            size = _GRAM_SIZES[family]
+            grams += [(family, a[len(prefix):], i) for a, i in ids.items()
+                      if a.startswith(prefix) and len(a) == len(prefix) + size]
+        self.chars = {ch: k for k, ch in enumerate(sorted({ch for _, g, _ in grams for ch in g}), 1)}  # 0: unknown
+        self.base = len(self.chars) + 1
+        if len(GRAM_FEATURES) * self.base ** 3 >= 2 ** 63:
+            raise ValueError(f"{len(self.chars)} characters in the CRF's n-grams: too many for int64 gram keys")
+        keys = np.array([self._key(f, [self.chars[ch] for ch in g]) for f, g, _ in grams], dtype=np.int64)
+        order = np.argsort(keys)
+        self.keys = keys[order]
+        self.gram_ids = np.array([i for _, _, i in grams], dtype=np.intp)[order]
+        self.bias = ids.get("b", -1)
+        self.kind_of = _KindIds({k: ids.get("k=" + k, -1) for k in "dcasp"})
+        self.clause = np.array([ids.get(f, -1) for f in _CLAUSE_FEATURE], dtype=np.intp)
+        self.token_pos = {p: ids.get("tp=" + p, -1) for p in "SBME"}
+        self.token = {a[2:]: i for a, i in ids.items() if a.startswith("t=")}
+        self.mark = ids
+        self.before = {a[2:]: i for a, i in ids.items() if a.startswith("-1") and a[2:3] in _LOCAL}
+        self.after = {a[2:]: i for a, i in ids.items() if a.startswith("+1") and a[2:3] in _LOCAL}
+        self.bos, self.eos = ids.get("BOS", -1), ids.get("EOS", -1)
+
+    def _key(self, family: int, chars) -> int:
+        key = family
+        for c in chars:
+            key = key * self.base + c
+        return key * self.base ** (3 - len(chars))
+
+    def ids(self, texts, table: FeatureTable, tokens) -> tuple[np.ndarray, np.ndarray]:
+        """The attributes of every character of ``texts`` (none empty; ``tokens`` one entry per text, or
+        ``None``) as two arrays: ``ids[k]`` (``-1``: unknown to the CRF) belongs to the character at
+        ``where[k]`` (the characters of all texts numbered one after another). Per character its ids come
+        in the order of ``char_features(text, table, tokens)``; characters interleave (a whole family at
+        a time, every character's)."""
+        # one pass over the texts keeps flat lists of plain strings and ints (no per-character lists stay alive)
+        lows, clause_of, counts, flat = [], [], [], []
+        look_ids, look_starts, look_sizes = [], [], []
+        token_at, token_ids, named_at, named_ids = [], [], [], []
+        mark_get = self.mark.get
+        offset = 0
+        for text, tok in zip(texts, tokens):
+            low, marks, clauses, looks, tok_pos, tok_of = _char_layout(text, table, tok)
+            lows.append(low)
+            clause_of += clauses
+            counts += map(len, marks)
+            flat += chain.from_iterable(marks)
+            for mark, a, b in looks:
+                if b > a:
+                    look_ids.append(mark_get(mark, -1))
+                    look_starts.append(offset + a)
+                    look_sizes.append(b - a)
+            if tok is not None:
+                for i, (tp, word) in enumerate(zip(tok_pos, tok_of)):
+                    if tp:
+                        token_at.append(offset + i)
+                        token_ids.append(self.token_pos[tp])
+                        if word:
+                            named_at.append(offset + i)
+                            named_ids.append(self.token.get(word, -1))
+            offset += len(text)
+        total = offset
+        lengths = np.array([len(low) for low in lows], dtype=np.intp)
+        starts = np.cumsum(lengths) - lengths
+        joined = "".join(["\x02\x02" + low + "\x03\x03" for low in lows])
+        chars = np.fromiter(map(self.chars.get, joined, repeat(0)), dtype=np.int64, count=len(joined))
+        at = np.arange(total) + 2 + 4 * np.repeat(np.arange(len(lows)), lengths)  # each character's place in joined
+        base = self.base
+        c0, left, right, left2, right2 = chars[at], chars[at - 1], chars[at + 1], chars[at - 2], chars[at + 2]
+        keys = np.concatenate([c0 * base * base, left * base * base, right * base * base,
+                               (left * base + c0) * base, (c0 * base + right) * base, (left * base + c0) * base + right,
+                               (left2 * base + left) * base, (right * base + right2) * base])
+        keys += np.repeat(np.arange(len(GRAM_FEATURES), dtype=np.int64) * base ** 3, total)
+        found = np.searchsorted(self.keys, keys).clip(max=len(self.keys) - 1)
+        grams = np.where(self.keys[found] == keys, self.gram_ids[found], -1)
+        kinds = np.fromiter(map(self.kind_of.__getitem__, chain.from_iterable(lows)), dtype=np.intp, count=total)
+        clauses = self.clause[np.minimum(np.array(clause_of, dtype=np.intp), 3)]
+        everyone = np.arange(total)
+        ids = [np.full(total, self.bias, dtype=np.intp), grams, kinds, clauses]
+        where = [everyone, np.tile(everyone, len(GRAM_FEATURES)), everyone, everyone]
+        if token_at:
+            ids += [np.array(token_ids, dtype=np.intp), np.array(named_ids, dtype=np.intp)]
+            where += [np.array(token_at, dtype=np.intp), np.array(named_at, dtype=np.intp)]
+        # the marks of each character, its clause-structure marks (ranges), the marks of the character before
+        # it ("-1") and after it ("+1"): clause-structure marks are never copied to the neighbours (``_LOCAL``)
+        owner = np.repeat(everyone, np.array(counts, dtype=np.intp))
+        miss = repeat(-1)
+        ids.append(np.fromiter(map(mark_get, flat, miss), dtype=np.intp, count=len(flat)))
+        where.append(owner)
+        if look_ids:
+            sizes = np.array(look_sizes, dtype=np.intp)
+            ids.append(np.repeat(np.array(look_ids, dtype=np.intp), sizes))
+            where.append(np.arange(int(sizes.sum())) + np.repeat(np.array(look_starts) - (np.cumsum(sizes) - sizes), sizes))
+        last = np.zeros(total, dtype=bool)
+        last[starts + lengths - 1] = True
+        first = np.zeros(total, dtype=bool)
+        first[starts] = True
+        for lookup, shift, keep in ((self.before, 1, ~last[owner]), (self.after, -1, ~first[owner])):
+            found = np.fromiter(map(lookup.get, flat, miss), dtype=np.intp, count=len(flat))
+            ids.append(found[keep])
+            where.append(owner[keep] + shift)
+        ids += [np.full(len(lows), self.bos, dtype=np.intp), np.full(len(lows), self.eos, dtype=np.intp)]
+        where += [starts, starts + lengths - 1]
+        return np.concatenate(ids), np.concatenate(where)
+
+
+class _KindIds(dict):
+    """Character -> attribute id of its ``k=`` feature (``_char_class``), filled as characters come (at most
+    one entry per Unicode character)."""
+
+    def __init__(self, kind: dict[str, int]):
+        super().__init__()
+        self.kind = kind
+
+    def __missing__(self, ch: str) -> int:
+        self[ch] = value = self.kind[_char_class(ch)]
+        return value
+
+
 class AutomationTagger(BaseEstimator):
     """Character BIO tagger of condition / action / duration / once / scope-end spans (a CRF).
 
@@ -249,14 +397,19 @@ class AutomationTagger(BaseEstimator):
         return char_features(text, self.table_, tokens if tokens is not None else self.tokens(text), self._known())
 
     def _known(self) -> dict[str, frozenset] | None:
-        known = self.__dict__.get("_known_grams", False)
-        if known is False:  # read from the model once per process (~0.2 s), never pickled
-            info = self._tagger().info()
-            attributes = {a for a, _ in info.state_features}
-            # every attribute of the model read back from its dump, or no pruning (None): never a known one dropped
-            known = known_grams(attributes) if str(len(attributes)) == info.header.get("num_attrs") else None
-            self.__dict__["_known_grams"] = known
+        known = self.__dict__.get("_known_grams")
+        if known is None:  # once per process, never pickled
+            known = self.__dict__["_known_grams"] = known_grams(self._crf()[0].attributes)
         return known
+
+    def _crf(self) -> tuple[CRFModel, AttributeIndex]:
+        """The trained CRF as arrays (``CRFModel``) and its ``AttributeIndex``: read from ``model_`` once per
+        process (so a model pickled before they existed works alike), never pickled."""
+        crf = self.__dict__.get("_crf_arrays")
+        if crf is None:
+            model = CRFModel.from_bytes(self.model_)
+            crf = self.__dict__["_crf_arrays"] = (model, AttributeIndex(model.attributes))
+        return crf
 
     # -- fit / predict
     def fit(self, X, y):
@@ -293,36 +446,67 @@ class AutomationTagger(BaseEstimator):
         state = dict(self.__dict__)
         state.pop("_local", None)
         state.pop("_known_grams", None)
+        state.pop("_crf_arrays", None)
         return state
 
     def predict(self, X, tokens=None):
-        require_fitted(self, "model_")
-        tagger = self._tagger()
-        out = []
-        for k, text in enumerate(X):
-            if not text:
-                out.append([])
-                continue
-            out.append(tagger.tag(self.tagging_features(text, tokens[k] if tokens is not None else None)))
-        return out
+        """The tag sequence of every text: crfsuite's Viterbi tags (``Tagger.tag`` of ``features``); a batch of
+        ``NUMPY_BATCH`` texts or more is scored with numpy over attribute ids (``CRFModel``, ``AttributeIndex``)."""
+        return self._decode(X, tokens, marginals=False)[0]
 
     def predict_spans(self, X) -> list[list[Span]]:
         return [tags_to_spans(text, tags) for text, tags in zip(X, self.predict(X))]
 
-    def predict_marginals(self, X) -> tuple[list[list[str]], list[list[float]]]:
-        """Tag sequences and, per character, the CRF's marginal probability of the tag it chose."""
+    def predict_marginals(self, X, tokens=None) -> tuple[list[list[str]], list[list[float]]]:
+        """Tag sequences and, per character, the CRF's marginal probability of the tag it chose (crfsuite's
+        ``Tagger.marginal``, equal within rounding)."""
+        return self._decode(X, tokens, marginals=True)
+
+    #: a batch of at least this many texts is scored with numpy (``CRFModel``, ``AttributeIndex``: a fixed cost
+    #: of a few hundred numpy calls, then a few microseconds a text); a smaller one text by text by crfsuite's
+    #: Tagger, whose C loops beat those numpy calls on a few short texts (the server's one query at a time)
+    NUMPY_BATCH = 32
+
+    def _decode(self, X, tokens, marginals: bool):
         require_fitted(self, "model_")
-        tagger = self._tagger()
-        tags_out, marginals = [], []
+        if tokens is None:
+            tokens = [None] * len(X)
+        given = [tok if tok is not None else self.tokens(text) for text, tok in zip(X, tokens) if text]
+        texts = [text for text in X if text]
+        if len(texts) >= self.NUMPY_BATCH:
+            tags, probs = self._decode_numpy(texts, given, marginals)
+        else:
+            tags, probs = self._decode_crfsuite(texts, given, marginals)
+        decoded = iter(zip(tags, probs))
+        tags_out, marginals_out = [], []
         for text in X:
             if not text:
                 tags_out.append([])
-                marginals.append([])
+                marginals_out.append([] if marginals else None)
                 continue
-            tags = tagger.tag(self.tagging_features(text))
-            tags_out.append(tags)
-            marginals.append([tagger.marginal(tag, i) for i, tag in enumerate(tags)])
-        return tags_out, marginals
+            path, p = next(decoded)
+            tags_out.append(path)
+            marginals_out.append(p)
+        return tags_out, marginals_out
+
+    def _decode_numpy(self, texts, tokens, marginals: bool):
+        model, index = self._crf()
+        ids, where = index.ids(texts, self.table_, tokens)
+        lengths = [len(text) for text in texts]
+        scores = model.state_scores(ids, where, sum(lengths))
+        label_ids, probs = model.decode(scores, lengths, marginals)
+        labels = model.labels
+        return [[labels[i] for i in path] for path in label_ids], probs
+
+    def _decode_crfsuite(self, texts, tokens, marginals: bool):
+        tagger = self._tagger()
+        known = self._known()
+        tags, probs = [], []
+        for text, tok in zip(texts, tokens):
+            path = tagger.tag(char_features(text, self.table_, tok, known))
+            tags.append(path)
+            probs.append([tagger.marginal(tag, i) for i, tag in enumerate(path)] if marginals else None)
+        return tags, probs
 
 
 def surface_of(query, lex=None) -> str:

@@ -1,0 +1,177 @@
+"""A linear-chain CRF scored with numpy from a python-crfsuite model: the tags and marginals of crfsuite.
+
+python-crfsuite trains the automation tagger (``models/automation/parser.py``) and stays the definition;
+a batch of texts is tagged from the same model file here instead, its attributes integer ids
+(``AttributeIndex`` of the parser), never strings that crfsuite would look up one by one.
+
+``CRFModel.from_bytes(model_)`` reads the model file written by ``pycrfsuite.Trainer`` (crfsuite's
+``crf1d`` format: a header, the features with their ``double`` weights, and two CQDB string tables for
+the label and attribute names), so the weights are crfsuite's own, bit for bit, not the six decimals of
+``Tagger.info()``. ``state_scores`` and ``decode`` do what ``Tagger.tag`` and ``Tagger.marginal`` do:
+
+- the state score of a position is the weights of its attributes added from 0 in the order given, as
+  crfsuite adds an item's attributes (an attribute given twice counts twice; an unknown one, id ``-1``,
+  is dropped as crfsuite drops it): the same doubles;
+- Viterbi adds ``previous + transition`` and keeps the first label of the highest score, as crfsuite's
+  ``crf1dc_viterbi`` does (ties go to the lowest label id), then adds the state score: the same doubles,
+  so the same tags, ties included;
+- the marginal of a label at a position is ``alpha * beta`` normalised over the labels, computed with
+  per-position scaling like crfsuite's ``crf1dc_alpha_score``/``crf1dc_beta_score`` (state scores are
+  shifted by their maximum before ``exp``, which the scaling cancels: equal within rounding, ~1e-15).
+
+Many sequences are decoded together: sorted by length, position ``t`` of every sequence that long is one
+numpy step, so a batch costs about as many numpy calls as its longest sequence.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+_HEADER = struct.Struct("<4sI4sIIIIIIIII")
+_CHUNK = struct.Struct("<4sII")
+_CQDB = struct.Struct("<4sIIIII")
+_FEATURE = np.dtype([("type", "<u4"), ("src", "<u4"), ("dst", "<u4"), ("weight", "<f8")])
+_STATE, _TRANSITION = 0, 1
+
+
+def _cqdb_strings(data: bytes, offset: int) -> list[str]:
+    """The strings of a CQDB chunk at ``offset``, by id (crfsuite's ``cqdb.c``: a backward table of record
+    offsets; a record is its id, the key's size with its NUL, the key)."""
+    chunk, size, _flag, _order, count, bwd = _CQDB.unpack_from(data, offset)
+    if chunk != b"CQDB":
+        raise ValueError(f"not a crfsuite model: no CQDB string table at {offset:#x}")
+    out = []
+    for k, record in enumerate(struct.unpack_from(f"<{count}I", data, offset + bwd)):
+        rid, ksize = struct.unpack_from("<II", data, offset + record)
+        if rid != k:
+            raise ValueError(f"crfsuite model: string {k} of the table at {offset:#x} is stored as id {rid}")
+        start = offset + record + 8
+        out.append(data[start:start + ksize - 1].decode("utf-8"))
+    return out
+
+
+@dataclass(frozen=True)
+class CRFModel:
+    """A trained crfsuite CRF as arrays: ``labels`` and ``attributes`` by crfsuite id, ``state`` (a row per
+    attribute, a column per label) and ``transition`` (``[from, to]``); 0 where crfsuite has no feature."""
+
+    labels: tuple[str, ...]
+    attributes: tuple[str, ...]
+    state: np.ndarray
+    transition: np.ndarray
+
+    def __post_init__(self):
+        # into[j, i]: the weight of i -> j (previous[i] + into[j, i] is crfsuite's previous[i] + trans[i][j]
+        # to the bit: + commutes), and exp(transition) for the marginals
+        object.__setattr__(self, "into", np.ascontiguousarray(self.transition.T))
+        object.__setattr__(self, "exp_transition", np.exp(self.transition))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "CRFModel":
+        magic, _size, kind, _version, _nf, n_labels, n_attrs, off_features, off_labels, off_attrs, *_ = \
+            _HEADER.unpack_from(data, 0)
+        if magic != b"lCRF" or kind != b"FOMC":
+            raise ValueError(f"not a crfsuite CRF model (magic {magic!r}, type {kind!r})")
+        chunk, _size, count = _CHUNK.unpack_from(data, off_features)
+        if chunk != b"FEAT":
+            raise ValueError("crfsuite model: no FEAT chunk where the header says")
+        features = np.frombuffer(data, _FEATURE, count, off_features + _CHUNK.size)
+        labels = tuple(_cqdb_strings(data, off_labels))
+        attributes = tuple(_cqdb_strings(data, off_attrs))
+        if len(labels) != n_labels or len(attributes) != n_attrs:
+            raise ValueError(f"crfsuite model: {len(labels)} labels and {len(attributes)} attributes read, "
+                             f"the header says {n_labels} and {n_attrs}")
+        state = np.zeros((n_attrs, n_labels))
+        transition = np.zeros((n_labels, n_labels))
+        for table, kind in ((state, _STATE), (transition, _TRANSITION)):
+            f = features[features["type"] == kind]
+            table[f["src"].astype(np.intp), f["dst"].astype(np.intp)] = f["weight"]  # one feature per (src, dst)
+        return cls(labels, attributes, state, transition)
+
+    def state_scores(self, ids: np.ndarray, where: np.ndarray, positions: int) -> np.ndarray:
+        """The state scores of ``positions`` positions, one row each: attribute ``ids[k]`` (``-1``: unknown,
+        skipped) belongs to position ``where[k]``. Each position's weights are added from 0 in the order
+        they come in ``ids``, as crfsuite adds an item's attributes (``np.bincount`` adds in order), so an
+        attribute given twice counts twice and the sums are crfsuite's to the bit."""
+        n_labels = self.state.shape[1]
+        known = ids >= 0
+        ids, where = ids[known], where[known]
+        cells = (where[:, None] * n_labels + np.arange(n_labels)).ravel()
+        sums = np.bincount(cells, weights=self.state[ids].ravel(), minlength=positions * n_labels)
+        return sums.reshape(positions, n_labels)
+
+    def decode(self, scores: np.ndarray, lengths: list[int], marginals: bool):
+        """Viterbi label ids of every sequence and, with ``marginals``, the marginal probability of the
+        label chosen at each position (else ``None`` per sequence): ``scores`` are the state scores of
+        all positions of all sequences, one after another, ``lengths`` (each >= 1) how many each has."""
+        if not len(lengths):
+            return [], []
+        sizes = np.asarray(lengths, dtype=np.intp)
+        if sizes.min() < 1 or sizes.sum() != len(scores):
+            raise ValueError(f"{len(scores)} positions scored for sequences of lengths {list(lengths)}")
+        batch, n_labels = len(sizes), self.transition.shape[0]
+        order = np.argsort(-sizes, kind="stable")  # longest first: the sequences still running at step t lead
+        rank = np.empty(batch, dtype=np.intp)
+        rank[order] = np.arange(batch)
+        by_rank = sizes[order]
+        longest = int(by_rank[0])
+        active = np.searchsorted(-by_rank, -np.arange(longest), side="left").tolist()  # active[t]: lengths > t
+        row = np.repeat(rank, sizes)  # every position's sequence (by rank) and place in it
+        col = np.arange(len(scores)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        padded = np.zeros((batch, longest, n_labels))
+        padded[row, col] = scores
+        path = self._viterbi(padded, by_rank, active)
+        flat = path[row, col].tolist()
+        cuts = np.cumsum(sizes).tolist()
+        tags = [flat[a:b] for a, b in zip([0] + cuts, cuts)]
+        if not marginals:
+            return tags, [None] * batch
+        chosen = self._chosen_marginals(padded, active, path)[row, col].tolist()
+        return tags, [chosen[a:b] for a, b in zip([0] + cuts, cuts)]
+
+    def _viterbi(self, padded: np.ndarray, lengths: np.ndarray, active: list[int]) -> np.ndarray:
+        """crfsuite's ``crf1dc_viterbi`` on sequences sorted longest first: at each position and label the best
+        ``previous[i] + transition[i, label]`` over ``i``, plus the state score; the last label the first
+        maximum. The back links are taken afterwards along the path only, from the same sums (so the same
+        bits) with the first maximum, as crfsuite keeps a later ``i`` only when strictly higher."""
+        batch, longest, n_labels = padded.shape
+        into = self.into
+        best = np.empty_like(padded)  # best[:, t]: crfsuite's alpha score at t (its Viterbi table)
+        best[:, 0] = padded[:, 0]
+        cand = np.empty((batch, n_labels, n_labels))
+        for t in range(1, longest):
+            n = active[t]
+            c = np.add(best[:n, t - 1, None, :], into, out=cand[:n])
+            np.add(np.maximum.reduce(c, axis=2), padded[:n, t], out=best[:n, t])
+        rows = np.arange(batch)
+        path = np.zeros((batch, longest), dtype=np.intp)
+        path[rows, lengths - 1] = best[rows, lengths - 1].argmax(axis=1)
+        for t in range(longest - 1, 0, -1):
+            n = active[t]
+            path[:n, t - 1] = (best[:n, t - 1] + into[path[:n, t]]).argmax(axis=1)
+        return path
+
+    def _chosen_marginals(self, padded: np.ndarray, active: list[int], path: np.ndarray) -> np.ndarray:
+        """Per position, the marginal probability of the label on ``path``: ``alpha * beta`` normalised over
+        the labels, both computed forward/backward with a normalisation at every position (crfsuite's
+        scaled ``crf1dc_alpha_score``/``crf1dc_beta_score``; any per-position scale cancels)."""
+        batch, longest, _ = padded.shape
+        expo = np.exp(padded - padded.max(axis=2, keepdims=True))
+        exp_trans = self.exp_transition
+        alpha = np.ones_like(padded)  # (1s past a sequence's end: unused, but no 0/0)
+        beta = np.ones_like(padded)  # a sequence's last position keeps 1s
+        a = expo[:, 0]
+        alpha[:, 0] = a / a.sum(axis=1, keepdims=True)
+        for t in range(1, longest):
+            n = active[t]
+            a = (alpha[:n, t - 1] @ exp_trans) * expo[:n, t]
+            alpha[:n, t] = a / a.sum(axis=1, keepdims=True)
+        for t in range(longest - 2, -1, -1):
+            n = active[t + 1]
+            b = (beta[:n, t + 1] * expo[:n, t + 1]) @ exp_trans.T
+            beta[:n, t] = b / b.sum(axis=1, keepdims=True)
+        joint = alpha * beta
+        return np.take_along_axis(joint, path[:, :, None], axis=2)[:, :, 0] / joint.sum(axis=2)
