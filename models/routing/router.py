@@ -188,13 +188,7 @@ class Router(BaseEstimator, ClassifierMixin):
 
     def _append_row(self, u, indices: list, data: list) -> None:
         """One utterance's feature columns and values, appended to CSR buffers."""
-        hits = u.hits
-        for digest, transformer, offset in self.lexicon_blocks_:
-            found = hits.get(digest)
-            if found is None:  # an utterance from another segmenter: match now
-                transformer.append_row(u, offset, indices, data)
-            elif found:
-                LexiconFeatures.append_hits(found, offset, indices, data)
+        self._append_lexicon_hits(u, indices, data)
         for transformer, offset in self.other_blocks_:
             transformer.append_row(u, offset, indices, data)
 
@@ -255,6 +249,12 @@ class Router(BaseEstimator, ClassifierMixin):
         """The entries of every extractor but the tf-idf blocks, after a zero entry (no row is empty)."""
         indices.append(absent)
         data.append(0.0)
+        self._append_lexicon_hits(u, indices, data)
+        for transformer, offset in self._fused()[1]:
+            transformer.append_row(u, offset, indices, data)
+
+    def _append_lexicon_hits(self, u, indices: list, data: list) -> None:
+        """The lexicon blocks' entries, from the hits the segmenter already found for ``u``."""
         hits = u.hits
         for digest, transformer, offset in self.lexicon_blocks_:
             found = hits.get(digest)
@@ -262,8 +262,6 @@ class Router(BaseEstimator, ClassifierMixin):
                 transformer.append_row(u, offset, indices, data)
             elif found:
                 LexiconFeatures.append_hits(found, offset, indices, data)
-        for transformer, offset in self._fused()[1]:
-            transformer.append_row(u, offset, indices, data)
 
     def _fused(self):
         """``_logits``' compiled form of the fitted union (per process, never pickled): the tf-idf
