@@ -23,13 +23,12 @@ from importlib.resources import files
 from pathlib import Path
 
 import ahocorasick
-from fastslow.features.memo import TextMemo
 from fastslow.features.normalise import normalise
 
 LEXICON_DIR = Path(str(files("fastslow.features"))) / "lexicons"  # package data (importlib.resources)
 GAP = "…"
-FIND_MEMO = 4096  # texts whose matches a ``Matcher`` keeps (see ``Matcher.find``)
 MAX_GAP_CHARS = 20
+NO_HITS: dict[int, int] = {}  # the hits of a lexicon that nothing hit, shared by every utterance: never changed
 
 
 @dataclass(frozen=True)
@@ -228,36 +227,58 @@ class LexiconBank:
     def match(self, tokens, charset, text) -> dict[str, dict[int, int]]:
         """Hits per lexicon (keyed by digest), each as in ``Lexicon.match`` except that a
         single-character term counts only outside the tokens that are a longer term of ANY lexicon
-        of the bank (``free_chars``): 调 is no second verb in 空调 (a device) nor in 调到."""
-        hits: list[dict[int, int]] = [{} for _ in self.digests]
+        of the bank (``free_chars``): 调 is no second verb in 空调 (a device) nor in 调到.
+
+        A query hits few of the bank's lexicons: the others share ``NO_HITS`` (read only), and the
+        lexicons hit are filled in one loop over the tokens, the characters and the gaps."""
+        hits: dict[int, dict[int, int]] = {}  # lexicon index -> {column: count}, in the order first hit
         words = self.words
+        free = []  # the tokens that are no multi-character term (``free_chars``)
         for token in tokens:
             pairs = words.get(token)
-            if pairs:
-                for index, col in pairs:
-                    found = hits[index]
+            if pairs is None:
+                free.append(token)
+                continue
+            for index, col in pairs:
+                found = hits.get(index)
+                if found is None:
+                    hits[index] = {col: 1}
+                else:
                     found[col] = found.get(col, 0) + 1
-        for ch in self.counted_chars(tokens, charset) & self.char_set:
-            for index, col in self.chars[ch]:
-                found = hits[index]
+        counted = frozenset("".join(free)) if self.longest_term_wins else charset
+        chars = self.chars
+        for ch in counted & self.char_set:
+            for index, col in chars[ch]:
+                found = hits.get(index)
+                if found is None:
+                    hits[index] = {col: 1}
+                else:
+                    found[col] = found.get(col, 0) + 1
+        for index, col in self._gap_hits(charset, text):
+            found = hits.get(index)
+            if found is None:
+                hits[index] = {col: 1}
+            else:
                 found[col] = found.get(col, 0) + 1
-        if self.gap_chars:
-            gaps, by_char = self.gaps, self._gaps_by_char
-            # only the gaps one of whose needed characters is here, in their order; then the full set test
-            candidates = [k for c in charset & by_char.keys() for k in by_char[c]] + list(by_char.get("", ()))
-            if len(candidates) > 1:
-                candidates.sort()
-            for k in candidates:
-                pattern, index, col = gaps[k]
-                if self.gap_chars[k] <= charset and pattern.search(text):
-                    found = hits[index]
-                    found[col] = found.get(col, 0) + 1
-        else:  # a bank pickled before gap_chars: every gap's pattern
-            for pattern, index, col in self.gaps:
-                if pattern.search(text):
-                    found = hits[index]
-                    found[col] = found.get(col, 0) + 1
-        return dict(zip(self.digests, hits))
+        out = dict.fromkeys(self.digests, NO_HITS)
+        digests = self.digests
+        for index in sorted(hits):  # as ``dict(zip(digests, ...))``: the last of equal digests wins
+            out[digests[index]] = hits[index]
+        return out
+
+    def _gap_hits(self, charset, text) -> list[tuple[int, int]]:
+        """(lexicon, column) of every gap pattern that matches ``text``, in the bank's order: only the
+        gaps whose needed characters are all in ``charset`` are searched (banks pickled before
+        ``gap_chars``: every gap)."""
+        gaps = self.gaps
+        if not self.gap_chars:
+            return [(index, col) for pattern, index, col in gaps if pattern.search(text)]
+        by_char = self._gaps_by_char
+        candidates = [k for c in charset & by_char.keys() for k in by_char[c]] + list(by_char.get("", ()))
+        if len(candidates) > 1:
+            candidates.sort()
+        gap_chars = self.gap_chars
+        return [gaps[k][1:] for k in candidates if gap_chars[k] <= charset and gaps[k][0].search(text)]
 
     @property
     def _gaps_by_char(self) -> dict[str, tuple[int, ...]]:
@@ -302,28 +323,19 @@ class Matcher:
         return cls.build(lexicon, read_entries(resolve_lexicon(lexicon, lexicon_dir), column))
 
     def find(self, lowered: str) -> list[tuple[int, int, str, str]]:
-        """(start, end, term, category) of every match in ``lowered`` (already lower-cased).
+        """(start, end, term, category) of every match in ``lowered`` (already lower-cased), as
+        ``pattern.finditer`` gives them; a new list each time (a caller may change it).
 
-        A pure function of the text: the automation rules ask it again and again about the same
-        query, span and subquery (``has_verb``, ``is_bare_device``, ``devices_in`` …), so the last
-        ``FIND_MEMO`` distinct texts' matches are kept (a new list is returned each time)."""
-        found = self._found.get(lowered)
-        if found is None:
-            if self.pattern is None:
-                return []
-            category = self.category
-            found = tuple((m.start(), m.end(), m.group(), category[m.group()]) for m in self.pattern.finditer(lowered))
-            self._found.put(lowered, found)
-        return list(found)
-
-    @cached_property
-    def _found(self) -> TextMemo:
-        return TextMemo(FIND_MEMO)
-
-    def __getstate__(self):  # the memo is this process's, never part of a saved model
-        state = dict(self.__dict__)
-        state.pop("_found", None)
-        return state
+        Two of three texts the automation rules ask about hold no term: one ``search`` answers them,
+        and the iteration starts at the first match it found (terms are literals, so the matches
+        from there are those from the start)."""
+        pattern = self.pattern
+        first = pattern.search(lowered) if pattern is not None else None
+        if first is None:
+            return []
+        category = self.category
+        return [(m.start(), m.end(), term, category[term])
+                for m in pattern.finditer(lowered, first.start()) for term in (m.group(),)]
 
     def search(self, lowered: str):
         return self.pattern.search(lowered) if self.pattern is not None else None

@@ -1,0 +1,104 @@
+"""The text layer's fast paths give what their definitions give, on every bundled query (and on generated
+text where a path has edges the bundled queries may miss): building utterances, matching lexicons, the
+disfluency stripper and the context state are speed, never a change of output."""
+
+import json
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from fastslow.features import lexicon, spoken, text as text_module
+from fastslow.features.automation_lexicons import load_automation_lexicons
+from fastslow.features.normalise import normalise
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl",
+         "data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl",
+         "data/automation/train/core.jsonl")
+
+
+@lru_cache(maxsize=1)
+def bundled_rows() -> tuple[dict, ...]:
+    return tuple(json.loads(line) for path in FILES
+                 for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip())
+
+
+def bundled_queries() -> list[str]:
+    return sorted({row["query"] for row in bundled_rows()})
+
+
+@pytest.fixture(scope="module")
+def segmenter():
+    return text_module.Segmenter(hmm=False, spoken=True).fit()
+
+
+# ---- lexicon matching
+
+def _find_reference(matcher, lowered):
+    """``Matcher.find`` as defined: every match of its pattern, from the start of the text."""
+    if matcher.pattern is None:
+        return []
+    return [(m.start(), m.end(), m.group(), matcher.category[m.group()]) for m in matcher.pattern.finditer(lowered)]
+
+
+def _matchers():
+    lex = load_automation_lexicons()
+    return [value for value in vars(lex).values() if isinstance(value, lexicon.Matcher)]
+
+
+def test_matcher_find_is_every_match_of_its_pattern_on_every_bundled_text():
+    matchers = _matchers()
+    assert len(matchers) > 5
+    texts = [q.lower() for q in bundled_queries()]
+    found = 0
+    for matcher in matchers:
+        for lowered in texts:
+            got = matcher.find(lowered)
+            assert got == _find_reference(matcher, lowered)
+            found += bool(got)
+    assert 0 < found < len(matchers) * len(texts)  # both paths ran: texts with and without a match
+
+
+def test_matcher_find_gives_a_new_list_each_time():
+    matcher = next(m for m in _matchers() if m.find("打开座椅加热和主驾空调"))
+    first = matcher.find("打开座椅加热和主驾空调")
+    first.append(None)
+    assert None not in matcher.find("打开座椅加热和主驾空调")
+    empty = matcher.find("")
+    empty.append(None)
+    assert matcher.find("") == []
+
+
+def _bank_match_reference(bank, tokens, charset, text):
+    """``LexiconBank.match`` as defined: per lexicon, its whole-token terms in token order, its single
+    characters outside the bank's longer terms, its gaps in bank order."""
+    hits = [{} for _ in bank.digests]
+    for token in tokens:
+        for index, col in bank.words.get(token, ()):
+            hits[index][col] = hits[index].get(col, 0) + 1
+    for ch in lexicon.free_chars(tokens, bank.words) & bank.char_set:
+        for index, col in bank.chars[ch]:
+            hits[index][col] = hits[index].get(col, 0) + 1
+    for pattern, index, col in bank.gaps:
+        if pattern.search(text):
+            hits[index][col] = hits[index].get(col, 0) + 1
+    return dict(zip(bank.digests, hits))
+
+
+def _ordered(hits):
+    """Hits with the order of their keys (the order their feature entries are summed in)."""
+    return [(digest, list(found.items())) for digest, found in hits.items()]
+
+
+def test_the_bank_matches_as_its_definition_in_the_same_order_on_every_bundled_query(segmenter):
+    bank = segmenter.lexicons_
+    hit = 0
+    for query in bundled_queries():
+        u = segmenter.utterance(query)
+        got = bank.match(u.tokens, u.charset, u.text)
+        assert _ordered(got) == _ordered(_bank_match_reference(bank, u.tokens, u.charset, u.text))
+        hit += sum(map(bool, got.values()))
+    assert hit
+    assert lexicon.NO_HITS == {}  # shared by every utterance: nothing may have changed it
