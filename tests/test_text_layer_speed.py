@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from fastslow.features import lexicon, spoken, text as text_module
 from fastslow.features.automation_lexicons import load_automation_lexicons
-from fastslow.features.normalise import normalise
+from fastslow.features.normalise import normalise, surface
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl",
@@ -102,3 +102,49 @@ def test_the_bank_matches_as_its_definition_in_the_same_order_on_every_bundled_q
         hit += sum(map(bool, got.values()))
     assert hit
     assert lexicon.NO_HITS == {}  # shared by every utterance: nothing may have changed it
+
+
+# ---- building utterances
+
+_SPACED = st.text(alphabet="打开空调Ａａ Ｂ１2，,。.！!？?~～… \u3000\t\n：:；;ＳＵ７", max_size=16)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_SPACED, st.sampled_from(bundled_queries())))
+def test_text_forms_are_normalise_and_surface(query):
+    assert text_module.text_forms(query) == (normalise(query), surface(query))
+
+
+def test_text_forms_are_normalise_and_surface_on_every_bundled_query():
+    for query in bundled_queries():
+        assert text_module.text_forms(query) == (normalise(query), surface(query))
+
+
+def _utterance_reference(segmenter, item):
+    """``Segmenter.utterance`` as defined, one input at a time."""
+    query, context, endpoint = text_module.as_fields(item)
+    normalised = normalise(query)
+    surface_text = surface(query)
+    text = spoken.strip_disfluencies(normalised, segmenter.spoken_)
+    spoken_surface = text if surface_text == normalised and segmenter.spoken_ == spoken.spoken_lexicon() else None
+    tokens = tuple(t for t in segmenter.segment(text) if not t.isspace())
+    state = text_module.context_state(context, segmenter.candidates_)
+    return text_module.Utterance(text, tokens, frozenset(text), state, endpoint,
+                                 _bank_match_reference(segmenter.lexicons_, tokens, frozenset(text), text),
+                                 surface_text, spoken_surface)
+
+
+def _fields(u):
+    return (u.text, u.tokens, u.charset, u.context, u.endpoint, _ordered(u.hits), u.surface, u.spoken_surface)
+
+
+def test_a_batch_of_utterances_is_each_input_built_by_its_definition(segmenter):
+    rows = list(bundled_rows())
+    items = [{"query": row["query"], "context": row.get("context") or [], "endpoint": row.get("endpoint")}
+             for row in rows] + ["打开 空调。", "ＳＵ７支持哪些模式？", "小爱同学 帮我打开空调 谢谢", ""]
+    assert any(item["context"] for item in items[:len(rows)])
+    built = segmenter.utterances(items)
+    assert [_fields(u) for u in built] == [_fields(_utterance_reference(segmenter, item)) for item in items]
+    assert segmenter.utterances([built[0], items[1], built[2]]) == [built[0], built[1], built[2]]
+    assert segmenter.utterances(iter(items[:3])) == built[:3]
+    assert sum(u.spoken_surface is not None for u in built) > len(built) // 3
