@@ -148,3 +148,98 @@ def test_a_batch_of_utterances_is_each_input_built_by_its_definition(segmenter):
     assert segmenter.utterances([built[0], items[1], built[2]]) == [built[0], built[1], built[2]]
     assert segmenter.utterances(iter(items[:3])) == built[:3]
     assert sum(u.spoken_surface is not None for u in built) > len(built) // 3
+
+
+# ---- the disfluency stripper
+
+def _collapse_before(text, lex):
+    """``_collapse_repeats`` before its repeat search: the two substitutions after the set test."""
+    if len(set(text)) == len(text):
+        return text
+    text = spoken._REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)
+    return lex.stutter_pattern.sub(r"\1", text)
+
+
+def _strip_before(text, lex):
+    """``strip_disfluencies`` as it stood before its per-edge gates (one gate for both edges, then both
+    loops) and before the repeat search: the definition the fast paths are held to."""
+    out = _collapse_before(text, lex)
+    fix = lex.correction_pattern
+    if fix is not None and not lex.correction_firsts.isdisjoint(out):
+        word = lex.correction_map
+        out = fix.sub(lambda m: word[m[0]], out)
+    starts, ends = lex.edge_chars
+    if not out or (out[0] not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):
+        return out or text
+    wake_at, hesitation_at, demonstrative_at, tail_at, pause_tail_at = lex.by_edge
+    while True:
+        before = out
+        out = out.lstrip(spoken._PAUSE)
+        for k in (1, 2):  # a stutter on the wake word's first characters (小小爱同学, 你你好小鹏)
+            if out[:k] == out[k:2 * k] and out[k:].startswith(lex.stripped_wake_words):
+                out = out[k:]
+                break
+        for group in (wake_at, hesitation_at):
+            for term in group.get(out[:1], ()):
+                if out.startswith(term) and len(out) > len(term):
+                    out = out[len(term):]
+                    break
+        for term in demonstrative_at.get(out[:1], ()):
+            if out.startswith(term) and spoken._hesitation_demonstrative(out[len(term):], lex):
+                out = out[len(term):]
+                break
+        out = spoken._without_assistant_name(out, text, lex)
+        if out == before:
+            break
+    while True:
+        before = out
+        body = out.rstrip(spoken._PAUSE)
+        for term in tail_at.get(body[-1:], ()):
+            if body.endswith(term) and len(body) > len(term) + 1:
+                body = body[: -len(term)]
+                break
+        if body.endswith(lex.stripped_wake_words):  # a wake word said last calls the assistant (放首歌吧小爱同学; 你好小鹏 stays)
+            for term in lex.stripped_wake_words:
+                if body.endswith(term) and len(body) > len(term) + 1 and (
+                        len(term) >= 3 or body[-len(term) - 1] in spoken._PAUSE):
+                    body = body[: -len(term)]
+                    break
+        for term in pause_tail_at.get(body[-1:], ()):
+            if body.endswith(term) and len(body) > len(term) + 1 and (
+                    body[-len(term) - 1] in spoken._PAUSE
+                    or (term in lex.statement_tails and spoken._statement(body[: -len(term)]))):
+                body = body[: -len(term)]
+                break
+        out = body.rstrip(spoken._PAUSE)
+        if out == before:
+            break
+    out = out.strip(spoken._PAUSE)
+    return out if out else text
+
+
+_LEX = spoken.spoken_lexicon()
+_EDGES = st.lists(st.sampled_from(sorted({*_LEX.stripped_wake_words, *_LEX.hesitations, *_LEX.demonstrative_fillers,
+                                          *_LEX.tails, *_LEX.pause_tails, *_LEX.command_starts, *_LEX.greetings,
+                                          *(w for w, _ in _LEX.corrections), *_LEX.stutter_chars, "小途", "小声",
+                                          "Hi", "HI小途", "，", "。", " ", "打开空调", "空调空调", "好"})),
+                  max_size=6).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.one_of(_EDGES, st.tuples(_EDGES, st.sampled_from(bundled_queries()), _EDGES).map("".join)))
+def test_the_stripper_is_its_definition_on_spoken_edges(text):
+    assert spoken.strip_disfluencies(text, _LEX) == _strip_before(text, _LEX)
+
+
+#: upper case before a greeting's lower-case first letter: the start is stripped only when the end may be
+_CASED = ("HI小途打开空调谢谢", "Hi小途，打开空调吧", "HEY小途打开空调", "Hi小途打开空调")
+
+
+def test_the_stripper_is_its_definition_on_every_bundled_query():
+    changed = 0
+    for query in [*bundled_queries(), *_CASED]:
+        for text in {query, normalise(query), surface(query)}:
+            fast = spoken.strip_disfluencies(text, _LEX)
+            assert fast == _strip_before(text, _LEX)
+            changed += fast != text
+    assert changed
