@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from importlib.resources import files
 from pathlib import Path
+from typing import NamedTuple
 
 import ahocorasick
 from fastslow.features.normalise import normalise
@@ -229,73 +230,78 @@ class LexiconBank:
         single-character term counts only outside the tokens that are a longer term of ANY lexicon
         of the bank (``free_chars``): 调 is no second verb in 空调 (a device) nor in 调到.
 
-        A query hits few of the bank's lexicons: the others share ``NO_HITS`` (read only), and the
-        lexicons hit are filled in one loop over the tokens, the characters and the gaps."""
-        hits: dict[int, dict[int, int]] = {}  # lexicon index -> {column: count}, in the order first hit
+        The (lexicon, column) pairs of the tokens, the characters and the gaps are gathered first and
+        counted in one loop; a query hits few of the bank's lexicons, and the others share ``NO_HITS``
+        (read only)."""
+        index = self._index
         words = self.words
+        pairs: list[tuple[int, int]] = []
         free = []  # the tokens that are no multi-character term (``free_chars``)
         for token in tokens:
-            pairs = words.get(token)
-            if pairs is None:
-                free.append(token)
-                continue
-            for index, col in pairs:
-                found = hits.get(index)
-                if found is None:
-                    hits[index] = {col: 1}
-                else:
-                    found[col] = found.get(col, 0) + 1
-        counted = frozenset("".join(free)) if self.longest_term_wins else charset
-        chars = self.chars
-        for ch in counted & self.char_set:
-            for index, col in chars[ch]:
-                found = hits.get(index)
-                if found is None:
-                    hits[index] = {col: 1}
-                else:
-                    found[col] = found.get(col, 0) + 1
-        for index, col in self._gap_hits(charset, text):
-            found = hits.get(index)
+            found = words.get(token)
             if found is None:
-                hits[index] = {col: 1}
+                free.append(token)
+            else:
+                pairs += found
+        chars = self.chars
+        for ch in (frozenset("".join(free)) if self.longest_term_wins else charset) & self.char_set:
+            pairs += chars[ch]
+        gaps = [k for c in charset & index.gap_heads for k, needed in index.gaps_by_char[c] if needed <= charset]
+        if index.gaps_always:
+            gaps += [k for k, needed in index.gaps_always if needed <= charset]
+        if gaps:
+            gaps.sort()  # the bank's order
+            pairs += [self.gaps[k][1:] for k in gaps if self.gaps[k][0].search(text)]
+        out = dict.fromkeys(self.digests, NO_HITS)
+        digest_of = index.digest_of
+        for lexicon, col in pairs:
+            digest = digest_of[lexicon]
+            if digest is None:
+                continue
+            found = out[digest]
+            if found is NO_HITS:
+                out[digest] = {col: 1}
             else:
                 found[col] = found.get(col, 0) + 1
-        out = dict.fromkeys(self.digests, NO_HITS)
-        digests = self.digests
-        for index in sorted(hits):  # as ``dict(zip(digests, ...))``: the last of equal digests wins
-            out[digests[index]] = hits[index]
         return out
 
-    def _gap_hits(self, charset, text) -> list[tuple[int, int]]:
-        """(lexicon, column) of every gap pattern that matches ``text``, in the bank's order: only the
-        gaps whose needed characters are all in ``charset`` are searched (banks pickled before
-        ``gap_chars``: every gap)."""
-        gaps = self.gaps
-        if not self.gap_chars:
-            return [(index, col) for pattern, index, col in gaps if pattern.search(text)]
-        by_char = self._gaps_by_char
-        candidates = [k for c in charset & by_char.keys() for k in by_char[c]] + list(by_char.get("", ()))
-        if len(candidates) > 1:
-            candidates.sort()
-        gap_chars = self.gap_chars
-        return [gaps[k][1:] for k in candidates if gap_chars[k] <= charset and gaps[k][0].search(text)]
-
     @property
-    def _gaps_by_char(self) -> dict[str, tuple[int, ...]]:
-        """Gap numbers by one character each needs (its smallest): a gap is tried only when it is there."""
-        by_char = self.__dict__.get("_gaps_by_char_cache")
-        if by_char is None:
-            grouped: dict[str, list[int]] = {}
-            for k, needed in enumerate(self.gap_chars):
-                grouped.setdefault(min(needed) if needed else "", []).append(k)  # "": needs nothing, always tried
-            by_char = {c: tuple(ks) for c, ks in grouped.items()}
-            self.__dict__["_gaps_by_char_cache"] = by_char
-        return by_char
+    def _index(self) -> "_BankIndex":
+        """``match``'s lookup tables, built once per process (never pickled)."""
+        index = self.__dict__.get("_index_cache")
+        if index is None:
+            index = self.__dict__["_index_cache"] = _BankIndex.of(self)
+        return index
 
-    def __getstate__(self):  # the gap index is rebuilt in each process
+    def __getstate__(self):
         state = dict(self.__dict__)
-        state.pop("_gaps_by_char_cache", None)
+        state.pop("_index_cache", None)
         return state
+
+
+class _BankIndex(NamedTuple):
+    """What ``LexiconBank.match`` looks up besides the bank's tables."""
+
+    #: gap numbers with the characters each needs, by one of them (its smallest): a gap is tried only
+    #: when that one is in the text, and searched only when all of them are
+    gaps_by_char: dict[str, tuple[tuple[int, frozenset], ...]]
+    gap_heads: frozenset  # the keys of ``gaps_by_char``
+    gaps_always: tuple[tuple[int, frozenset], ...]  # gaps that need no character (banks pickled before gap_chars: all)
+    #: per lexicon, the digest its hits go to: None for a lexicon whose digest a later one repeats (the
+    #: same entries, so the same hits: ``dict(zip(digests, ...))`` keeps the later one's)
+    digest_of: tuple[str | None, ...]
+
+    @classmethod
+    def of(cls, bank: LexiconBank) -> "_BankIndex":
+        grouped: dict[str, list[tuple[int, frozenset]]] = {}
+        needs = bank.gap_chars or (frozenset(),) * len(bank.gaps)
+        for k, needed in enumerate(needs):
+            grouped.setdefault(min(needed) if needed else "", []).append((k, needed))
+        always = tuple(grouped.pop("", ()))
+        last = {digest: i for i, digest in enumerate(bank.digests)}
+        return cls(gaps_by_char={c: tuple(ks) for c, ks in grouped.items()}, gap_heads=frozenset(grouped),
+                   gaps_always=always,
+                   digest_of=tuple(digest if last[digest] == i else None for i, digest in enumerate(bank.digests)))
 
 
 @dataclass(frozen=True)

@@ -104,6 +104,21 @@ def test_the_bank_matches_as_its_definition_in_the_same_order_on_every_bundled_q
     assert lexicon.NO_HITS == {}  # shared by every utterance: nothing may have changed it
 
 
+def test_a_bank_with_a_lexicon_twice_or_pickled_before_its_gap_index_matches_as_its_definition(segmenter):
+    import dataclasses
+    import pickle
+
+    lexicons = [lexicon.load_lexicon(name) for name in ("actions", "triggers", "devices")]
+    twice = lexicon.LexiconBank.of([lexicons[1], *lexicons, lexicons[0]])  # equal digests: the later one counts
+    before = dataclasses.replace(lexicon.LexiconBank.of(lexicons), gap_chars=())  # every gap searched
+    for bank in (twice, before, pickle.loads(pickle.dumps(segmenter.lexicons_))):
+        for query in bundled_queries()[::7]:
+            u = segmenter.utterance(query)
+            reference = _bank_match_reference(bank, u.tokens, u.charset, u.text)
+            assert _ordered(bank.match(u.tokens, u.charset, u.text)) == _ordered(reference)
+    assert "_index_cache" not in pickle.loads(pickle.dumps(segmenter.lexicons_)).__dict__
+
+
 # ---- building utterances
 
 _SPACED = st.text(alphabet="打开空调Ａａ Ｂ１2，,。.！!？?~～… \u3000\t\n：:；;ＳＵ７", max_size=16)
