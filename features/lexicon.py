@@ -319,6 +319,8 @@ class Matcher:
         category: dict[str, str] = {}
         for term, cat in entries:
             category.setdefault(term, cat)
+        if "" in category:  # it would match between any two characters (``read_entries`` refuses it too)
+            raise ValueError(f"{name}: empty term")
         terms = sorted(category, key=lambda t: (-len(t), t))
         pattern = re.compile("|".join(re.escape(t) for t in terms)) if terms else None
         return cls(name, pattern, category)
@@ -332,16 +334,19 @@ class Matcher:
         """(start, end, term, category) of every match in ``lowered`` (already lower-cased), as
         ``pattern.finditer`` gives them; a new list each time (a caller may change it).
 
-        Two of three texts the automation rules ask about hold no term: one ``search`` answers them,
-        and the iteration starts at the first match it found (terms are literals, so the matches
-        from there are those from the start)."""
-        pattern = self.pattern
-        first = pattern.search(lowered) if pattern is not None else None
-        if first is None:
+        The terms come from one ``findall`` (two of three texts the automation rules ask about hold
+        none), and each match starts where its term first occurs after the previous match: an earlier
+        occurrence would have been the leftmost match (terms are non-empty literals)."""
+        terms = self.pattern.findall(lowered) if self.pattern is not None else None
+        if not terms:
             return []
-        category = self.category
-        return [(m.start(), m.end(), term, category[term])
-                for m in pattern.finditer(lowered, first.start()) for term in (m.group(),)]
+        category, at, found = self.category, lowered.find, []
+        end = 0
+        for term in terms:
+            start = at(term, end)
+            end = start + len(term)
+            found.append((start, end, term, category[term]))
+        return found
 
     def search(self, lowered: str):
         return self.pattern.search(lowered) if self.pattern is not None else None

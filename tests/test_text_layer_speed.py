@@ -43,9 +43,10 @@ def _find_reference(matcher, lowered):
     return [(m.start(), m.end(), m.group(), matcher.category[m.group()]) for m in matcher.pattern.finditer(lowered)]
 
 
+@lru_cache(maxsize=1)
 def _matchers():
     lex = load_automation_lexicons()
-    return [value for value in vars(lex).values() if isinstance(value, lexicon.Matcher)]
+    return tuple(value for value in vars(lex).values() if isinstance(value, lexicon.Matcher))
 
 
 def test_matcher_find_is_every_match_of_its_pattern_on_every_bundled_text():
@@ -258,3 +259,18 @@ def test_the_stripper_is_its_definition_on_every_bundled_query():
             assert fast == _strip_before(text, _LEX)
             changed += fast != text
     assert changed
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.data())
+def test_matcher_find_is_every_match_of_its_pattern_on_generated_text(data):
+    matcher = data.draw(st.sampled_from(_matchers()))
+    terms = sorted(matcher.category)
+    pieces = st.one_of(st.sampled_from(terms), st.sampled_from(terms).map(lambda t: t[1:] + t[:1]), st.text("打开的了a1", max_size=2))
+    lowered = "".join(data.draw(st.lists(pieces, max_size=6)))
+    assert matcher.find(lowered) == _find_reference(matcher, lowered)
+
+
+def test_a_matcher_refuses_an_empty_term():
+    with pytest.raises(ValueError):
+        lexicon.Matcher.build("x", [("打开", "verb"), ("", "verb")])
