@@ -265,17 +265,14 @@ class LexiconBank:
                 found[col] = found.get(col, 0) + 1
         return out
 
-    @property
+    @cached_property
     def _index(self) -> "_BankIndex":
         """``match``'s lookup tables, built once per process (never pickled)."""
-        index = self.__dict__.get("_index_cache")
-        if index is None:
-            index = self.__dict__["_index_cache"] = _BankIndex.of(self)
-        return index
+        return _BankIndex.of(self)
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state.pop("_index_cache", None)
+        state.pop("_index", None)
         return state
 
 
@@ -401,22 +398,28 @@ class Scanner:
             self.automaton.make_automaton()
 
     def scan(self, lowered: str) -> list[list[tuple[int, int, str]]]:
-        """Per matcher (in order), its (start, end, term) matches in ``lowered``."""
-        longest: list[dict[int, tuple[int, str]]] = [{} for _ in self.names]
-        if not self.empty:
-            for end, (size, term, indices) in self.automaton.iter(lowered):
-                start = end - size + 1
-                for index in indices:
-                    best = longest[index].get(start)
+        """Per matcher (in order), its (start, end, term) matches in ``lowered``: the longest term at
+        each start, then the starts left to right that the previous match does not cover. Only the
+        matchers with a term in the text are sorted out."""
+        out: list[list[tuple[int, int, str]]] = [[] for _ in self.names]
+        if self.empty:
+            return out
+        longest: dict[int, dict[int, tuple[int, str]]] = {}  # matcher -> start -> (size, term)
+        for end, (size, term, indices) in self.automaton.iter(lowered):
+            start = end - size + 1
+            for index in indices:
+                by_start = longest.get(index)
+                if by_start is None:
+                    longest[index] = {start: (size, term)}
+                else:
+                    best = by_start.get(start)
                     if best is None or best[0] < size:
-                        longest[index][start] = (size, term)
-        out = []
-        for by_start in longest:
-            found, pos = [], 0
+                        by_start[start] = (size, term)
+        for index, by_start in longest.items():
+            found, pos = out[index], 0
             for start in sorted(by_start):
                 if start >= pos:
                     size, term = by_start[start]
                     pos = start + size
                     found.append((start, pos, term))
-            out.append(found)
         return out

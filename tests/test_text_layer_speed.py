@@ -117,7 +117,7 @@ def test_a_bank_with_a_lexicon_twice_or_pickled_before_its_gap_index_matches_as_
             u = segmenter.utterance(query)
             reference = _bank_match_reference(bank, u.tokens, u.charset, u.text)
             assert _ordered(bank.match(u.tokens, u.charset, u.text)) == _ordered(reference)
-    assert "_index_cache" not in pickle.loads(pickle.dumps(segmenter.lexicons_)).__dict__
+    assert "_index" not in pickle.loads(pickle.dumps(segmenter.lexicons_)).__dict__
 
 
 # ---- building utterances
@@ -274,3 +274,16 @@ def test_matcher_find_is_every_match_of_its_pattern_on_generated_text(data):
 def test_a_matcher_refuses_an_empty_term():
     with pytest.raises(ValueError):
         lexicon.Matcher.build("x", [("打开", "verb"), ("", "verb")])
+
+
+def test_the_scanner_finds_what_each_matcher_s_pattern_finds_on_every_bundled_text():
+    matchers = list(_matchers())
+    scanner = lexicon.Scanner(matchers)
+    found = 0
+    for query in bundled_queries():
+        lowered = query.lower()
+        got = scanner.scan(lowered)
+        assert got == [[(a, b, t) for a, b, t, _ in _find_reference(m, lowered)] for m in matchers]
+        found += sum(map(bool, got))
+    assert found
+    assert lexicon.Scanner([]).scan("打开空调") == []
