@@ -136,6 +136,15 @@ def test_text_forms_are_normalise_and_surface_on_every_bundled_query():
         assert text_module.text_forms(query) == (normalise(query), surface(query))
 
 
+def _context_reference(context, candidates):
+    """``context_state`` as defined (no early exit without earlier turns)."""
+    state = text_module._turn_state(context)
+    if candidates and state not in ("none", "slow_question") and any(
+            any(m in (turn.get("text") or "") for m in candidates) for turn in context):
+        return "prev_candidates"
+    return state
+
+
 def _utterance_reference(segmenter, item):
     """``Segmenter.utterance`` as defined, one input at a time."""
     query, context, endpoint = text_module.as_fields(item)
@@ -144,7 +153,7 @@ def _utterance_reference(segmenter, item):
     text = spoken.strip_disfluencies(normalised, segmenter.spoken_)
     spoken_surface = text if surface_text == normalised and segmenter.spoken_ == spoken.spoken_lexicon() else None
     tokens = tuple(t for t in segmenter.segment(text) if not t.isspace())
-    state = text_module.context_state(context, segmenter.candidates_)
+    state = _context_reference(context, segmenter.candidates_)
     return text_module.Utterance(text, tokens, frozenset(text), state, endpoint,
                                  _bank_match_reference(segmenter.lexicons_, tokens, frozenset(text), text),
                                  surface_text, spoken_surface)
@@ -159,6 +168,7 @@ def test_a_batch_of_utterances_is_each_input_built_by_its_definition(segmenter):
     items = [{"query": row["query"], "context": row.get("context") or [], "endpoint": row.get("endpoint")}
              for row in rows] + ["打开 空调。", "ＳＵ７支持哪些模式？", "小爱同学 帮我打开空调 谢谢", ""]
     assert any(item["context"] for item in items[:len(rows)])
+    assert {u.context for u in segmenter.utterances(items)} >= {"none", "prev_fast", "prev_slow", "slow_question"}
     built = segmenter.utterances(items)
     assert [_fields(u) for u in built] == [_fields(_utterance_reference(segmenter, item)) for item in items]
     assert segmenter.utterances([built[0], items[1], built[2]]) == [built[0], built[1], built[2]]
@@ -266,7 +276,8 @@ def test_the_stripper_is_its_definition_on_every_bundled_query():
 def test_matcher_find_is_every_match_of_its_pattern_on_generated_text(data):
     matcher = data.draw(st.sampled_from(_matchers()))
     terms = sorted(matcher.category)
-    pieces = st.one_of(st.sampled_from(terms), st.sampled_from(terms).map(lambda t: t[1:] + t[:1]), st.text("打开的了a1", max_size=2))
+    pieces = st.one_of(st.sampled_from(terms), st.sampled_from(terms).map(lambda t: t[1:] + t[:1]),
+                       st.text("打开的了a1", max_size=2))
     lowered = "".join(data.draw(st.lists(pieces, max_size=6)))
     assert matcher.find(lowered) == _find_reference(matcher, lowered)
 
