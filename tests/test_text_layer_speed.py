@@ -166,9 +166,12 @@ def _fields(u):
 def test_a_batch_of_utterances_is_each_input_built_by_its_definition(segmenter):
     rows = list(bundled_rows())
     items = [{"query": row["query"], "context": row.get("context") or [], "endpoint": row.get("endpoint")}
-             for row in rows] + ["打开 空调。", "ＳＵ７支持哪些模式？", "小爱同学 帮我打开空调 谢谢", ""]
+             for row in rows] + ["打开 空调。", "ＳＵ７支持哪些模式？", "小爱同学 帮我打开空调 谢谢", "",
+                                 {"query": "打给张伟", "context": [{"role": "user", "text": "我通讯录里有两个张伟"},
+                                                                {"role": "assistant", "system": "fast", "text": "好的"}]},
+                                 {"query": "第二个", "context": [{"role": "assistant", "text": "好的"}]}]
     assert any(item["context"] for item in items[:len(rows)])
-    assert {u.context for u in segmenter.utterances(items)} >= {"none", "prev_fast", "prev_slow", "slow_question"}
+    assert {u.context for u in segmenter.utterances(items)} >= set(text_module.CONTEXT_STATES)
     built = segmenter.utterances(items)
     assert [_fields(u) for u in built] == [_fields(_utterance_reference(segmenter, item)) for item in items]
     assert segmenter.utterances([built[0], items[1], built[2]]) == [built[0], built[1], built[2]]
