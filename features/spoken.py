@@ -322,8 +322,7 @@ _REPEAT = re.compile(_REPEAT_ONCE + "+")
 
 
 def _collapse_repeats(text: str, lex: SpokenLexicon) -> str:
-    # both patterns repeat a character (most queries repeat none), and one search finds either
-    if len(set(text)) == len(text) or lex.repeat_pattern.search(text) is None:
+    if lex.repeat_pattern.search(text) is None:  # most queries repeat nothing: one search finds either pattern
         return text
     text = _REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)  # 谢谢谢谢, 哈哈哈哈 stay; 小爱小爱小爱 → 小爱
     return lex.stutter_pattern.sub(r"\1", text)

@@ -301,3 +301,12 @@ def test_the_scanner_finds_what_each_matcher_s_pattern_finds_on_every_bundled_te
         found += sum(map(bool, got))
     assert found
     assert lexicon.Scanner([]).scan("打开空调") == []
+
+
+_PIECES = st.sampled_from(sorted({*_LEX.stutter_chars, "空调", "小爱", "谢谢", "哈", "打开", "a", "1", "，"}))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.tuples(_PIECES, st.integers(1, 3)).map(lambda p: p[0] * p[1]), max_size=6).map("".join))
+def test_collapsing_repeats_after_one_search_is_the_two_substitutions(text):
+    assert spoken._collapse_repeats(text, _LEX) == _collapse_before(text, _LEX)
