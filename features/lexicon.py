@@ -21,15 +21,15 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from importlib.resources import files
 from pathlib import Path
+from typing import NamedTuple
 
 import ahocorasick
-from fastslow.features.memo import TextMemo
 from fastslow.features.normalise import normalise
 
 LEXICON_DIR = Path(str(files("fastslow.features"))) / "lexicons"  # package data (importlib.resources)
 GAP = "…"
-FIND_MEMO = 4096  # texts whose matches a ``Matcher`` keeps (see ``Matcher.find``)
 MAX_GAP_CHARS = 20
+NO_HITS: dict[int, int] = {}  # the hits of a lexicon that nothing hit, shared by every utterance: never changed
 
 
 @dataclass(frozen=True)
@@ -228,53 +228,77 @@ class LexiconBank:
     def match(self, tokens, charset, text) -> dict[str, dict[int, int]]:
         """Hits per lexicon (keyed by digest), each as in ``Lexicon.match`` except that a
         single-character term counts only outside the tokens that are a longer term of ANY lexicon
-        of the bank (``free_chars``): 调 is no second verb in 空调 (a device) nor in 调到."""
-        hits: list[dict[int, int]] = [{} for _ in self.digests]
+        of the bank (``free_chars``): 调 is no second verb in 空调 (a device) nor in 调到.
+
+        The (lexicon, column) pairs of the tokens, the characters and the gaps are gathered first and
+        counted in one loop; a query hits few of the bank's lexicons, and the others share ``NO_HITS``
+        (read only)."""
+        index = self._index
         words = self.words
+        pairs: list[tuple[int, int]] = []
+        free = []  # the tokens that are no multi-character term (``free_chars``)
         for token in tokens:
-            pairs = words.get(token)
-            if pairs:
-                for index, col in pairs:
-                    found = hits[index]
-                    found[col] = found.get(col, 0) + 1
-        for ch in self.counted_chars(tokens, charset) & self.char_set:
-            for index, col in self.chars[ch]:
-                found = hits[index]
+            found = words.get(token)
+            if found is None:
+                free.append(token)
+            else:
+                pairs += found
+        chars = self.chars
+        for ch in (frozenset("".join(free)) if self.longest_term_wins else charset) & self.char_set:
+            pairs += chars[ch]
+        gaps = [k for c in charset & index.gap_heads for k, needed in index.gaps_by_char[c] if needed <= charset]
+        if index.gaps_always:
+            gaps += [k for k, needed in index.gaps_always if needed <= charset]
+        if gaps:
+            gaps.sort()  # the bank's order
+            pairs += [self.gaps[k][1:] for k in gaps if self.gaps[k][0].search(text)]
+        out = dict.fromkeys(self.digests, NO_HITS)
+        digest_of = index.digest_of
+        for lexicon, col in pairs:
+            digest = digest_of[lexicon]
+            if digest is None:
+                continue
+            found = out[digest]
+            if found is NO_HITS:
+                out[digest] = {col: 1}
+            else:
                 found[col] = found.get(col, 0) + 1
-        if self.gap_chars:
-            gaps, by_char = self.gaps, self._gaps_by_char
-            # only the gaps one of whose needed characters is here, in their order; then the full set test
-            candidates = [k for c in charset & by_char.keys() for k in by_char[c]] + list(by_char.get("", ()))
-            if len(candidates) > 1:
-                candidates.sort()
-            for k in candidates:
-                pattern, index, col = gaps[k]
-                if self.gap_chars[k] <= charset and pattern.search(text):
-                    found = hits[index]
-                    found[col] = found.get(col, 0) + 1
-        else:  # a bank pickled before gap_chars: every gap's pattern
-            for pattern, index, col in self.gaps:
-                if pattern.search(text):
-                    found = hits[index]
-                    found[col] = found.get(col, 0) + 1
-        return dict(zip(self.digests, hits))
+        return out
 
-    @property
-    def _gaps_by_char(self) -> dict[str, tuple[int, ...]]:
-        """Gap numbers by one character each needs (its smallest): a gap is tried only when it is there."""
-        by_char = self.__dict__.get("_gaps_by_char_cache")
-        if by_char is None:
-            grouped: dict[str, list[int]] = {}
-            for k, needed in enumerate(self.gap_chars):
-                grouped.setdefault(min(needed) if needed else "", []).append(k)  # "": needs nothing, always tried
-            by_char = {c: tuple(ks) for c, ks in grouped.items()}
-            self.__dict__["_gaps_by_char_cache"] = by_char
-        return by_char
+    @cached_property
+    def _index(self) -> "_BankIndex":
+        """``match``'s lookup tables, built once per process (never pickled)."""
+        return _BankIndex.of(self)
 
-    def __getstate__(self):  # the gap index is rebuilt in each process
+    def __getstate__(self):
         state = dict(self.__dict__)
-        state.pop("_gaps_by_char_cache", None)
+        state.pop("_index", None)
         return state
+
+
+class _BankIndex(NamedTuple):
+    """What ``LexiconBank.match`` looks up besides the bank's tables."""
+
+    #: gap numbers with the characters each needs, by one of them (its smallest): a gap is tried only
+    #: when that one is in the text, and searched only when all of them are
+    gaps_by_char: dict[str, tuple[tuple[int, frozenset], ...]]
+    gap_heads: frozenset  # the keys of ``gaps_by_char``
+    gaps_always: tuple[tuple[int, frozenset], ...]  # gaps that need no character (banks pickled before gap_chars: all)
+    #: per lexicon, the digest its hits go to: None for a lexicon whose digest a later one repeats (the
+    #: same entries, so the same hits: ``dict(zip(digests, ...))`` keeps the later one's)
+    digest_of: tuple[str | None, ...]
+
+    @classmethod
+    def of(cls, bank: LexiconBank) -> "_BankIndex":
+        grouped: dict[str, list[tuple[int, frozenset]]] = {}
+        needs = bank.gap_chars or (frozenset(),) * len(bank.gaps)
+        for k, needed in enumerate(needs):
+            grouped.setdefault(min(needed) if needed else "", []).append((k, needed))
+        always = tuple(grouped.pop("", ()))
+        last = {digest: i for i, digest in enumerate(bank.digests)}
+        return cls(gaps_by_char={c: tuple(ks) for c, ks in grouped.items()}, gap_heads=frozenset(grouped),
+                   gaps_always=always,
+                   digest_of=tuple(digest if last[digest] == i else None for i, digest in enumerate(bank.digests)))
 
 
 @dataclass(frozen=True)
@@ -292,6 +316,8 @@ class Matcher:
         category: dict[str, str] = {}
         for term, cat in entries:
             category.setdefault(term, cat)
+        if "" in category:  # it would match between any two characters (``read_entries`` refuses it too)
+            raise ValueError(f"{name}: empty term")
         terms = sorted(category, key=lambda t: (-len(t), t))
         pattern = re.compile("|".join(re.escape(t) for t in terms)) if terms else None
         return cls(name, pattern, category)
@@ -302,28 +328,22 @@ class Matcher:
         return cls.build(lexicon, read_entries(resolve_lexicon(lexicon, lexicon_dir), column))
 
     def find(self, lowered: str) -> list[tuple[int, int, str, str]]:
-        """(start, end, term, category) of every match in ``lowered`` (already lower-cased).
+        """(start, end, term, category) of every match in ``lowered`` (already lower-cased), as
+        ``pattern.finditer`` gives them; a new list each time (a caller may change it).
 
-        A pure function of the text: the automation rules ask it again and again about the same
-        query, span and subquery (``has_verb``, ``is_bare_device``, ``devices_in`` …), so the last
-        ``FIND_MEMO`` distinct texts' matches are kept (a new list is returned each time)."""
-        found = self._found.get(lowered)
-        if found is None:
-            if self.pattern is None:
-                return []
-            category = self.category
-            found = tuple((m.start(), m.end(), m.group(), category[m.group()]) for m in self.pattern.finditer(lowered))
-            self._found.put(lowered, found)
-        return list(found)
-
-    @cached_property
-    def _found(self) -> TextMemo:
-        return TextMemo(FIND_MEMO)
-
-    def __getstate__(self):  # the memo is this process's, never part of a saved model
-        state = dict(self.__dict__)
-        state.pop("_found", None)
-        return state
+        The terms come from one ``findall`` (two of three texts the automation rules ask about hold
+        none), and each match starts where its term first occurs after the previous match: an earlier
+        occurrence would have been the leftmost match (terms are non-empty literals)."""
+        terms = self.pattern.findall(lowered) if self.pattern is not None else None
+        if not terms:
+            return []
+        category, at, found = self.category, lowered.find, []
+        end = 0
+        for term in terms:
+            start = at(term, end)
+            end = start + len(term)
+            found.append((start, end, term, category[term]))
+        return found
 
     def search(self, lowered: str):
         return self.pattern.search(lowered) if self.pattern is not None else None
@@ -378,22 +398,28 @@ class Scanner:
             self.automaton.make_automaton()
 
     def scan(self, lowered: str) -> list[list[tuple[int, int, str]]]:
-        """Per matcher (in order), its (start, end, term) matches in ``lowered``."""
-        longest: list[dict[int, tuple[int, str]]] = [{} for _ in self.names]
-        if not self.empty:
-            for end, (size, term, indices) in self.automaton.iter(lowered):
-                start = end - size + 1
-                for index in indices:
-                    best = longest[index].get(start)
+        """Per matcher (in order), its (start, end, term) matches in ``lowered``: the longest term at
+        each start, then the starts left to right that the previous match does not cover. Only the
+        matchers with a term in the text are sorted out."""
+        out: list[list[tuple[int, int, str]]] = [[] for _ in self.names]
+        if self.empty:
+            return out
+        longest: dict[int, dict[int, tuple[int, str]]] = {}  # matcher -> start -> (size, term)
+        for end, (size, term, indices) in self.automaton.iter(lowered):
+            start = end - size + 1
+            for index in indices:
+                by_start = longest.get(index)
+                if by_start is None:
+                    longest[index] = {start: (size, term)}
+                else:
+                    best = by_start.get(start)
                     if best is None or best[0] < size:
-                        longest[index][start] = (size, term)
-        out = []
-        for by_start in longest:
-            found, pos = [], 0
+                        by_start[start] = (size, term)
+        for index, by_start in longest.items():
+            found, pos = out[index], 0
             for start in sorted(by_start):
                 if start >= pos:
                     size, term = by_start[start]
                     pos = start + size
                     found.append((start, pos, term))
-            out.append(found)
         return out

@@ -1,9 +1,10 @@
 """Bounded memos of pure functions of a text, per process.
 
-A ``TextMemo`` keeps the results of a function of one text (a subquery's intent, a matcher's
-matches) that the same process asks for again: within one query (the automation rules match the same
+A ``TextMemo`` keeps the results of a function of one text (a subquery's intent, a rule helper's
+answer) that the same process asks for again: within one query (the automation rules ask about the same
 span many times) and across queries (打开空调 ends hundreds of different requests). A full memo is
-emptied, not evicted entry by entry: cheaper, and a memo never changes a result, only its cost.
+emptied, not evicted entry by entry: cheaper, and a memo never changes a result, only its cost. A
+memo is kept only where it saves more than it costs (a matcher's ``find`` is cheaper than its memo).
 Memos are never pickled with a model. ``clear_memos`` empties every live memo: the benchmarks call it
 before each timed run so that a run of distinct queries pays for every text once, as the target asks.
 """

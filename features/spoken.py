@@ -107,6 +107,13 @@ class SpokenLexicon:
         chars = "".join(sorted(self.stutter_chars))
         return re.compile(f"([{re.escape(chars)}])\\1+") if chars else re.compile(r"(?!)")
 
+    @cached_property
+    def repeat_pattern(self) -> re.Pattern:
+        """A repeat (``_REPEAT``) or a stutter (``stutter_pattern``) anywhere: without one, neither
+        substitution of ``_collapse_repeats`` changes the text."""
+        chars = "".join(sorted(self.stutter_chars))
+        return re.compile(_REPEAT_ONCE + (f"|([{re.escape(chars)}])\\2" if chars else ""))
+
     @classmethod
     def load(cls, folder: Path = SPOKEN_DIR) -> "SpokenLexicon":
         folder = Path(folder)
@@ -310,11 +317,12 @@ def spoken_variants(text: str, seed: int = 0, kinds=VARIANT_KINDS,
 
 # ---------------------------------------------------------------------------------------- stripping
 
-_REPEAT = re.compile(r"([\u3400-\u9fff]{2,4})\1+")
+_REPEAT_ONCE = r"([\u3400-\u9fff]{2,4})\1"
+_REPEAT = re.compile(_REPEAT_ONCE + "+")
 
 
 def _collapse_repeats(text: str, lex: SpokenLexicon) -> str:
-    if len(set(text)) == len(text):  # both patterns repeat a character: most queries repeat none
+    if lex.repeat_pattern.search(text) is None:  # most queries repeat nothing: one search finds either pattern
         return text
     text = _REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)  # 谢谢谢谢, 哈哈哈哈 stay; 小爱小爱小爱 → 小爱
     return lex.stutter_pattern.sub(r"\1", text)
@@ -384,7 +392,17 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     starts, ends = lex.edge_chars
     if not out or (out[0] not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):
         return out or text
-    wake_at, hesitation_at, demonstrative_at, tail_at, pause_tail_at = lex.by_edge
+    if out[0] in starts or out[:1].lower() in lex.greeting_firsts:  # else the start is left as it is
+        out = _strip_start(out, text, lex)
+    if out and (out[-1] in ends or out.endswith(lex.stripped_wake_words)):  # else so is the end
+        out = _strip_end(out, lex)
+    out = out.strip(_PAUSE)
+    return out if out else text
+
+
+def _strip_start(out: str, text: str, lex: SpokenLexicon) -> str:
+    """``out`` without a leading wake word, hesitation or assistant name, again and again."""
+    wake_at, hesitation_at, demonstrative_at = lex.by_edge[:3]
     while True:
         before = out
         out = out.lstrip(_PAUSE)
@@ -403,7 +421,12 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
                 break
         out = _without_assistant_name(out, text, lex)
         if out == before:
-            break
+            return out
+
+
+def _strip_end(out: str, lex: SpokenLexicon) -> str:
+    """``out`` without a polite tail or a wake word said last, again and again."""
+    tail_at, pause_tail_at = lex.by_edge[3:]
     while True:
         before = out
         body = out.rstrip(_PAUSE)
@@ -425,9 +448,7 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
                 break
         out = body.rstrip(_PAUSE)
         if out == before:
-            break
-    out = out.strip(_PAUSE)
-    return out if out else text
+            return out
 
 
 # ---------------------------------------------------------------------------------------- augmentation

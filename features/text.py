@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import math
 import re
 import threading
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import jieba
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from fastslow.features.lexicon import LEXICON_DIR, ROUTER_LEXICONS, LexiconBank, load_lexicon
-from fastslow.features.normalise import chinese_punctuation, clean, normalise
+from fastslow.features.normalise import chinese_punctuation, clean, normalise, without_final_stop
 
 try:  # jieba-rs: the same algorithm and dictionary, compiled (see RustCut)
     import rjieba
@@ -43,6 +45,8 @@ def context_state(context, candidates: tuple[str, ...] = ()) -> str:
     one name (the user: 我通讯录里有两个张伟; a fast answer: 通讯录里有两个张伟), the state is
     ``prev_candidates`` unless a slow question is pending (its answer is a context reply): a request that
     names one of them needs disambiguation."""
+    if not context:  # most queries come without earlier turns
+        return "none"
     state = _turn_state(context)
     if candidates and state not in ("none", "slow_question") and any(
             any(m in (turn.get("text") or "") for m in candidates) for turn in context):
@@ -89,6 +93,18 @@ def as_fields(item) -> tuple[str, list, str | None]:
     if isinstance(item, str):
         return item, [], None
     return item["query"], item.get("context") or [], item.get("endpoint")
+
+
+def text_forms(query: str) -> tuple[str, str]:
+    """``(normalise(query), surface(query))``: what the router and the automation parser read, from one
+    NFKC pass. A query without white space (nearly every one) is NFKC-stable, so both normalisers only
+    drop its final stop, and ``normalise`` lower-cases it; a query with white space takes the two
+    definitions (``tests/test_text_layer_speed.py`` holds them equal)."""
+    stripped = unicodedata.normalize("NFKC", query).strip()
+    if _WHITE.search(stripped) is not None:
+        return normalise(query), chinese_punctuation(clean(query))
+    cleaned = without_final_stop(stripped)
+    return cleaned.lower(), chinese_punctuation(cleaned)
 
 
 _TOKENIZERS: dict[tuple, jieba.Tokenizer] = {}
@@ -260,6 +276,12 @@ def domain_cut(words: tuple[tuple[str, int | None], ...], key: str | None = None
     return cut
 
 
+def _without_space(tokens: list[str], text: str) -> tuple[str, ...]:
+    if _WHITE.search(text) is None:  # no white space in the text: none in a token (\s is str.isspace)
+        return tuple(tokens)
+    return tuple(t for t in tokens if not t.isspace())
+
+
 def read_user_dict(path: Path) -> list[tuple[str, int | None]]:
     words = []
     for raw in path.read_text(encoding="utf-8").splitlines():
@@ -307,25 +329,35 @@ class Segmenter(BaseEstimator, TransformerMixin):
         return self
 
     def segment(self, text: str) -> tuple[str, ...]:
+        return self.segment_all([text])[0]
+
+    def segment_all(self, texts: list[str]) -> list[tuple[str, ...]]:
+        """The tokens of each text: jieba's with the domain words, white space dropped."""
         if self.hmm:
-            tokens = domain_tokenizer(self.words_, self.words_key_).lcut(text, HMM=True)
+            lcut = functools.partial(domain_tokenizer(self.words_, self.words_key_).lcut, HMM=True)
         else:
-            tokens = domain_cut(self.words_, self.words_key_).lcut(text)
-        if _WHITE.search(text) is None:  # no white space in the text: none in a token (\s is str.isspace)
-            return tuple(tokens)
-        return tuple(t for t in tokens if not t.isspace())
+            lcut = domain_cut(self.words_, self.words_key_).lcut
+        return [_without_space(lcut(text), text) for text in texts]
 
     def utterance(self, item) -> Utterance:
-        query, context, endpoint = as_fields(item)
-        normalised = normalise(query)  # the router's text: a space between Chinese characters is a pause
-        surface_text = chinese_punctuation(clean(query))
-        text, spoken_surface = normalised, None
+        return self._build([item])[0]
+
+    def _build(self, items: list) -> list[Utterance]:
+        """The utterances of raw inputs, stage by stage over the batch: every text normalised, then
+        stripped of disfluencies, segmented, and matched with the lexicons (``annotate``)."""
+        fields = [as_fields(item) for item in items]
+        forms = [text_forms(query) for query, _, _ in fields]
+        texts = [normalised for normalised, _ in forms]
+        spoken_surfaces = [None] * len(items)
         if getattr(self, "spoken_", None) is not None:
-            text = strip_disfluencies(normalised, self.spoken_)
-            if surface_text == normalised and self._bundled_spoken():
-                spoken_surface = text  # what the automation parser would strip again (``surface_of``)
-        return self.annotate(self.segment(text), context_state(context, getattr(self, "candidates_", ())), endpoint, text,
-                             surface_text, spoken_surface)
+            texts = [strip_disfluencies(normalised, self.spoken_) for normalised in texts]
+            if self._bundled_spoken():  # what the automation parser would strip again (``surface_of``)
+                spoken_surfaces = [text if surface_text == normalised else None
+                                   for text, (normalised, surface_text) in zip(texts, forms)]
+        candidates = getattr(self, "candidates_", ())
+        return [self.annotate(tokens, context_state(context, candidates), endpoint, text, surface_text, spoken_surface)
+                for tokens, (_, context, endpoint), text, (_, surface_text), spoken_surface
+                in zip(self.segment_all(texts), fields, texts, forms, spoken_surfaces)]
 
     def _bundled_spoken(self) -> bool:
         """Is the model's frozen spoken lexicon the bundled one (``spoken_lexicon()``)? Once per process."""
@@ -349,8 +381,13 @@ class Segmenter(BaseEstimator, TransformerMixin):
                          surface_text, spoken_surface)
 
     def utterances(self, X) -> list[Utterance]:
-        """``transform`` without scikit-learn's output wrapper: the per-query inference path."""
-        return [x if isinstance(x, Utterance) else self.utterance(x) for x in X]
+        """``transform`` without scikit-learn's output wrapper: the per-query inference path (an
+        ``Utterance`` passes through, the raw inputs are built together)."""
+        out = list(X)
+        raw = [i for i, x in enumerate(out) if not isinstance(x, Utterance)]
+        for i, u in zip(raw, self._build([out[i] for i in raw])):
+            out[i] = u
+        return out
 
     def transform(self, X):
         return self.utterances(X)
