@@ -1049,20 +1049,55 @@ def keep_negation(text: str, spans: Sequence[Span]) -> list[Span]:
 # Small text helpers
 # --------------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class FillerEdges:
+    """The characters a filler of each use begins or ends with (fillers.txt): a text whose edge character is none
+    of them has no such filler at that edge, so the stripper asks no pattern there."""
+
+    prefixes: frozenset  # the ``prefix`` fillers
+    suffixes: frozenset  # the ``suffix`` fillers
+    soft: frozenset  # the ``soft_suffix`` fillers
+    prefix_firsts: frozenset  # first characters of the ``prefix`` fillers
+    suffix_lasts: frozenset  # last characters of the ``suffix`` and ``soft_suffix`` fillers
+    hesitation_firsts: frozenset  # first characters of the ``hesitation`` fillers
+    done: tuple[str, ...]  # the ``done`` fillers (就行, 就好了)
+
+
+_FILLER_EDGES = MEMO_PREFIX + "filler_edges"  # never pickled with the lexicons
+
+
+def filler_edges(lex: AutomationLexicons) -> FillerEdges:
+    """``FillerEdges`` of ``lex.fillers``, built once per lexicons object."""
+    edges = lex.__dict__.get(_FILLER_EDGES)
+    if edges is None:
+        fillers = lex.fillers
+        edges = FillerEdges(prefixes=fillers.terms("prefix"), suffixes=fillers.terms("suffix"),
+                            soft=fillers.terms("soft_suffix"),
+                            prefix_firsts=frozenset(t[0] for t in fillers.terms("prefix") if t),
+                            suffix_lasts=frozenset(t[-1] for t in fillers.terms("suffix", "soft_suffix") if t),
+                            hesitation_firsts=frozenset(t[0] for t in fillers.terms("hesitation") if t),
+                            done=tuple(sorted(fillers.terms("done"))))
+        lex.__dict__[_FILLER_EDGES] = edges
+    return edges
+
+
 @per_lexicons(RULE_MEMO)
 def strip_fillers(text: str, lex: AutomationLexicons) -> str:
     """Spoken fillers and politeness off both ends: ``帮我打开空调吧`` → ``打开空调``."""
-    prefixes = lex.fillers.terms("prefix")
-    suffixes = lex.fillers.terms("suffix")
-    soft = lex.fillers.terms("soft_suffix")
+    edges = filler_edges(lex)
+    prefixes, suffixes, soft = edges.prefixes, edges.suffixes, edges.soft
     prev = None
     while prev != text:
         prev = text
         text = text.strip(_EDGE_PUNCT)
-        head = lex.fillers.prefix(lowered(text))
+        low = lowered(text)
+        # the longest filler at the start is a prefix filler only if it begins with a prefix filler's character
+        head = lex.fillers.prefix(low) if low[:1] in edges.prefix_firsts else None
         if head and head in prefixes and len(text) > len(head):
             text = text[len(head):]
-        low = lowered(text)
+            low = lowered(text)
+        if low[-1:] not in edges.suffix_lasts:
+            continue  # no suffix filler ends with its last character
         for size in range(min(len(text) - 1, lex.fillers.max_len), 0, -1):
             if low[-size:] in suffixes:
                 text = text[:-size]
@@ -1089,6 +1124,8 @@ def done_tail(text: str, lex: AutomationLexicons) -> int:
     """How many characters at the end of ``text`` say "that will do" (fillers.txt, category ``done``: 就行,
     就好了) after a request of five characters or more; 0 otherwise. Its 就 is no condition's."""
     low = lowered(text).rstrip(_EDGE_PUNCT)
+    if not low.endswith(filler_edges(lex).done):
+        return 0  # the done word must end the text
     for a, b, _, cat in lex.fillers.find(low):
         if cat == "done" and b == len(low) and a >= _DONE_AFTER and not any(
                 oa < a < ob or ob == a for oa, ob, *_ in lex.once.find(low)):  # 一次就好: a once marker of its own
@@ -1100,7 +1137,10 @@ def leading_hesitation(text: str, lex: AutomationLexicons) -> int:
     """How many characters at the start of ``text`` are a hesitation the parser drops (fillers.txt, category
     ``hesitation``: 额, 诶, 那啥); 0 when the longest filler word there is no hesitation (额度, 额外: category
     ``word``) or nothing would be left."""
-    head = lex.fillers.prefix(lowered(text))
+    low = lowered(text)
+    if low[:1] not in filler_edges(lex).hesitation_firsts:
+        return 0  # no hesitation begins with its first character
+    head = lex.fillers.prefix(low)
     if not head or lex.fillers.category.get(head) != "hesitation" or len(text) <= len(head) + 1:
         return 0
     return len(head) + (1 if text[len(head)] in _EDGE_PUNCT else 0)
@@ -1577,6 +1617,8 @@ def memo_edit_group(text: str, lex: AutomationLexicons) -> Group | None:
     low = lowered(text)
     if _TRIGGER_WORDS.search(low) or _COMMUNICATION.search(low) or _REMIND_SOMEONE.search(low):
         return None  # a trigger, a message (发消息说会议推迟) or a new reminder (提醒我检查胎压)
+    if lex.memo.search(low) is None:
+        return None  # no memo word at all
     found = lex.memo.find(low)
     verbs = [(term, cat) for *_, term, cat in found if cat != "item"]
     if not verbs or verbs[0][1] not in _MEMO_EDITS or verbs[0][0] == "提前":

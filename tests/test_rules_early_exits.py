@@ -1,0 +1,133 @@
+"""The rule passes' early exits (models/automation/rules.py) held to the slow paths they skip.
+
+Each exit answers before a lexicon scan when the words that scan looks for cannot be in the text (an edge
+character no filler begins or ends with, no memo word at all …). Here each rule is held to its definition
+written without the exit, on every bundled text (data/automation, data/train, data/dev, data/fixtures), the
+pieces between its punctuation, its edges, and random texts. No model is trained: the rules need only the
+word classes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from hypothesis import given, settings, strategies as st
+
+from fastslow.features.automation_lexicons import load_automation_lexicons
+from fastslow.models.automation import rules
+from fastslow.models.automation.parser import surface_of
+
+ROOT = Path(__file__).resolve().parents[1]
+LEX = load_automation_lexicons()
+
+
+def _bundled_queries() -> list[str]:
+    files = [*sorted(ROOT.glob("data/automation/**/*.jsonl")), *sorted(ROOT.glob("data/train/*.jsonl")),
+             *sorted(ROOT.glob("data/dev/*.jsonl")), *sorted(ROOT.glob("data/fixtures/*.jsonl"))]
+    queries = []
+    for path in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            query = json.loads(line).get("query") if line.strip() else None
+            if isinstance(query, str):
+                queries.append(query)
+    return sorted(set(queries))
+
+
+QUERIES = _bundled_queries()
+TEXTS = sorted({surface_of(q, LEX) for q in QUERIES} | {surface_of(q) for q in QUERIES})
+#: every text, the pieces between its punctuation, and what is left after its first or before its last two characters
+PIECES = sorted({*TEXTS, *(p for t in TEXTS for p in re.split(r"[，,。；;！!？?]", t)),
+                 *(t[k:] for t in TEXTS for k in (1, 2)), *(t[:-k] for t in TEXTS for k in (1, 2))})
+_FILLERS = sorted(LEX.fillers.category)
+_WORDS = sorted({*_FILLERS, *list(LEX.memo.category), *list(LEX.device_kinds.category)[::5],
+                 *list(LEX.action_verbs.category)[::3], "，", "。", "吧", "ΑΣ", "İ", "一下", "往后调"})
+_RANDOM = st.lists(st.sampled_from(_WORDS), max_size=6).map("".join)
+
+
+def test_the_texts_are_many_and_hold_every_edge():
+    assert len(QUERIES) > 15000 and len(PIECES) > 40000
+    assert any(t.endswith(tuple(LEX.fillers.terms("suffix"))) for t in PIECES)
+    assert any(t.startswith(tuple(LEX.fillers.terms("prefix"))) for t in PIECES)
+    assert any(t.startswith(tuple(LEX.fillers.terms("hesitation"))) for t in PIECES)
+    assert any(t.endswith(tuple(LEX.fillers.terms("done"))) for t in PIECES)
+
+
+# ---- the filler edges: strip_fillers, done_tail, leading_hesitation
+
+def _strip_fillers_reference(text, lex):
+    prefixes = lex.fillers.terms("prefix")
+    suffixes = lex.fillers.terms("suffix")
+    soft = lex.fillers.terms("soft_suffix")
+    prev = None
+    while prev != text:
+        prev = text
+        text = text.strip(rules._EDGE_PUNCT)
+        head = lex.fillers.prefix(rules.lowered(text))
+        if head and head in prefixes and len(text) > len(head):
+            text = text[len(head):]
+        low = rules.lowered(text)
+        for size in range(min(len(text) - 1, lex.fillers.max_len), 0, -1):
+            if low[-size:] in suffixes:
+                text = text[:-size]
+                break
+            if low[-size:] in soft and len(text) - size > rules._SOFT_SUFFIX_MIN and not text.startswith(rules.REMIND) \
+                    and not rules._moved_by_one_verb(low[:-size], lex):
+                text = text[:-size]
+                break
+    return text
+
+
+def _done_tail_reference(text, lex):
+    low = rules.lowered(text).rstrip(rules._EDGE_PUNCT)
+    for a, b, _, cat in lex.fillers.find(low):
+        if cat == "done" and b == len(low) and a >= rules._DONE_AFTER and not any(
+                oa < a < ob or ob == a for oa, ob, *_ in lex.once.find(low)):
+            return len(text) - a
+    return 0
+
+
+def _leading_hesitation_reference(text, lex):
+    head = lex.fillers.prefix(rules.lowered(text))
+    if not head or lex.fillers.category.get(head) != "hesitation" or len(text) <= len(head) + 1:
+        return 0
+    return len(head) + (1 if text[len(head)] in rules._EDGE_PUNCT else 0)
+
+
+def _memo_edit_group_reference(text, lex):
+    low = rules.lowered(text)
+    if rules._TRIGGER_WORDS.search(low) or rules._COMMUNICATION.search(low) or rules._REMIND_SOMEONE.search(low):
+        return None
+    found = lex.memo.find(low)
+    verbs = [(term, cat) for *_, term, cat in found if cat != "item"]
+    if not verbs or verbs[0][1] not in rules._MEMO_EDITS or verbs[0][0] == "提前":
+        return None
+    if rules.is_super_task_mention(text, lex):
+        return None
+    if not any(cat == "item" for *_, cat in found):
+        return None
+    action = rules.clean_subquery(text, lex)
+    return rules.Group(rules.DEFAULT, [action], ["memo"], [None]) if action else None
+
+
+_EDGE_RULES = (
+    (rules.strip_fillers.__wrapped__, _strip_fillers_reference),
+    (rules.done_tail, _done_tail_reference),
+    (rules.leading_hesitation, _leading_hesitation_reference),
+    (rules.memo_edit_group, _memo_edit_group_reference),
+)
+
+
+def test_the_filler_and_memo_exits_answer_as_their_definitions_on_every_bundled_text_and_piece():
+    for fast, reference in _EDGE_RULES:
+        answers = [fast(t, LEX) for t in PIECES]
+        assert answers == [reference(t, LEX) for t in PIECES], fast.__name__
+        assert any(answers), fast.__name__  # each rule does something on the bundled texts
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_RANDOM, st.tuples(_RANDOM, st.text(max_size=4), _RANDOM).map("".join)))
+def test_the_filler_and_memo_exits_answer_as_their_definitions_on_random_texts(text):
+    for fast, reference in _EDGE_RULES:
+        assert fast(text, LEX) == reference(text, LEX), fast.__name__
