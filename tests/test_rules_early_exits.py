@@ -111,7 +111,19 @@ def _memo_edit_group_reference(text, lex):
     return rules.Group(rules.DEFAULT, [action], ["memo"], [None]) if action else None
 
 
+def _only_fillers_reference(gap, lex):
+    low = rules.lowered(gap).strip(rules._EDGE_PUNCT)
+    prefixes = lex.fillers.terms("prefix")
+    while low:
+        head = lex.fillers.prefix(low)
+        if not head or head not in prefixes:
+            return False
+        low = low[len(head):]
+    return True
+
+
 _EDGE_RULES = (
+    (rules.only_fillers, _only_fillers_reference),
     (rules.strip_fillers.__wrapped__, _strip_fillers_reference),
     (rules.done_tail, _done_tail_reference),
     (rules.leading_hesitation, _leading_hesitation_reference),

@@ -297,6 +297,8 @@ def whole_clock_times(text: str, spans: Sequence[Span]) -> list[Span]:
     """Spec 常见时间条件 (时间点): a clock time is one condition, never cut in two: a condition span
     ending inside 七点四十五 / 八点半 / 三点一刻 takes the rest of it from the span after it."""
     out = list(spans)
+    if not any(sp.kind == "C" for sp in out):
+        return out  # only condition spans change
     for a, b in clock_times(text):
         for k, sp in enumerate(out):
             if sp.kind == "C" and a <= sp.end - 1 < b - 1 and sp.start <= a:
@@ -544,6 +546,8 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     if len(text) < 6:
         return []  # a cut leaves a whole command of three characters or more on each side (_is_plain_command)
     low = lowered(text)
+    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
+        return []  # a reminder or a prohibition (提醒我打开空调关闭车窗) is one request
     last_point = len(text) - 3
     if not any(word is not None and (m := word.search(low, 3)) is not None and m.start() <= last_point
                for word in _cut_point_words(lex)):
@@ -554,8 +558,8 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)  # room for a command each side
     if not points:
         return []
-    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")) or unconditional_kind(text, lex):
-        return []  # a reminder, a prohibition, a super-task or memo clause (修改我的回家习惯) is one request
+    if unconditional_kind(text, lex):
+        return []  # a super-task or memo clause (修改我的回家习惯) is one request
     cuts, last = [], 0
     for p in points:
         if p - last < 3 or (p not in breaks and low[p - 1] in _JOINED_BEFORE) or "说" in low[last:p]:
@@ -607,6 +611,8 @@ def whole_words_at_edges(text: str, spans: Sequence[Span], lex: AutomationLexico
     where it does (暂停播客回|到家以后, 一个|半小时后, 先放首歌等我|上车了) it takes the whole word, from the span
     before it or from what no span covered."""
     out = list(spans)
+    if not any(sp.kind == "C" for sp in out):
+        return out  # only condition spans change
     low = lowered(text)
     words = [(a, b) for a, b, *_ in lex.events.find(low)] + [m.span() for m in _TIME_AMOUNT.finditer(low)]
     prefixes = lex.triggers.terms("prefix")
@@ -863,9 +869,14 @@ def is_fragment(action: str, lex: AutomationLexicons) -> bool:
 
 def only_fillers(gap: str, lex: AutomationLexicons) -> bool:
     """Is ``gap`` (text between two spans) empty or only prefix fillers (那个, 再帮我)?"""
+    if not gap:
+        return True  # spans that touch (most of them)
     low = lowered(gap).strip(_EDGE_PUNCT)
-    prefixes = lex.fillers.terms("prefix")
+    edges = filler_edges(lex)
+    prefixes = edges.prefixes
     while low:
+        if low[0] not in edges.prefix_firsts:
+            return False  # no prefix filler begins here
         head = lex.fillers.prefix(low)
         if not head or head not in prefixes:
             return False
@@ -1508,6 +1519,8 @@ def snap_once_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -
     (只执行这一次明|天七点) go back to the condition span that touches it, or become the condition when
     they are a time and no condition span follows (只执行这一次明天七点|叫我起床)."""
     out = list(spans)
+    if not any(sp.kind == "N" for sp in out):
+        return out  # only once spans are snapped
     low = lowered(text)
     k = 0
     while k < len(out):
