@@ -548,9 +548,9 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     low = lowered(text)
     if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
         return []  # a reminder or a prohibition (提醒我打开空调关闭车窗) is one request
-    last_point = len(text) - 3
-    if not any(word is not None and (m := word.search(low, 3)) is not None and m.start() <= last_point
-               for word in _cut_point_words(lex)):
+    words = _cut_point_words(lex)
+    first = words.search(low, 3) if words is not None else None
+    if first is None or first.start() > len(text) - 3:
         return []  # no verb, name or sequence connector begins where a cut could be: no point below
     verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in _COMMAND_START_KINDS}
     names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
@@ -576,17 +576,18 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
 _CUT_POINT_WORDS = MEMO_PREFIX + "cut_point_words"  # never pickled with the lexicons
 
 
-def _cut_point_words(lex: AutomationLexicons) -> tuple[re.Pattern | None, ...]:
-    """The words a point of ``command_cuts`` starts with, one pattern per kind of point: its verbs (two characters
-    or more, of ``_COMMAND_START_KINDS``), the seat and device names, the sequence connectors (``break``). A point
-    is where one of them is found, so a text in which none of them begins at a possible point has no cut."""
-    words = lex.__dict__.get(_CUT_POINT_WORDS)
-    if words is None:
+def _cut_point_words(lex: AutomationLexicons) -> re.Pattern | None:
+    """One pattern of the words a point of ``command_cuts`` starts with: its verbs (two characters or more, of
+    ``_COMMAND_START_KINDS``), the seat and device names, the sequence connectors (``break``). A point is where one
+    of them is found, so a text in which none of them begins at a possible point has no cut; the leftmost start
+    of any of them is what one search of them all finds (None when there are no such words)."""
+    words = lex.__dict__.get(_CUT_POINT_WORDS, False)
+    if words is False:
         verbs = [t for t, cat in lex.action_verbs.category.items() if len(t) >= 2 and cat in _COMMAND_START_KINDS]
         names = list(lex.positions.category) + list(lex.device_kinds.category)
         breaks = [t for t, cat in lex.breaks.category.items() if cat == "break"]
-        words = tuple(re.compile("|".join(re.escape(t) for t in sorted(terms, key=lambda t: (-len(t), t))))
-                      if terms else None for terms in (verbs, names, breaks))
+        terms = sorted(set(verbs + names + breaks), key=lambda t: (-len(t), t))
+        words = re.compile("|".join(re.escape(t) for t in terms)) if terms else None
         lex.__dict__[_CUT_POINT_WORDS] = words
     return words
 
