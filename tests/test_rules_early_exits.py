@@ -143,3 +143,26 @@ def test_the_filler_and_memo_exits_answer_as_their_definitions_on_every_bundled_
 def test_the_filler_and_memo_exits_answer_as_their_definitions_on_random_texts(text):
     for fast, reference in _EDGE_RULES:
         assert fast(text, LEX) == reference(text, LEX), fast.__name__
+
+
+# ---- signal_text: the device names that look like a signal, found once per lexicons object
+
+def _signal_text_reference(text, lex):
+    low = rules.lowered(text)
+    hits = list(lex.positions.find(low))
+    if lex.directions is not None:
+        hits += lex.directions.find(low)
+    hits += [h for h in lex.device_kinds.find(low) if lex.signal(h[2])]
+    chars = list(low)
+    for a, b, *_ in hits:
+        chars[a:b] = "\x00" * (b - a)
+    return "".join(chars)
+
+
+def test_signal_text_blanks_what_its_definition_blanks_on_every_bundled_text():
+    assert rules._signal_devices(LEX)  # some device names do look like a signal (后视镜)
+    blanked = 0
+    for text in PIECES:
+        assert rules.signal_text.__wrapped__(text, LEX) == _signal_text_reference(text, LEX), text
+        blanked += any(h[2] in rules._signal_devices(LEX) for h in LEX.device_kinds.find(rules.lowered(text)))
+    assert blanked > 10

@@ -177,11 +177,25 @@ def signal_text(text: str, lex: AutomationLexicons) -> str:
     hits = list(lex.positions.find(low))
     if lex.directions is not None:
         hits += lex.directions.find(low)
-    hits += [h for h in lex.device_kinds.find(low) if lex.signal(h[2])]
+    signal_devices = _signal_devices(lex)
+    hits += [h for h in lex.device_kinds.find(low) if h[2] in signal_devices]
     chars = list(low)
     for a, b, *_ in hits:
         chars[a:b] = "\x00" * (b - a)
     return "".join(chars)
+
+
+_SIGNAL_DEVICES = MEMO_PREFIX + "signal_devices"  # never pickled with the lexicons
+
+
+def _signal_devices(lex: AutomationLexicons) -> frozenset:
+    """The device names that look like a signal on their own (``lex.signal`` of the name: 后视镜), found once per
+    lexicons object rather than asked of every device name found in a text."""
+    names = lex.__dict__.get(_SIGNAL_DEVICES)
+    if names is None:
+        names = frozenset(term for term in lex.device_kinds.category if lex.signal(term))
+        lex.__dict__[_SIGNAL_DEVICES] = names
+    return names
 
 
 def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
