@@ -160,9 +160,26 @@ def _signal_text_reference(text, lex):
 
 
 def test_signal_text_blanks_what_its_definition_blanks_on_every_bundled_text():
-    assert rules._signal_devices(LEX)  # some device names do look like a signal (后视镜)
+    names = rules._signal_devices(LEX).names
+    assert names  # some device names do look like a signal (后视镜)
     blanked = 0
     for text in PIECES:
         assert rules.signal_text.__wrapped__(text, LEX) == _signal_text_reference(text, LEX), text
-        blanked += any(h[2] in rules._signal_devices(LEX) for h in LEX.device_kinds.find(rules.lowered(text)))
+        blanked += any(h[2] in names for h in LEX.device_kinds.find(rules.lowered(text)))
     assert blanked > 10
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(sorted({*LEX.device_kinds.category, *LEX.positions.category, *LEX.directions.category,
+                                         "后", "前", "ΑΣ", "İ"})), max_size=5).map("".join))
+def test_signal_text_blanks_what_its_definition_blanks_on_random_names(text):
+    assert rules.signal_text.__wrapped__(text, LEX) == _signal_text_reference(text, LEX)
+
+
+def test_missing_super_task_clauses_answer_as_their_definition_on_every_bundled_text():
+    def reference(text):
+        return [rules.Span("A", a, b, text[a:b]) for a, b, _, cat in LEX.super_task.find(rules.lowered(text))
+                if cat == "keyword"]
+
+    found = [rules.missing_super_task_clauses(t, [], LEX) for t in PIECES]
+    assert found == [reference(t) for t in PIECES] and any(found)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import ahocorasick
 
@@ -174,11 +174,15 @@ def signal_text(text: str, lex: AutomationLexicons) -> str:
     the 后 of 后排 / 左后, 往后 / 向前 and 后视镜 is part of a name or a direction, never a trigger
     (后 / 前 are triggers in triggers.txt). The positions of the text are kept."""
     low = lowered(text)
-    hits = list(lex.positions.find(low))
-    if lex.directions is not None:
-        hits += lex.directions.find(low)
-    signal_devices = _signal_devices(lex)
-    hits += [h for h in lex.device_kinds.find(low) if h[2] in signal_devices]
+    hits = []
+    for matcher in (lex.positions, lex.directions):  # one search first: most texts name no seat or direction
+        if matcher is not None and matcher.search(low) is not None:
+            hits += matcher.find(low)
+    devices = _signal_devices(lex)
+    if devices.pattern is not None and devices.pattern.search(low) is not None:
+        hits += [h for h in lex.device_kinds.find(low) if h[2] in devices.names]
+    if not hits:
+        return low
     chars = list(low)
     for a, b, *_ in hits:
         chars[a:b] = "\x00" * (b - a)
@@ -188,14 +192,23 @@ def signal_text(text: str, lex: AutomationLexicons) -> str:
 _SIGNAL_DEVICES = MEMO_PREFIX + "signal_devices"  # never pickled with the lexicons
 
 
-def _signal_devices(lex: AutomationLexicons) -> frozenset:
-    """The device names that look like a signal on their own (``lex.signal`` of the name: 后视镜), found once per
-    lexicons object rather than asked of every device name found in a text."""
-    names = lex.__dict__.get(_SIGNAL_DEVICES)
-    if names is None:
+class SignalDevices(NamedTuple):
+    """The device names that look like a signal on their own (``lex.signal`` of the name: 后视镜, 后备箱), and one
+    pattern of them: a text in which none of them occurs finds none of them among its device names."""
+
+    names: frozenset
+    pattern: re.Pattern | None
+
+
+def _signal_devices(lex: AutomationLexicons) -> SignalDevices:
+    """``SignalDevices`` of ``lex``, found once per lexicons object rather than a ``lex.signal`` pass over every
+    device name found in a text."""
+    devices = lex.__dict__.get(_SIGNAL_DEVICES)
+    if devices is None:
         names = frozenset(term for term in lex.device_kinds.category if lex.signal(term))
-        lex.__dict__[_SIGNAL_DEVICES] = names
-    return names
+        pattern = re.compile("|".join(re.escape(t) for t in sorted(names, key=lambda t: (-len(t), t)))) if names else None
+        devices = lex.__dict__[_SIGNAL_DEVICES] = SignalDevices(names, pattern)
+    return devices
 
 
 def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
@@ -1939,9 +1952,12 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
 
 def missing_super_task_clauses(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """Spec 超级任务: a super-task keyword that no span covers still yields its management clause."""
+    low = lowered(text)
+    if lex.super_task.search(low) is None:
+        return []  # no super-task word at all (most texts)
     covered = [(s.start, s.end) for s in spans]
     extra = []
-    for a, b, _, cat in lex.super_task.find(lowered(text)):
+    for a, b, _, cat in lex.super_task.find(low):
         if cat == "keyword" and not any(s <= a and b <= e for s, e in covered):
             extra.append(Span("A", a, b, text[a:b]))
     return extra
