@@ -183,3 +183,10 @@ def test_missing_super_task_clauses_answer_as_their_definition_on_every_bundled_
 
     found = [rules.missing_super_task_clauses(t, [], LEX) for t in PIECES]
     assert found == [reference(t) for t in PIECES] and any(found)
+
+
+def test_has_condition_signal_answers_as_its_definition_on_every_bundled_text():
+    answers = [rules.has_condition_signal(t, LEX) for t in PIECES]
+    assert answers == [LEX.signal(rules.signal_text(t, LEX)) for t in PIECES]
+    # the texts where blanking took the signal away are there too (副驾座椅往后调一点)
+    assert any(LEX.signal(rules.lowered(t)) and not answer for t, answer in zip(PIECES, answers))

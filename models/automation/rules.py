@@ -216,10 +216,13 @@ def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
     后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候).
 
     Blanking names out can only take a signal away (``\x00`` is in no signal word or time shape, and the
-    shapes look at nothing around them), so a text without a signal at all is answered without blanking."""
-    if not lex.signal(lowered(text)):
+    shapes look at nothing around them), so a text without a signal at all is answered without blanking, and
+    one in which no name was blanked out keeps the signal it has."""
+    low = lowered(text)
+    if not lex.signal(low):
         return False
-    return lex.signal(signal_text(text, lex))
+    masked = signal_text(text, lex)
+    return masked == low or lex.signal(masked)
 
 
 def demote_signalless_conditions(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
