@@ -294,8 +294,9 @@ def _is_plain_command(text: str, lex: AutomationLexicons) -> bool:
     if head and len(head) >= 2 and len(low) > len(head):
         if has_time_expression(low[:len(head)], lex):
             return False  # 查一下今天的路况: a time in its object is content, in its verb it is not
-    elif has_time_expression(text, lex) or not ((devices_in(text, lex) or low.startswith("把")) and has_verb(text, lex)):
-        return False
+    elif not may_hold_command(text, lex) or has_time_expression(text, lex) \
+            or not ((devices_in(text, lex) or low.startswith("把")) and has_verb(text, lex)):
+        return False  # (has_verb needs a verb, reminder or memo word: one search tells most pieces without any)
     # last, as the dearest test: a trigger of its own (且, 时, 如果, 超过) makes it part of a condition (an event,
     # 回家, does not); blanking names out only takes triggers away, so a text without any trigger word has none
     if lex.triggers.search(low) is None:
