@@ -190,3 +190,30 @@ def test_has_condition_signal_answers_as_its_definition_on_every_bundled_text():
     assert answers == [LEX.signal(rules.signal_text(t, LEX)) for t in PIECES]
     # the texts where blanking took the signal away are there too (副驾座椅往后调一点)
     assert any(LEX.signal(rules.lowered(t)) and not answer for t, answer in zip(PIECES, answers))
+
+
+# ---- is_bare_device: a text whose first character no name starts with and that joins none is no bare device
+
+def _is_bare_device_reference(text, lex):
+    low = rules.lowered(text)
+    devices = lex.device_kinds.find(low)
+    if not devices:
+        return False
+    for a, b, _, _ in sorted(devices + lex.positions.find(low), reverse=True):
+        low = low[:a] + low[b:]
+    return bool(rules._BARE_REST.match(low))
+
+
+_NAMES = st.lists(st.sampled_from(sorted({*LEX.device_kinds.category, *LEX.positions.category, "的", "和", "、", " ",
+                                          "，", "打开", "把", "ΑΣ", "İ"})), max_size=4).map("".join)
+
+
+def test_is_bare_device_answers_as_its_definition_on_every_bundled_text_and_piece():
+    answers = [rules.is_bare_device.__wrapped__(t, LEX) for t in PIECES]
+    assert answers == [_is_bare_device_reference(t, LEX) for t in PIECES] and any(answers)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_NAMES)
+def test_is_bare_device_answers_as_its_definition_on_random_names(text):
+    assert rules.is_bare_device.__wrapped__(text, LEX) == _is_bare_device_reference(text, LEX)

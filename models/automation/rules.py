@@ -1384,12 +1384,26 @@ _BARE_REST = re.compile(r"^[的和与、,，\s]*$")
 def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
     """Only device (and seat) names, nothing else: ``座椅加热``, ``主驾座椅通风``, ``客厅灯``."""
     low = lowered(text)
+    if low[:1] not in _name_firsts(lex) and not _BARE_REST.match(low[:1]):
+        return False  # its first character is left over: no device or seat name starts with it, and it joins none
     devices = lex.device_kinds.find(low) if lex.device_kinds.search(low) else None
     if not devices:
         return False
     for a, b, _, _ in sorted(devices + lex.positions.find(low), reverse=True):
         low = low[:a] + low[b:]
     return bool(_BARE_REST.match(low))
+
+
+_NAME_FIRSTS = MEMO_PREFIX + "name_firsts"  # never pickled with the lexicons
+
+
+def _name_firsts(lex: AutomationLexicons) -> frozenset:
+    """The first characters of the device and seat names (``is_bare_device``), found once per lexicons object."""
+    firsts = lex.__dict__.get(_NAME_FIRSTS)
+    if firsts is None:
+        firsts = lex.__dict__[_NAME_FIRSTS] = frozenset(
+            t[0] for matcher in (lex.device_kinds, lex.positions) for t in matcher.category if t)
+    return firsts
 
 
 def add_missing_verb(action: str, lex: AutomationLexicons) -> str:
