@@ -217,3 +217,32 @@ def test_is_bare_device_answers_as_its_definition_on_every_bundled_text_and_piec
 @given(_NAMES)
 def test_is_bare_device_answers_as_its_definition_on_random_names(text):
     assert rules.is_bare_device.__wrapped__(text, LEX) == _is_bare_device_reference(text, LEX)
+
+
+# ---- trailing_command_start: no verb, reminder or memo word after a trigger, no command there
+
+def _trailing_command_start_reference(condition, lex):
+    low = rules.lowered(condition)
+    for _, e, _, cat in lex.triggers.find(low):
+        if cat != "suffix" or e >= len(condition):
+            continue
+        rest = condition[e:]
+        if rules._is_plain_command(rest, lex):
+            return e
+        for p in rules._condition_starts(rules.lowered(rest), lex, events=True):
+            if p > 0 and rules._is_plain_command(rest[:p], lex):
+                return e
+    return None
+
+
+def test_trailing_command_start_answers_as_its_definition_on_every_bundled_text_and_piece():
+    answers = [rules.trailing_command_start(t, LEX) for t in PIECES]
+    assert answers == [_trailing_command_start_reference(t, LEX) for t in PIECES]
+    assert any(a is not None for a in answers)
+
+
+def test_a_sentence_break_is_a_sentence_end_in_the_gap():
+    for text in ["上车时打开空调。然后关窗", "到家；开灯", "a!b", "打开空调", ""]:
+        for start in range(len(text) + 1):
+            for end in range(start, len(text) + 1):
+                assert rules.sentence_break(text, start, end) == any(ch in rules._SENTENCE_END for ch in text[start:end])

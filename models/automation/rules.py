@@ -741,6 +741,8 @@ def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | Non
         if cat != "suffix" or e >= len(condition):
             continue
         rest = condition[e:]
+        if not may_hold_command(rest, lex):
+            continue  # no verb, reminder or memo word after the trigger: no whole command in any piece of it
         if _is_plain_command(rest, lex):
             return e
         for p in _condition_starts(lowered(rest), lex, events=True):
@@ -773,7 +775,8 @@ def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexi
     ``split_run_on`` then cuts it off). Not before a 就 that ends a compound condition (晚饭前20分钟后转向灯关闭就…:
     spec 复合条件完整性); a 就 that only starts a once marker (就一次) ends nothing."""
     out: list[Span] = []
-    then = lex.triggers.terms("then")
+    then = tuple(lex.triggers.terms("then"))
+    low = lowered(text)
     for k, sp in enumerate(spans):
         if sp.kind == "A" and k == 0:
             cut = condition_inside_action(sp.text, lex)
@@ -782,10 +785,9 @@ def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexi
                 out += [Span("C", sp.start, m, text[sp.start:m]), Span("A", m, sp.end, text[m:sp.end], sp.intent)]
                 continue
         if sp.kind == "C":
-            low = lowered(text)
             follows = low[sp.end:]
             once_next = lex.once.prefix(follows) or lex.once.prefix(follows[1:])
-            if not any(follows.startswith(t) for t in then) or once_next:
+            if not follows.startswith(then) or once_next:
                 cut = trailing_command_start(sp.text, lex)
                 if cut is not None:
                     m = sp.start + cut
@@ -1286,7 +1288,7 @@ def is_super_task_mention(text: str, lex: AutomationLexicons) -> bool:
 
 def sentence_break(text: str, start: int, end: int) -> bool:
     """Does ``text[start:end]`` (the gap between two spans) end a sentence (。；！？)?"""
-    return any(ch in _SENTENCE_END for ch in text[start:end])
+    return not _SENTENCE_END.isdisjoint(text[start:end])
 
 
 def scope_end_between(gap: str, lex: AutomationLexicons) -> bool:
