@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Callable, NamedTuple, Sequence
+from typing import Callable, Sequence
 
 import ahocorasick
 
@@ -192,7 +192,8 @@ def signal_text(text: str, lex: AutomationLexicons) -> str:
 _SIGNAL_DEVICES = MEMO_PREFIX + "signal_devices"  # never pickled with the lexicons
 
 
-class SignalDevices(NamedTuple):
+@dataclass(frozen=True)
+class SignalDevices:
     """The device names that look like a signal on their own (``lex.signal`` of the name: 后视镜, 后备箱), and one
     pattern of them: a text in which none of them occurs finds none of them among its device names."""
 
