@@ -174,14 +174,42 @@ def signal_text(text: str, lex: AutomationLexicons) -> str:
     the 后 of 后排 / 左后, 往后 / 向前 and 后视镜 is part of a name or a direction, never a trigger
     (后 / 前 are triggers in triggers.txt). The positions of the text are kept."""
     low = lowered(text)
-    hits = list(lex.positions.find(low))
-    if lex.directions is not None:
-        hits += lex.directions.find(low)
-    hits += [h for h in lex.device_kinds.find(low) if lex.signal(h[2])]
+    hits = []
+    for matcher in (lex.positions, lex.directions):  # one search first: most texts name no seat or direction
+        if matcher is not None and matcher.search(low) is not None:
+            hits += matcher.find(low)
+    devices = _signal_devices(lex)
+    if devices.pattern is not None and devices.pattern.search(low) is not None:
+        hits += [h for h in lex.device_kinds.find(low) if h[2] in devices.names]
+    if not hits:
+        return low
     chars = list(low)
     for a, b, *_ in hits:
         chars[a:b] = "\x00" * (b - a)
     return "".join(chars)
+
+
+_SIGNAL_DEVICES = MEMO_PREFIX + "signal_devices"  # never pickled with the lexicons
+
+
+@dataclass(frozen=True)
+class SignalDevices:
+    """The device names that look like a signal on their own (``lex.signal`` of the name: 后视镜, 后备箱), and one
+    pattern of them: a text in which none of them occurs finds none of them among its device names."""
+
+    names: frozenset
+    pattern: re.Pattern | None
+
+
+def _signal_devices(lex: AutomationLexicons) -> SignalDevices:
+    """``SignalDevices`` of ``lex``, found once per lexicons object rather than a ``lex.signal`` pass over every
+    device name found in a text."""
+    devices = lex.__dict__.get(_SIGNAL_DEVICES)
+    if devices is None:
+        names = frozenset(term for term in lex.device_kinds.category if lex.signal(term))
+        pattern = re.compile("|".join(re.escape(t) for t in sorted(names, key=lambda t: (-len(t), t)))) if names else None
+        devices = lex.__dict__[_SIGNAL_DEVICES] = SignalDevices(names, pattern)
+    return devices
 
 
 def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
@@ -189,10 +217,13 @@ def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
     后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候).
 
     Blanking names out can only take a signal away (``\x00`` is in no signal word or time shape, and the
-    shapes look at nothing around them), so a text without a signal at all is answered without blanking."""
-    if not lex.signal(lowered(text)):
+    shapes look at nothing around them), so a text without a signal at all is answered without blanking, and
+    one in which no name was blanked out keeps the signal it has."""
+    low = lowered(text)
+    if not lex.signal(low):
         return False
-    return lex.signal(signal_text(text, lex))
+    masked = signal_text(text, lex)
+    return masked == low or lex.signal(masked)
 
 
 def demote_signalless_conditions(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
@@ -264,8 +295,9 @@ def _is_plain_command(text: str, lex: AutomationLexicons) -> bool:
     if head and len(head) >= 2 and len(low) > len(head):
         if has_time_expression(low[:len(head)], lex):
             return False  # 查一下今天的路况: a time in its object is content, in its verb it is not
-    elif has_time_expression(text, lex) or not ((devices_in(text, lex) or low.startswith("把")) and has_verb(text, lex)):
-        return False
+    elif not may_hold_command(text, lex) or has_time_expression(text, lex) \
+            or not ((devices_in(text, lex) or low.startswith("把")) and has_verb(text, lex)):
+        return False  # (has_verb needs a verb, reminder or memo word: one search tells most pieces without any)
     # last, as the dearest test: a trigger of its own (且, 时, 如果, 超过) makes it part of a condition (an event,
     # 回家, does not); blanking names out only takes triggers away, so a text without any trigger word has none
     if lex.triggers.search(low) is None:
@@ -297,6 +329,8 @@ def whole_clock_times(text: str, spans: Sequence[Span]) -> list[Span]:
     """Spec 常见时间条件 (时间点): a clock time is one condition, never cut in two: a condition span
     ending inside 七点四十五 / 八点半 / 三点一刻 takes the rest of it from the span after it."""
     out = list(spans)
+    if not any(sp.kind == "C" for sp in out):
+        return out  # only condition spans change
     for a, b in clock_times(text):
         for k, sp in enumerate(out):
             if sp.kind == "C" and a <= sp.end - 1 < b - 1 and sp.start <= a:
@@ -544,9 +578,11 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     if len(text) < 6:
         return []  # a cut leaves a whole command of three characters or more on each side (_is_plain_command)
     low = lowered(text)
-    last_point = len(text) - 3
-    if not any(word is not None and (m := word.search(low, 3)) is not None and m.start() <= last_point
-               for word in _cut_point_words(lex)):
+    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
+        return []  # a reminder or a prohibition (提醒我打开空调关闭车窗) is one request
+    words = _cut_point_words(lex)
+    first = words.search(low, 3) if words is not None else None
+    if first is None or first.start() > len(text) - 3:
         return []  # no verb, name or sequence connector begins where a cut could be: no point below
     verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in _COMMAND_START_KINDS}
     names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
@@ -554,8 +590,8 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)  # room for a command each side
     if not points:
         return []
-    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")) or unconditional_kind(text, lex):
-        return []  # a reminder, a prohibition, a super-task or memo clause (修改我的回家习惯) is one request
+    if unconditional_kind(text, lex):
+        return []  # a super-task or memo clause (修改我的回家习惯) is one request
     cuts, last = [], 0
     for p in points:
         if p - last < 3 or (p not in breaks and low[p - 1] in _JOINED_BEFORE) or "说" in low[last:p]:
@@ -572,17 +608,18 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
 _CUT_POINT_WORDS = MEMO_PREFIX + "cut_point_words"  # never pickled with the lexicons
 
 
-def _cut_point_words(lex: AutomationLexicons) -> tuple[re.Pattern | None, ...]:
-    """The words a point of ``command_cuts`` starts with, one pattern per kind of point: its verbs (two characters
-    or more, of ``_COMMAND_START_KINDS``), the seat and device names, the sequence connectors (``break``). A point
-    is where one of them is found, so a text in which none of them begins at a possible point has no cut."""
-    words = lex.__dict__.get(_CUT_POINT_WORDS)
-    if words is None:
+def _cut_point_words(lex: AutomationLexicons) -> re.Pattern | None:
+    """One pattern of the words a point of ``command_cuts`` starts with: its verbs (two characters or more, of
+    ``_COMMAND_START_KINDS``), the seat and device names, the sequence connectors (``break``). A point is where one
+    of them is found, so a text in which none of them begins at a possible point has no cut; the leftmost start
+    of any of them is what one search of them all finds (None when there are no such words)."""
+    words = lex.__dict__.get(_CUT_POINT_WORDS, False)
+    if words is False:
         verbs = [t for t, cat in lex.action_verbs.category.items() if len(t) >= 2 and cat in _COMMAND_START_KINDS]
         names = list(lex.positions.category) + list(lex.device_kinds.category)
         breaks = [t for t, cat in lex.breaks.category.items() if cat == "break"]
-        words = tuple(re.compile("|".join(re.escape(t) for t in sorted(terms, key=lambda t: (-len(t), t))))
-                      if terms else None for terms in (verbs, names, breaks))
+        terms = sorted(set(verbs + names + breaks), key=lambda t: (-len(t), t))
+        words = re.compile("|".join(re.escape(t) for t in terms)) if terms else None
         lex.__dict__[_CUT_POINT_WORDS] = words
     return words
 
@@ -607,6 +644,8 @@ def whole_words_at_edges(text: str, spans: Sequence[Span], lex: AutomationLexico
     where it does (暂停播客回|到家以后, 一个|半小时后, 先放首歌等我|上车了) it takes the whole word, from the span
     before it or from what no span covered."""
     out = list(spans)
+    if not any(sp.kind == "C" for sp in out):
+        return out  # only condition spans change
     low = lowered(text)
     words = [(a, b) for a, b, *_ in lex.events.find(low)] + [m.span() for m in _TIME_AMOUNT.finditer(low)]
     prefixes = lex.triggers.terms("prefix")
@@ -703,6 +742,8 @@ def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | Non
         if cat != "suffix" or e >= len(condition):
             continue
         rest = condition[e:]
+        if not may_hold_command(rest, lex):
+            continue  # no verb, reminder or memo word after the trigger: no whole command in any piece of it
         if _is_plain_command(rest, lex):
             return e
         for p in _condition_starts(lowered(rest), lex, events=True):
@@ -735,7 +776,8 @@ def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexi
     ``split_run_on`` then cuts it off). Not before a 就 that ends a compound condition (晚饭前20分钟后转向灯关闭就…:
     spec 复合条件完整性); a 就 that only starts a once marker (就一次) ends nothing."""
     out: list[Span] = []
-    then = lex.triggers.terms("then")
+    then = tuple(lex.triggers.terms("then"))
+    low = lowered(text)
     for k, sp in enumerate(spans):
         if sp.kind == "A" and k == 0:
             cut = condition_inside_action(sp.text, lex)
@@ -744,10 +786,9 @@ def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexi
                 out += [Span("C", sp.start, m, text[sp.start:m]), Span("A", m, sp.end, text[m:sp.end], sp.intent)]
                 continue
         if sp.kind == "C":
-            low = lowered(text)
             follows = low[sp.end:]
             once_next = lex.once.prefix(follows) or lex.once.prefix(follows[1:])
-            if not any(follows.startswith(t) for t in then) or once_next:
+            if not follows.startswith(then) or once_next:
                 cut = trailing_command_start(sp.text, lex)
                 if cut is not None:
                     m = sp.start + cut
@@ -863,9 +904,14 @@ def is_fragment(action: str, lex: AutomationLexicons) -> bool:
 
 def only_fillers(gap: str, lex: AutomationLexicons) -> bool:
     """Is ``gap`` (text between two spans) empty or only prefix fillers (那个, 再帮我)?"""
+    if not gap:
+        return True  # spans that touch (most of them)
     low = lowered(gap).strip(_EDGE_PUNCT)
-    prefixes = lex.fillers.terms("prefix")
+    edges = filler_edges(lex)
+    prefixes = edges.prefixes
     while low:
+        if low[0] not in edges.prefix_firsts:
+            return False  # no prefix filler begins here
         head = lex.fillers.prefix(low)
         if not head or head not in prefixes:
             return False
@@ -1049,20 +1095,55 @@ def keep_negation(text: str, spans: Sequence[Span]) -> list[Span]:
 # Small text helpers
 # --------------------------------------------------------------------------------------------
 
+@dataclass(frozen=True)
+class FillerEdges:
+    """The characters a filler of each use begins or ends with (fillers.txt): a text whose edge character is none
+    of them has no such filler at that edge, so the stripper asks no pattern there."""
+
+    prefixes: frozenset  # the ``prefix`` fillers
+    suffixes: frozenset  # the ``suffix`` fillers
+    soft: frozenset  # the ``soft_suffix`` fillers
+    prefix_firsts: frozenset  # first characters of the ``prefix`` fillers
+    suffix_lasts: frozenset  # last characters of the ``suffix`` and ``soft_suffix`` fillers
+    hesitation_firsts: frozenset  # first characters of the ``hesitation`` fillers
+    done: tuple[str, ...]  # the ``done`` fillers (就行, 就好了)
+
+
+_FILLER_EDGES = MEMO_PREFIX + "filler_edges"  # never pickled with the lexicons
+
+
+def filler_edges(lex: AutomationLexicons) -> FillerEdges:
+    """``FillerEdges`` of ``lex.fillers``, built once per lexicons object."""
+    edges = lex.__dict__.get(_FILLER_EDGES)
+    if edges is None:
+        fillers = lex.fillers
+        edges = FillerEdges(prefixes=fillers.terms("prefix"), suffixes=fillers.terms("suffix"),
+                            soft=fillers.terms("soft_suffix"),
+                            prefix_firsts=frozenset(t[0] for t in fillers.terms("prefix") if t),
+                            suffix_lasts=frozenset(t[-1] for t in fillers.terms("suffix", "soft_suffix") if t),
+                            hesitation_firsts=frozenset(t[0] for t in fillers.terms("hesitation") if t),
+                            done=tuple(sorted(fillers.terms("done"))))
+        lex.__dict__[_FILLER_EDGES] = edges
+    return edges
+
+
 @per_lexicons(RULE_MEMO)
 def strip_fillers(text: str, lex: AutomationLexicons) -> str:
     """Spoken fillers and politeness off both ends: ``帮我打开空调吧`` → ``打开空调``."""
-    prefixes = lex.fillers.terms("prefix")
-    suffixes = lex.fillers.terms("suffix")
-    soft = lex.fillers.terms("soft_suffix")
+    edges = filler_edges(lex)
+    prefixes, suffixes, soft = edges.prefixes, edges.suffixes, edges.soft
     prev = None
     while prev != text:
         prev = text
         text = text.strip(_EDGE_PUNCT)
-        head = lex.fillers.prefix(lowered(text))
+        low = lowered(text)
+        # the longest filler at the start is a prefix filler only if it begins with a prefix filler's character
+        head = lex.fillers.prefix(low) if low[:1] in edges.prefix_firsts else None
         if head and head in prefixes and len(text) > len(head):
             text = text[len(head):]
-        low = lowered(text)
+            low = lowered(text)
+        if low[-1:] not in edges.suffix_lasts:
+            continue  # no suffix filler ends with its last character
         for size in range(min(len(text) - 1, lex.fillers.max_len), 0, -1):
             if low[-size:] in suffixes:
                 text = text[:-size]
@@ -1089,6 +1170,8 @@ def done_tail(text: str, lex: AutomationLexicons) -> int:
     """How many characters at the end of ``text`` say "that will do" (fillers.txt, category ``done``: 就行,
     就好了) after a request of five characters or more; 0 otherwise. Its 就 is no condition's."""
     low = lowered(text).rstrip(_EDGE_PUNCT)
+    if not low.endswith(filler_edges(lex).done):
+        return 0  # the done word must end the text
     for a, b, _, cat in lex.fillers.find(low):
         if cat == "done" and b == len(low) and a >= _DONE_AFTER and not any(
                 oa < a < ob or ob == a for oa, ob, *_ in lex.once.find(low)):  # 一次就好: a once marker of its own
@@ -1100,7 +1183,10 @@ def leading_hesitation(text: str, lex: AutomationLexicons) -> int:
     """How many characters at the start of ``text`` are a hesitation the parser drops (fillers.txt, category
     ``hesitation``: 额, 诶, 那啥); 0 when the longest filler word there is no hesitation (额度, 额外: category
     ``word``) or nothing would be left."""
-    head = lex.fillers.prefix(lowered(text))
+    low = lowered(text)
+    if low[:1] not in filler_edges(lex).hesitation_firsts:
+        return 0  # no hesitation begins with its first character
+    head = lex.fillers.prefix(low)
     if not head or lex.fillers.category.get(head) != "hesitation" or len(text) <= len(head) + 1:
         return 0
     return len(head) + (1 if text[len(head)] in _EDGE_PUNCT else 0)
@@ -1203,7 +1289,7 @@ def is_super_task_mention(text: str, lex: AutomationLexicons) -> bool:
 
 def sentence_break(text: str, start: int, end: int) -> bool:
     """Does ``text[start:end]`` (the gap between two spans) end a sentence (。；！？)?"""
-    return any(ch in _SENTENCE_END for ch in text[start:end])
+    return not _SENTENCE_END.isdisjoint(text[start:end])
 
 
 def scope_end_between(gap: str, lex: AutomationLexicons) -> bool:
@@ -1301,12 +1387,26 @@ _BARE_REST = re.compile(r"^[的和与、,，\s]*$")
 def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
     """Only device (and seat) names, nothing else: ``座椅加热``, ``主驾座椅通风``, ``客厅灯``."""
     low = lowered(text)
+    if low[:1] not in _name_firsts(lex) and not _BARE_REST.match(low[:1]):
+        return False  # its first character is left over: no device or seat name starts with it, and it joins none
     devices = lex.device_kinds.find(low) if lex.device_kinds.search(low) else None
     if not devices:
         return False
     for a, b, _, _ in sorted(devices + lex.positions.find(low), reverse=True):
         low = low[:a] + low[b:]
     return bool(_BARE_REST.match(low))
+
+
+_NAME_FIRSTS = MEMO_PREFIX + "name_firsts"  # never pickled with the lexicons
+
+
+def _name_firsts(lex: AutomationLexicons) -> frozenset:
+    """The first characters of the device and seat names (``is_bare_device``), found once per lexicons object."""
+    firsts = lex.__dict__.get(_NAME_FIRSTS)
+    if firsts is None:
+        firsts = lex.__dict__[_NAME_FIRSTS] = frozenset(
+            t[0] for matcher in (lex.device_kinds, lex.positions) for t in matcher.category if t)
+    return firsts
 
 
 def add_missing_verb(action: str, lex: AutomationLexicons) -> str:
@@ -1468,6 +1568,8 @@ def snap_once_spans(text: str, spans: Sequence[Span], lex: AutomationLexicons) -
     (只执行这一次明|天七点) go back to the condition span that touches it, or become the condition when
     they are a time and no condition span follows (只执行这一次明天七点|叫我起床)."""
     out = list(spans)
+    if not any(sp.kind == "N" for sp in out):
+        return out  # only once spans are snapped
     low = lowered(text)
     k = 0
     while k < len(out):
@@ -1575,6 +1677,8 @@ def memo_edit_group(text: str, lex: AutomationLexicons) -> Group | None:
     a reminder's lead time) and that names a memo item, with no trigger word, is one ``default``
     group of the whole cleaned request; None for anything else."""
     low = lowered(text)
+    if lex.memo.search(low) is None:
+        return None  # no memo word at all (most queries: one search rather than the three below)
     if _TRIGGER_WORDS.search(low) or _COMMUNICATION.search(low) or _REMIND_SOMEONE.search(low):
         return None  # a trigger, a message (发消息说会议推迟) or a new reminder (提醒我检查胎压)
     found = lex.memo.find(low)
@@ -1869,9 +1973,12 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
 
 def missing_super_task_clauses(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
     """Spec 超级任务: a super-task keyword that no span covers still yields its management clause."""
+    low = lowered(text)
+    if lex.super_task.search(low) is None:
+        return []  # no super-task word at all (most texts)
     covered = [(s.start, s.end) for s in spans]
     extra = []
-    for a, b, _, cat in lex.super_task.find(lowered(text)):
+    for a, b, _, cat in lex.super_task.find(low):
         if cat == "keyword" and not any(s <= a and b <= e for s, e in covered):
             extra.append(Span("A", a, b, text[a:b]))
     return extra

@@ -1,0 +1,248 @@
+"""The rule passes' early exits (models/automation/rules.py) held to the slow paths they skip.
+
+Each exit answers before a lexicon scan when the words that scan looks for cannot be in the text (an edge
+character no filler begins or ends with, no memo word at all …). Here each rule is held to its definition
+written without the exit, on every bundled text (data/automation, data/train, data/dev, data/fixtures), the
+pieces between its punctuation, its edges, and random texts. No model is trained: the rules need only the
+word classes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from hypothesis import given, settings, strategies as st
+
+from fastslow.features.automation_lexicons import load_automation_lexicons
+from fastslow.models.automation import rules
+from fastslow.models.automation.parser import surface_of
+
+ROOT = Path(__file__).resolve().parents[1]
+LEX = load_automation_lexicons()
+
+
+def _bundled_queries() -> list[str]:
+    files = [*sorted(ROOT.glob("data/automation/**/*.jsonl")), *sorted(ROOT.glob("data/train/*.jsonl")),
+             *sorted(ROOT.glob("data/dev/*.jsonl")), *sorted(ROOT.glob("data/fixtures/*.jsonl"))]
+    queries = []
+    for path in files:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            query = json.loads(line).get("query") if line.strip() else None
+            if isinstance(query, str):
+                queries.append(query)
+    return sorted(set(queries))
+
+
+QUERIES = _bundled_queries()
+TEXTS = sorted({surface_of(q, LEX) for q in QUERIES} | {surface_of(q) for q in QUERIES})
+#: every text, the pieces between its punctuation, and what is left after its first or before its last two characters
+PIECES = sorted({*TEXTS, *(p for t in TEXTS for p in re.split(r"[，,。；;！!？?]", t)),
+                 *(t[k:] for t in TEXTS for k in (1, 2)), *(t[:-k] for t in TEXTS for k in (1, 2))})
+_FILLERS = sorted(LEX.fillers.category)
+_WORDS = sorted({*_FILLERS, *list(LEX.memo.category), *list(LEX.device_kinds.category)[::5],
+                 *list(LEX.action_verbs.category)[::3], "，", "。", "吧", "ΑΣ", "İ", "一下", "往后调"})
+_RANDOM = st.lists(st.sampled_from(_WORDS), max_size=6).map("".join)
+
+
+def test_the_texts_are_many_and_hold_every_edge():
+    assert len(QUERIES) > 15000 and len(PIECES) > 40000
+    assert any(t.endswith(tuple(LEX.fillers.terms("suffix"))) for t in PIECES)
+    assert any(t.startswith(tuple(LEX.fillers.terms("prefix"))) for t in PIECES)
+    assert any(t.startswith(tuple(LEX.fillers.terms("hesitation"))) for t in PIECES)
+    assert any(t.endswith(tuple(LEX.fillers.terms("done"))) for t in PIECES)
+
+
+# ---- the filler edges: strip_fillers, done_tail, leading_hesitation
+
+def _strip_fillers_reference(text, lex):
+    prefixes = lex.fillers.terms("prefix")
+    suffixes = lex.fillers.terms("suffix")
+    soft = lex.fillers.terms("soft_suffix")
+    prev = None
+    while prev != text:
+        prev = text
+        text = text.strip(rules._EDGE_PUNCT)
+        head = lex.fillers.prefix(rules.lowered(text))
+        if head and head in prefixes and len(text) > len(head):
+            text = text[len(head):]
+        low = rules.lowered(text)
+        for size in range(min(len(text) - 1, lex.fillers.max_len), 0, -1):
+            if low[-size:] in suffixes:
+                text = text[:-size]
+                break
+            if low[-size:] in soft and len(text) - size > rules._SOFT_SUFFIX_MIN and not text.startswith(rules.REMIND) \
+                    and not rules._moved_by_one_verb(low[:-size], lex):
+                text = text[:-size]
+                break
+    return text
+
+
+def _done_tail_reference(text, lex):
+    low = rules.lowered(text).rstrip(rules._EDGE_PUNCT)
+    for a, b, _, cat in lex.fillers.find(low):
+        if cat == "done" and b == len(low) and a >= rules._DONE_AFTER and not any(
+                oa < a < ob or ob == a for oa, ob, *_ in lex.once.find(low)):
+            return len(text) - a
+    return 0
+
+
+def _leading_hesitation_reference(text, lex):
+    head = lex.fillers.prefix(rules.lowered(text))
+    if not head or lex.fillers.category.get(head) != "hesitation" or len(text) <= len(head) + 1:
+        return 0
+    return len(head) + (1 if text[len(head)] in rules._EDGE_PUNCT else 0)
+
+
+def _memo_edit_group_reference(text, lex):
+    low = rules.lowered(text)
+    if rules._TRIGGER_WORDS.search(low) or rules._COMMUNICATION.search(low) or rules._REMIND_SOMEONE.search(low):
+        return None
+    found = lex.memo.find(low)
+    verbs = [(term, cat) for *_, term, cat in found if cat != "item"]
+    if not verbs or verbs[0][1] not in rules._MEMO_EDITS or verbs[0][0] == "提前":
+        return None
+    if rules.is_super_task_mention(text, lex):
+        return None
+    if not any(cat == "item" for *_, cat in found):
+        return None
+    action = rules.clean_subquery(text, lex)
+    return rules.Group(rules.DEFAULT, [action], ["memo"], [None]) if action else None
+
+
+def _only_fillers_reference(gap, lex):
+    low = rules.lowered(gap).strip(rules._EDGE_PUNCT)
+    prefixes = lex.fillers.terms("prefix")
+    while low:
+        head = lex.fillers.prefix(low)
+        if not head or head not in prefixes:
+            return False
+        low = low[len(head):]
+    return True
+
+
+_EDGE_RULES = (
+    (rules.only_fillers, _only_fillers_reference),
+    (rules.strip_fillers.__wrapped__, _strip_fillers_reference),
+    (rules.done_tail, _done_tail_reference),
+    (rules.leading_hesitation, _leading_hesitation_reference),
+    (rules.memo_edit_group, _memo_edit_group_reference),
+)
+
+
+def test_the_filler_and_memo_exits_answer_as_their_definitions_on_every_bundled_text_and_piece():
+    for fast, reference in _EDGE_RULES:
+        answers = [fast(t, LEX) for t in PIECES]
+        assert answers == [reference(t, LEX) for t in PIECES], fast.__name__
+        assert any(answers), fast.__name__  # each rule does something on the bundled texts
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_RANDOM, st.tuples(_RANDOM, st.text(max_size=4), _RANDOM).map("".join)))
+def test_the_filler_and_memo_exits_answer_as_their_definitions_on_random_texts(text):
+    for fast, reference in _EDGE_RULES:
+        assert fast(text, LEX) == reference(text, LEX), fast.__name__
+
+
+# ---- signal_text: the device names that look like a signal, found once per lexicons object
+
+def _signal_text_reference(text, lex):
+    low = rules.lowered(text)
+    hits = list(lex.positions.find(low))
+    if lex.directions is not None:
+        hits += lex.directions.find(low)
+    hits += [h for h in lex.device_kinds.find(low) if lex.signal(h[2])]
+    chars = list(low)
+    for a, b, *_ in hits:
+        chars[a:b] = "\x00" * (b - a)
+    return "".join(chars)
+
+
+def test_signal_text_blanks_what_its_definition_blanks_on_every_bundled_text():
+    names = rules._signal_devices(LEX).names
+    assert names  # some device names do look like a signal (后视镜)
+    blanked = 0
+    for text in PIECES:
+        assert rules.signal_text.__wrapped__(text, LEX) == _signal_text_reference(text, LEX), text
+        blanked += any(h[2] in names for h in LEX.device_kinds.find(rules.lowered(text)))
+    assert blanked > 10
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(sorted({*LEX.device_kinds.category, *LEX.positions.category, *LEX.directions.category,
+                                         "后", "前", "ΑΣ", "İ"})), max_size=5).map("".join))
+def test_signal_text_blanks_what_its_definition_blanks_on_random_names(text):
+    assert rules.signal_text.__wrapped__(text, LEX) == _signal_text_reference(text, LEX)
+
+
+def test_missing_super_task_clauses_answer_as_their_definition_on_every_bundled_text():
+    def reference(text):
+        return [rules.Span("A", a, b, text[a:b]) for a, b, _, cat in LEX.super_task.find(rules.lowered(text))
+                if cat == "keyword"]
+
+    found = [rules.missing_super_task_clauses(t, [], LEX) for t in PIECES]
+    assert found == [reference(t) for t in PIECES] and any(found)
+
+
+def test_has_condition_signal_answers_as_its_definition_on_every_bundled_text():
+    answers = [rules.has_condition_signal(t, LEX) for t in PIECES]
+    assert answers == [LEX.signal(rules.signal_text(t, LEX)) for t in PIECES]
+    # the texts where blanking took the signal away are there too (副驾座椅往后调一点)
+    assert any(LEX.signal(rules.lowered(t)) and not answer for t, answer in zip(PIECES, answers))
+
+
+# ---- is_bare_device: a text whose first character no name starts with and that joins none is no bare device
+
+def _is_bare_device_reference(text, lex):
+    low = rules.lowered(text)
+    devices = lex.device_kinds.find(low)
+    if not devices:
+        return False
+    for a, b, _, _ in sorted(devices + lex.positions.find(low), reverse=True):
+        low = low[:a] + low[b:]
+    return bool(rules._BARE_REST.match(low))
+
+
+_NAMES = st.lists(st.sampled_from(sorted({*LEX.device_kinds.category, *LEX.positions.category, "的", "和", "、", " ",
+                                          "，", "打开", "把", "ΑΣ", "İ"})), max_size=4).map("".join)
+
+
+def test_is_bare_device_answers_as_its_definition_on_every_bundled_text_and_piece():
+    answers = [rules.is_bare_device.__wrapped__(t, LEX) for t in PIECES]
+    assert answers == [_is_bare_device_reference(t, LEX) for t in PIECES] and any(answers)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_NAMES)
+def test_is_bare_device_answers_as_its_definition_on_random_names(text):
+    assert rules.is_bare_device.__wrapped__(text, LEX) == _is_bare_device_reference(text, LEX)
+
+
+# ---- trailing_command_start: no verb, reminder or memo word after a trigger, no command there
+
+def _trailing_command_start_reference(condition, lex):
+    low = rules.lowered(condition)
+    for _, e, _, cat in lex.triggers.find(low):
+        if cat != "suffix" or e >= len(condition):
+            continue
+        rest = condition[e:]
+        if rules._is_plain_command(rest, lex):
+            return e
+        for p in rules._condition_starts(rules.lowered(rest), lex, events=True):
+            if p > 0 and rules._is_plain_command(rest[:p], lex):
+                return e
+    return None
+
+
+def test_trailing_command_start_answers_as_its_definition_on_every_bundled_text_and_piece():
+    answers = [rules.trailing_command_start(t, LEX) for t in PIECES]
+    assert answers == [_trailing_command_start_reference(t, LEX) for t in PIECES]
+    assert any(a is not None for a in answers)
+
+
+def test_a_sentence_break_is_a_sentence_end_in_the_gap():
+    for text in ["上车时打开空调。然后关窗", "到家；开灯", "a!b", "打开空调", ""]:
+        for start in range(len(text) + 1):
+            for end in range(start, len(text) + 1):
+                assert rules.sentence_break(text, start, end) == any(ch in rules._SENTENCE_END for ch in text[start:end])
