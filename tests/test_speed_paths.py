@@ -128,7 +128,6 @@ def test_row_softmax_is_scipys_softmax_bit_for_bit(model):
     scaled = router._logits(utterances) / router.temperature_
     assert np.array_equal(router_module.row_softmax(scaled), softmax(scaled, axis=1))
     assert np.array_equal(router_module.row_softmax(scaled[:1]), softmax(scaled[:1], axis=1))
-    assert np.array_equal(router_module.row_softmax(scaled[2]), softmax(scaled, axis=1)[2])
 
 
 def bundled_routing_queries() -> list[str]:
