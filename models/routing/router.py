@@ -347,6 +347,8 @@ class Router(BaseEstimator, ClassifierMixin):
         utterances = self.utterances(X)
         if not utterances:
             return []
+        if not hasattr(self, "control_columns_"):
+            self._compile_domains()
         if len(utterances) > DENSE_ROWS:
             return self._route_rows(utterances)
         return [self._route_row(u, proba) for u, proba in zip(utterances, self._proba(utterances).tolist())]
@@ -366,8 +368,8 @@ class Router(BaseEstimator, ClassifierMixin):
             others[i].append(int(j))
         rounded = np.round(by_label, 4).tolist()
         labels = label_index.tolist()
-        return [self._decided(u, labels[i], primary_index[i],
-                              sorted(others[i], key=lambda j: -proba[i, j]) if others[i] else (), rounded[i])
+        return [self._decided(u, labels[i], classes[primary_index[i]],
+                              [classes[j] for j in sorted(others[i], key=lambda j: -proba[i, j])], rounded[i])
                 for i, u in enumerate(utterances)]
 
     def _route_row(self, u, proba: list[float]) -> Route:
@@ -387,7 +389,9 @@ class Router(BaseEstimator, ClassifierMixin):
         primary = first_argmax([p if group == label else -1.0 for p, group in zip(proba, groups)])
         threshold = self.secondary_threshold
         second = sorted((j for j, p in enumerate(proba) if p >= threshold and j != primary), key=lambda j: -proba[j])
-        return self._decided(u, label, primary, second, [round_like_numpy(p, 4) for p in by_label])
+        classes = self._label_layout()[2]
+        return self._decided(u, label, classes[primary], [classes[j] for j in second],
+                             [round_like_numpy(p, 4) for p in by_label])
 
     def _label_groups(self) -> list[int]:
         """Per class its label's index, as a list (``_label_layout``'s first array)."""
@@ -396,16 +400,13 @@ class Router(BaseEstimator, ClassifierMixin):
             groups = self.__dict__["_label_groups_cache"] = self._label_layout()[0].tolist()
         return groups
 
-    def _decided(self, u, label: int, primary: int, second, rounded: list[float]) -> Route:
-        """The ``Route`` of utterance ``u``: label and class indices decided, label probabilities rounded."""
-        if not hasattr(self, "control_columns_"):
-            self._compile_domains()
-        classes = self._label_layout()[2]
+    def _decided(self, u, label: int, primary: str, second: list[str], rounded: list[float]) -> Route:
+        """The ``Route`` of utterance ``u``: label (index), primary and secondary codes decided, label
+        probabilities rounded."""
         device_hits = self.devices_.hits(u)
         no_device = self.device_columns_.isdisjoint(device_hits)
         return Route(
-            text=u.text, label=LABELS[label], primary_reason_code=classes[primary],
-            reason_codes=(classes[primary], *(classes[j] for j in second)),
+            text=u.text, label=LABELS[label], primary_reason_code=primary, reason_codes=(primary, *second),
             confidence=rounded[label],
             device_control=not no_device,
             alternatives=dict(zip(LABELS, rounded)),
