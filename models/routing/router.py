@@ -376,8 +376,8 @@ class Router(BaseEstimator, ClassifierMixin):
         """``_route_rows`` of one utterance, from its row of probabilities, in plain Python (a few rows, the
         server's single query: a dozen numpy calls on a small matrix cost more than the decision itself).
         The same route, which a test holds on every bundled query: a label's probability is summed in class
-        order, which may differ from the matrix product's in the last bit (as a one-row product's already
-        does), far below the 4 decimals a record shows."""
+        order, which may differ from the matrix product's in the last bit (so does a product of fewer rows:
+        BLAS adds in blocks), far below the 4 decimals a record shows."""
         groups = self._label_groups()
         by_label = [0.0] * len(LABELS)
         for p, group in zip(proba, groups):
