@@ -531,3 +531,17 @@ class ExplicitTarget(RowFeatures):
         if not self.action_cols_.isdisjoint(actions):
             out[6 + untargeted] = 1.0
         return out
+
+    def append_row(self, u, offset: int, indices: list, data: list) -> None:
+        """``row``'s entries in its order, without building the dict."""
+        column = offset + (0 if self.devices_.hits(u) else 1)
+        actions = self.actions_.hits(u).keys()
+        columns = [column]
+        if self.sensations_.hits(u):
+            columns.append(column + 2)
+        if not self.vague_cols_.isdisjoint(actions):
+            columns.append(column + 4)
+        if not self.action_cols_.isdisjoint(actions):
+            columns.append(column + 6)
+        indices += columns
+        data += [1.0] * len(columns)

@@ -272,8 +272,8 @@ def validate_input(raw: Any, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS) -> 
     if has_surrogate(query):
         raise InputError("query", "not valid UTF-8 text")
     for name in ("id", "context", "endpoint", "existing_tasks"):  # echoed or hashed: UTF-8 and JSON
-        found = bad_json_value(raw.get(name), name)
-        if found:
+        value = raw.get(name)
+        if value is not None and (found := bad_json_value(value, name)):  # most rows leave most of them out
             raise InputError(*bad_value_error(found))
     qid = raw.get("id")
     if qid is not None and (isinstance(qid, bool) or not isinstance(qid, (str, int))):

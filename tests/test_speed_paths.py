@@ -5,6 +5,7 @@ import dataclasses
 import json
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from fastslow.features import extractors
@@ -60,9 +61,7 @@ def test_fused_logits_are_the_fitted_pipelines_up_to_rounding_on_every_bundled_q
     """The fused tf-idf path against its definition (the feature union's matrix times the coefficients):
     the same numbers, but for the last bits of rounding (products and sums in another order)."""
     router = model.router
-    texts = sorted({json.loads(line)["query"] for path in ROUTING_FILES
-                    for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()})
-    utterances = router.utterances(texts)
+    utterances = router.utterances(bundled_routing_queries())
     fused = router._logits(utterances)
     reference = router.pipeline_.named_steps["classify"].decision_function(
         router.pipeline_.named_steps["features"].transform(utterances))
@@ -129,6 +128,45 @@ def test_row_softmax_is_scipys_softmax_bit_for_bit(model):
     scaled = router._logits(utterances) / router.temperature_
     assert np.array_equal(router_module.row_softmax(scaled), softmax(scaled, axis=1))
     assert np.array_equal(router_module.row_softmax(scaled[:1]), softmax(scaled[:1], axis=1))
+
+
+def bundled_routing_queries() -> list[str]:
+    return sorted({json.loads(line)["query"] for path in ROUTING_FILES
+                   for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()})
+
+
+def route_fields(route) -> tuple:
+    """Every field of a ``Route``, ``alternatives`` too (equality leaves it out)."""
+    return (*dataclasses.astuple(route), route.alternatives)
+
+
+@pytest.mark.parametrize("floor", [0.0, 0.9])
+def test_a_single_route_is_the_matrix_routes_on_every_bundled_query(model, monkeypatch, floor):
+    """``_route_row`` (≤ DENSE_ROWS rows, plain Python) against ``_route_rows`` (the definition); a floor
+    under 快 of 0.9 sends many rows through ``fast_floor``."""
+    router = model.router
+    monkeypatch.setattr(router, "fast_min_probability", floor)
+    utterances = router.utterances(bundled_routing_queries())
+    batch = router.route(utterances)
+    assert len(utterances) > router_module.DENSE_ROWS
+    singles = [router.route([u])[0] for u in utterances]
+    assert [route_fields(r) for r in singles] == [route_fields(r) for r in batch]
+    assert router.route(utterances[:3]) == batch[:3]
+    assert any(len(r.reason_codes) > 1 for r in batch)
+    if floor:
+        assert any(r.label != "快" and r.alternatives["快"] > max(v for k, v in r.alternatives.items() if k != "快")
+                   for r in batch)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.one_of(st.floats(0.0, 1.0), st.integers(0, 20_000).map(lambda k: (k + 0.5) / 10_000)))
+def test_round_like_numpy_is_numpys_round(x):
+    assert router_module.round_like_numpy(x, 4) == np.round(np.array([x]), 4).tolist()[0]
+
+
+def test_first_argmax_is_numpys_argmax():
+    for values in ([0.1, 0.5, 0.5], [0.3], [-1.0, 0.2, 0.2, -1.0], [0.0, 0.0]):
+        assert router_module.first_argmax(values) == int(np.argmax(values))
 
 
 def test_an_unfitted_estimator_still_says_so():

@@ -34,10 +34,10 @@ CONTROL_ACTIONS = ("on", "off", "adjust")
 
 
 def row_softmax(x: np.ndarray) -> np.ndarray:
-    """``scipy.special.softmax(x, axis=1)``, the same operations without its array-API dispatch (a
-    third of a single query's routing time): the same floats, which a test holds."""
-    shifted = np.exp(x - np.max(x, axis=1, keepdims=True))
-    return shifted / np.sum(shifted, axis=1, keepdims=True)
+    """``scipy.special.softmax(x, axis=1)``, the same operations without its array-API dispatch and
+    ``np.max``'s (a third of a single query's routing time): the same floats, which a test holds."""
+    shifted = np.exp(x - x.max(axis=1, keepdims=True))
+    return shifted / shifted.sum(axis=1, keepdims=True)
 
 
 def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
@@ -50,6 +50,18 @@ def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
 
 
 _FAST = LABELS.index(FAST)
+
+
+def first_argmax(values: list[float]) -> int:
+    """``np.argmax`` of a list: the index of the first largest value."""
+    return values.index(max(values))
+
+
+def round_like_numpy(x: float, decimals: int) -> float:
+    """``np.round(x, decimals)`` of a float, as numpy computes it (scale, round half to even, unscale), which
+    is not always Python's correctly rounded ``round(x, decimals)``."""
+    scale = 10.0 ** decimals
+    return round(x * scale) / scale
 
 
 def fast_floor(by_label: np.ndarray, label_index: np.ndarray, floor: float) -> np.ndarray:
@@ -301,6 +313,7 @@ class Router(BaseEstimator, ClassifierMixin):
         state = dict(super().__getstate__())
         state.pop("_label_layout_cache", None)
         state.pop("_fused_cache", None)
+        state.pop("_label_groups_cache", None)
         return state
 
     @property
@@ -334,6 +347,14 @@ class Router(BaseEstimator, ClassifierMixin):
         utterances = self.utterances(X)
         if not utterances:
             return []
+        if not hasattr(self, "control_columns_"):
+            self._compile_domains()
+        if len(utterances) > DENSE_ROWS:
+            return self._route_rows(utterances)
+        return [self._route_row(u, proba) for u, proba in zip(utterances, self._proba(utterances).tolist())]
+
+    def _route_rows(self, utterances) -> list[Route]:
+        """``route`` of a batch, the definition: the decision over the matrix of probabilities."""
         proba = self._proba(utterances)
         group_of_class, label_matrix, classes = self._label_layout()
         by_label = proba @ label_matrix  # (n, 3): summed probability per label
@@ -345,25 +366,50 @@ class Router(BaseEstimator, ClassifierMixin):
         others: list[list[int]] = [[] for _ in utterances]
         for i, j in zip(*np.nonzero(secondary)):  # few: most rows have no second code
             others[i].append(int(j))
-        devices, device_columns = self.devices_, self.device_columns_
         rounded = np.round(by_label, 4).tolist()
         labels = label_index.tolist()
-        routes = []
-        if not hasattr(self, "control_columns_"):
-            self._compile_domains()
-        other_columns, actions, control_columns = self.other_domain_columns_, self.actions_, self.control_columns_
-        for i, u in enumerate(utterances):
-            label = labels[i]
-            primary = classes[primary_index[i]]
-            device_hits = devices.hits(u)
-            second = sorted(others[i], key=lambda j: -proba[i, j]) if others[i] else ()
-            routes.append(Route(
-                text=u.text, label=LABELS[label], primary_reason_code=primary,
-                reason_codes=(primary, *(classes[j] for j in second)),
-                confidence=rounded[i][label],
-                device_control=not device_columns.isdisjoint(device_hits),
-                alternatives=dict(zip(LABELS, rounded[i])),
-                elliptical_control=(device_columns.isdisjoint(device_hits) and other_columns.isdisjoint(device_hits)
-                                    and not control_columns.isdisjoint(actions.hits(u))),
-            ))
-        return routes
+        return [self._decided(u, labels[i], classes[primary_index[i]],
+                              [classes[j] for j in sorted(others[i], key=lambda j: -proba[i, j])], rounded[i])
+                for i, u in enumerate(utterances)]
+
+    def _route_row(self, u, proba: list[float]) -> Route:
+        """``_route_rows`` of one utterance, from its row of probabilities, in plain Python (a few rows, the
+        server's single query: a dozen numpy calls on a small matrix cost more than the decision itself).
+        The same route, which a test holds on every bundled query: a label's probability is summed in class
+        order, which may differ from the matrix product's in the last bit (so does a product of fewer rows:
+        BLAS adds in blocks), far below the 4 decimals a record shows."""
+        groups = self._label_groups()
+        by_label = [0.0] * len(LABELS)
+        for p, group in zip(proba, groups):
+            by_label[group] += p
+        label = first_argmax(by_label)
+        floor = getattr(self, "fast_min_probability", 0.0)
+        if floor and label == _FAST and by_label[_FAST] < floor:
+            label = first_argmax([-1.0 if i == _FAST else p for i, p in enumerate(by_label)])
+        primary = first_argmax([p if group == label else -1.0 for p, group in zip(proba, groups)])
+        threshold = self.secondary_threshold
+        second = sorted((j for j, p in enumerate(proba) if p >= threshold and j != primary), key=lambda j: -proba[j])
+        classes = self._label_layout()[2]
+        return self._decided(u, label, classes[primary], [classes[j] for j in second],
+                             [round_like_numpy(p, 4) for p in by_label])
+
+    def _label_groups(self) -> list[int]:
+        """Per class its label's index, as a list (``_label_layout``'s first array)."""
+        groups = self.__dict__.get("_label_groups_cache")
+        if groups is None:
+            groups = self.__dict__["_label_groups_cache"] = self._label_layout()[0].tolist()
+        return groups
+
+    def _decided(self, u, label: int, primary: str, second: list[str], rounded: list[float]) -> Route:
+        """The ``Route`` of utterance ``u``: label (index), primary and secondary codes decided, label
+        probabilities rounded."""
+        device_hits = self.devices_.hits(u)
+        no_device = self.device_columns_.isdisjoint(device_hits)
+        return Route(
+            text=u.text, label=LABELS[label], primary_reason_code=primary, reason_codes=(primary, *second),
+            confidence=rounded[label],
+            device_control=not no_device,
+            alternatives=dict(zip(LABELS, rounded)),
+            elliptical_control=(no_device and self.other_domain_columns_.isdisjoint(device_hits)
+                                and not self.control_columns_.isdisjoint(self.actions_.hits(u))),
+        )
