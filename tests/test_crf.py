@@ -172,3 +172,22 @@ def test_viterbi_breaks_ties_as_crfsuite_does():
         want = tagger.tag([[a] for a in seq])
         assert [crf.labels[i] for i in path] == want, seq
         assert np.allclose(p, [tagger.marginal(y, i) for i, y in enumerate(want)], rtol=0, atol=1e-12)
+
+
+def test_the_character_layouts_shortcuts_change_nothing(model, texts):
+    """_char_layout looks for number shapes only in a text holding a numeral (each shape holds one) and finds
+    the clauses with one regex: the same shape matches and clauses as every pattern and the loop over
+    every character."""
+    from fastslow.models.automation.parser import _CLAUSE_END, _NUMERAL, _SHAPES, _char_layout
+    from fastslow.models.automation.rules import lowered
+
+    table = model.automation.tagger_.table_
+    for text in texts + ["１２点", "半小时后", "百分之五", "٣点", ",a,,b,"]:
+        low = lowered(text)
+        if _NUMERAL.search(low) is None:
+            assert not [m for pattern, _ in _SHAPES for m in pattern.finditer(low)], text
+        clause_of, clause = [], 0
+        for ch in text:
+            clause += ch in _CLAUSE_END
+            clause_of.append(clause)
+        assert _char_layout(text, table, None)[2] == clause_of, text

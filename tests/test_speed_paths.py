@@ -215,6 +215,27 @@ def test_fused_intent_scores_are_the_models_up_to_rounding_on_every_bundled_subq
     assert np.array_equal(fused.argmax(axis=1), reference.argmax(axis=1))
 
 
+def test_intent_prediction_computes_the_control_rule_once_and_answers_as_its_definition(model):
+    """``_predict`` hands each subquery's ``control_intent`` of its lowered text to the keyword guess and to
+    ``resolve_intent`` (which read it from the raw text): the same, as ``lowered`` is idempotent on every
+    character, so the answers are the definition's on every bundled subquery."""
+    from fastslow.models.automation.intents import control_intent, keyword_intent, resolve_intent
+
+    assert all(lowered(lowered(ch)) == lowered(ch) for ch in map(chr, range(0x110000)) if not 0xD800 <= ord(ch) <= 0xDFFF)
+    assert all(lowered(lowered(t)) == lowered(t) for t in ("ΑΣ", "ΑΣ Β", "İΣ", "AΣİx"))
+    intents = model.automation.intents_
+    subqueries = sorted({q["subquery"] for path in AUTOMATION_FILES
+                         for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()
+                         for g in (json.loads(line).get("expected") or []) for q in g["querys"]})
+    reference = intents.decision_function(subqueries)  # the keyword guess computing control_intent itself
+    lex, taxonomy = intents.lexicons_, intents.taxonomy_
+    want = [resolve_intent(s, str(intents.classes_[k]), lex) for s, k in zip(subqueries, reference.argmax(axis=1))]
+    assert intents._predict(subqueries) == want
+    assert [x for s in subqueries[:40] for x in intents._predict([s])] == want[:40]
+    assert all(keyword_intent(s, taxonomy, lex) == keyword_intent(s, taxonomy, lex, control_intent(lowered(s), lex))
+               for s in subqueries)
+
+
 def test_the_parser_reuses_the_segmenters_strip_only_where_it_is_the_same_text(model):
     """surface_of reads an utterance's ``spoken_surface`` instead of stripping again: the same text on
     every bundled query (and reused for most of them)."""

@@ -66,12 +66,12 @@ def control_intent(subquery: str, lex: AutomationLexicons) -> str | None:
     return DEVICE_CONTROL
 
 
-def keyword_intent(subquery: str, taxonomy: IntentTaxonomy, lex: AutomationLexicons) -> str:
-    """A first guess from the taxonomy's keywords in priority order, the control rule in its place.
+def keyword_intent(subquery: str, taxonomy: IntentTaxonomy, lex: AutomationLexicons, control=False) -> str:
+    """A first guess from the taxonomy's keywords in priority order, the control rule in its place
+    (``control``: ``control_intent(subquery, lex)`` when the caller has it, ``False`` when not).
 
     Used to pre-label hand-written data and as a feature of the classifier, never as the answer."""
     low = lowered(subquery)
-    control = False  # not computed yet
     for intent, pattern in zip(taxonomy.intents, taxonomy.keywords):
         if intent in CONTROL_INTENTS:
             if control is False:
@@ -83,10 +83,11 @@ def keyword_intent(subquery: str, taxonomy: IntentTaxonomy, lex: AutomationLexic
     return OTHER
 
 
-def resolve_intent(subquery: str, predicted: str, lex: AutomationLexicons) -> str:
-    """Hard rule after the classifier: a device control's intent follows ``control_intent``."""
+def resolve_intent(subquery: str, predicted: str, lex: AutomationLexicons, control=False) -> str:
+    """Hard rule after the classifier: a device control's intent follows ``control_intent`` (``control``:
+    as ``keyword_intent``'s)."""
     if predicted in CONTROL_INTENTS:
-        return control_intent(subquery, lex) or predicted
+        return (control_intent(subquery, lex) if control is False else control) or predicted
     return predicted
 
 
@@ -164,6 +165,11 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         bits of rounding: the tf-idf block's entries (``FusedTfidf``: no tf-idf row of dicts, no
         ``TfidfVectorizer`` call), then the keyword guess's, summed, then the intercept. A CSR product for
         a batch, one gather per subquery for a few: the same floats."""
+        lows = [lowered(s) for s in X]
+        return self._decision(lows, [False] * len(lows))
+
+    def _decision(self, lows: list[str], controls: list) -> np.ndarray:
+        """``decision_function`` of lowered subqueries, with their ``control_intent`` where known (else False)."""
         require_fitted(self, "weights_")
         fused = self.__dict__.get("_fused")
         if fused is None:
@@ -171,9 +177,12 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
             fused = self.__dict__["_fused"] = (FusedTfidf(self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf,
                                                           absent=len(self.weights_)), weights)
         tfidf, weights = fused
-        lows = [lowered(s) for s in X]
-        keyword = [self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_)] for low in lows]
-        if len(lows) <= DENSE_ROWS:  # as ``_row``: the tf-idf entries, then the keyword's
+        keyword = [self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_, control)]
+                   for low, control in zip(lows, controls)]
+        if len(lows) == 1:  # the usual single query's one subquery: no stacking
+            (cols, values), = [tfidf.entries(self._grams(low)) for low in lows]
+            scores = gathered_sum(weights, [*cols, *keyword], [*values, self.keyword_weight])[None, :]
+        elif len(lows) <= DENSE_ROWS:  # as ``_row``: the tf-idf entries, then the keyword's
             rows = [tfidf.entries(self._grams(low)) for low in lows]
             scores = np.vstack([gathered_sum(weights, [*cols, k], [*values, self.keyword_weight])
                                 for (cols, values), k in zip(rows, keyword)]) if rows else np.zeros((0, weights.shape[1]))
@@ -205,10 +214,14 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         return [memo[s] for s in X]
 
     def _predict(self, X: list[str]) -> list[str]:
-        scores = self.decision_function(X)
+        """The model's best class, then ``resolve_intent``; the keyword guess and the rule share each
+        subquery's ``control_intent`` (a function of its lowered text, and ``lowered`` is idempotent)."""
+        lows = [lowered(s) for s in X]
+        controls = [control_intent(low, self.lexicons_) for low in lows]
+        scores = self._decision(lows, controls)
         best = scores.argmax(axis=1) if scores.shape[1] > 1 else (scores[:, 0] > 0).astype(int)  # binary: one column
         predicted = self.classes_[best]
-        return [resolve_intent(s, str(p), self.lexicons_) for s, p in zip(X, predicted)]
+        return [resolve_intent(s, str(p), self.lexicons_, control) for s, p, control in zip(X, predicted, controls)]
 
     def __getstate__(self):
         state = dict(super().__getstate__())

@@ -49,7 +49,10 @@ _DURATION = re.compile(r"(?:\d+(?:\.\d+)?|[一二两三四五六七八九十百�
 _PERCENT = re.compile(r"\d+(?:\.\d+)?%|百分之[零一二两三四五六七八九十百]+")
 _CLAUSE_FEATURE = ("cl=0", "cl=1", "cl=2", "cl=3")
 _LOCAL = frozenset("BIwd")  # marks copied to the neighbours: lexicon B/I, trigger words, delay (not ahead/behind)
-_CLAUSE_END = frozenset(",，;；。!！?？\n")
+_CLAUSE_END = ",，;；。!！?？\n"
+_CLAUSE_BREAK = re.compile(f"[{re.escape(_CLAUSE_END)}]")
+_SHAPES = ((_CLOCK, "clock"), (_DURATION, "dur"), (_PERCENT, "pct"), (_NUM, "num"))  # marked in this order
+_NUMERAL = re.compile(r"[\d零一二两三四五六七八九十百千万半几]")  # every shape starts with one of these
 #: markers whose presence ahead of / behind a character in its clause is a feature
 _LOOK = {"triggers": ("suffix", "then", "and", "or", "prefix", "threshold"), "reminder_verbs": None,
          "once": None, "scope_end": None, "action_verbs": None, "events": None}
@@ -121,7 +124,8 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
                 marks[i].append(inner)
             if look is not None:
                 look_points.setdefault(look, []).append(a)
-    for pattern, tag in ((_CLOCK, "clock"), (_DURATION, "dur"), (_PERCENT, "pct"), (_NUM, "num")):
+    shapes = _SHAPES if _NUMERAL.search(low) is not None else ()
+    for pattern, tag in shapes:
         for m in pattern.finditer(low):
             a, b = m.span()
             marks[a].append("B:" + tag)
@@ -131,12 +135,11 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
                 for i in range(a, b):
                     marks[i].append("delay")
     # clause structure: which markers lie ahead of / behind each character within its clause
-    clause_of = [0] * n
-    starts = [0]
-    for i, ch in enumerate(text):
-        if ch in _CLAUSE_END:
-            starts.append(i + 1)
-        clause_of[i] = len(starts) - 1
+    breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text)]  # a clause's end mark opens the next clause
+    clause_of = [0] * (breaks[0] if breaks else n)
+    for k, (a, b) in enumerate(zip(breaks, breaks[1:] + [n]), 1):
+        clause_of += [k] * (b - a)
+    starts = [0] + [b + 1 for b in breaks]
     ends = starts[1:] + [n]
     looks = []
     for key, points in look_points.items():
@@ -268,9 +271,23 @@ class AttributeIndex:
         self.token_pos = {p: ids.get("tp=" + p, -1) for p in "SBME"}
         self.token = {a[2:]: i for a, i in ids.items() if a.startswith("t=")}
         self.mark = ids
-        self.before = {a[2:]: i for a, i in ids.items() if a.startswith("-1") and a[2:3] in _LOCAL}
-        self.after = {a[2:]: i for a, i in ids.items() if a.startswith("+1") and a[2:3] in _LOCAL}
+        self._mark_codes(ids, before={a[2:]: i for a, i in ids.items() if a.startswith("-1") and a[2:3] in _LOCAL},
+                         after={a[2:]: i for a, i in ids.items() if a.startswith("+1") and a[2:3] in _LOCAL})
         self.bos, self.eos = ids.get("BOS", -1), ids.get("EOS", -1)
+
+    def _mark_codes(self, ids: dict, before: dict, after: dict):
+        """One code per mark that names an attribute itself (``ids``) or as a copy on the character after it
+        (``before``: ``-1`` and the mark) or before it (``after``: ``+1``), so that ``ids`` looks each mark up
+        once: ``own``, ``before_code`` and ``after_code`` map a code to those attribute ids (``-1``: none;
+        the code of a mark unknown in all three is ``-1``, the last entry)."""
+        extra = [m for m in {**before, **after} if m not in ids]
+        self.mark_code = {**ids, **{m: len(ids) + k for k, m in enumerate(extra)}}
+        size = len(ids) + len(extra) + 1
+        self.own = np.full(size, -1, dtype=np.intp)
+        self.own[:len(ids)] = list(ids.values())
+        self.before_code, self.after_code = np.full(size, -1, dtype=np.intp), np.full(size, -1, dtype=np.intp)
+        for table, lookup in ((self.before_code, before), (self.after_code, after)):
+            table[[self.mark_code[m] for m in lookup]] = list(lookup.values())
 
     def _key(self, family: int, chars) -> int:
         key = family
@@ -335,8 +352,8 @@ class AttributeIndex:
         # the marks of each character, its clause-structure marks (ranges), the marks of the character before
         # it ("-1") and after it ("+1"): clause-structure marks are never copied to the neighbours (``_LOCAL``)
         owner = np.repeat(everyone, np.array(counts, dtype=np.intp))
-        miss = repeat(-1)
-        ids.append(np.fromiter(map(mark_get, flat, miss), dtype=np.intp, count=len(flat)))
+        codes = np.fromiter(map(self.mark_code.get, flat, repeat(-1)), dtype=np.intp, count=len(flat))
+        ids.append(self.own[codes])
         where.append(owner)
         if look_ids:
             sizes = np.array(look_sizes, dtype=np.intp)
@@ -346,9 +363,8 @@ class AttributeIndex:
         last[starts + lengths - 1] = True
         first = np.zeros(total, dtype=bool)
         first[starts] = True
-        for lookup, shift, keep in ((self.before, 1, ~last[owner]), (self.after, -1, ~first[owner])):
-            found = np.fromiter(map(lookup.get, flat, miss), dtype=np.intp, count=len(flat))
-            ids.append(found[keep])
+        for lookup, shift, keep in ((self.before_code, 1, ~last[owner]), (self.after_code, -1, ~first[owner])):
+            ids.append(lookup[codes[keep]])
             where.append(owner[keep] + shift)
         ids += [np.full(len(lows), self.bos, dtype=np.intp), np.full(len(lows), self.eos, dtype=np.intp)]
         where += [starts, starts + lengths - 1]
