@@ -251,7 +251,7 @@ def test_the_parser_reuses_the_segmenters_strip_only_where_it_is_the_same_text(m
         assert surface_of(u, lex) == surface_of(dataclasses.replace(u, spoken_surface=None), lex) == surface_of(q, lex)
 
 
-def test_matcher_find_gives_the_same_matches_from_its_memo_and_after_pickling(model):
+def test_matcher_find_gives_a_new_list_each_call_and_the_same_matches_after_pickling(model):
     import pickle
 
     devices = model.automation.lexicons_.device_kinds
@@ -261,8 +261,8 @@ def test_matcher_find_gives_the_same_matches_from_its_memo_and_after_pickling(mo
     assert first == again and first is not again  # a new list each time: a caller may change it
     again.append(None)
     assert devices.find(text) == first
-    copy = pickle.loads(pickle.dumps(devices))
-    assert "_found" not in copy.__dict__ and copy.find(text) == first
+    assert first  # the text holds device names: the comparisons below compare matches
+    assert pickle.loads(pickle.dumps(devices)).find(text) == first
 
 
 # ---- fast paths of the text layer against their definitions, on generated text (hypothesis)
