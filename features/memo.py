@@ -57,13 +57,13 @@ def per_lexicons(size: int):
         name = MEMO_PREFIX + fn.__name__
 
         @functools.wraps(fn)
-        def memoised(text, lex):
-            state = getattr(lex, "__dict__", None)
-            if state is None:
+        def memoised(text, lex):  # one dict index to the memo: the rules call these tens of times a query
+            try:
+                memo = lex.__dict__[name]
+            except AttributeError:  # no __dict__ (slots): nowhere to keep a memo
                 return fn(text, lex)
-            memo = state.get(name)
-            if memo is None:
-                memo = state[name] = TextMemo(size)
+            except KeyError:
+                memo = lex.__dict__[name] = TextMemo(size)
             value = memo.get(text, _MISSING)
             if value is _MISSING:
                 value = fn(text, lex)

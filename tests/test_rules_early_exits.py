@@ -15,6 +15,7 @@ from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
+from fastslow.features import memo
 from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.models.automation import rules
 from fastslow.models.automation.parser import surface_of
@@ -246,3 +247,59 @@ def test_a_sentence_break_is_a_sentence_end_in_the_gap():
         for start in range(len(text) + 1):
             for end in range(start, len(text) + 1):
                 assert rules.sentence_break(text, start, end) == any(ch in rules._SENTENCE_END for ch in text[start:end])
+
+
+# ---- round 8: exits of the rule passes the slowest single records spend their time in
+
+def _split_joined_actions_reference(text, spans, lex):
+    out = []
+    for sp in spans:
+        if sp.kind != "A":
+            out.append(sp)
+            continue
+        bounds = [0] + rules.command_cuts(sp.text, lex) + [len(sp.text)]
+        for a, b in zip(bounds, bounds[1:]):
+            out.append(rules.Span("A", sp.start + a, sp.start + b, text[sp.start + a: sp.start + b],
+                                  sp.intent if a == 0 else None))
+    return out
+
+
+def _pieces_as_actions(text):
+    """Every piece between the punctuation of ``text`` as an action span, the pauses as no span."""
+    spans, pos = [], 0
+    for piece in re.split(r"([，,。；;！!？?])", text):
+        if piece and piece not in "，,。；;！!？?":
+            spans.append(rules.Span("A", pos, pos + len(piece), piece, "导航" if pos == 0 else None))
+        pos += len(piece)
+    return spans
+
+
+def test_split_joined_actions_keeps_an_uncut_span_as_its_definition_makes_it_on_every_bundled_text():
+    cases = [(t, _pieces_as_actions(t)) for t in TEXTS]
+    cases += [("打开空调", [rules.Span("A", 0, 4, "打开空")]), ("打开空调", [rules.Span("A", 2, 6, "空调")]),
+              ("打开空调关闭车窗", [rules.Span("A", 0, 8, "打开空调关闭车窗", "车载控制"), rules.Span("C", 8, 8, "")])]
+    answers = [rules.split_joined_actions(t, spans, LEX) for t, spans in cases]
+    assert answers == [_split_joined_actions_reference(t, spans, LEX) for t, spans in cases]
+    assert any(len(a) > len(spans) for a, (_, spans) in zip(answers, cases))  # some are cut
+
+
+def test_a_reminder_noun_and_a_clause_after_ba_need_their_word():
+    for text in PIECES:
+        assert "提醒" in text or rules._REMINDER_NOUN.match(text) is None
+        assert text.find("把", 1) > 0 or not any(m.start() > 0 for m in rules._BA.finditer(text))
+
+
+def test_a_per_lexicons_memo_answers_as_its_function_and_keeps_no_memo_without_a_dict():
+    class Slotted:
+        __slots__ = ("x",)
+    calls = []
+
+    @memo.per_lexicons(2)
+    def twice(text, lex):
+        calls.append(text)
+        return text * 2
+
+    lex = type("Lex", (), {})()
+    assert [twice(t, lex) for t in "abab"] == ["aa", "bb", "aa", "bb"] and calls == ["a", "b"]
+    assert twice("c", lex) == "cc" and list(lex.__dict__[memo.MEMO_PREFIX + "twice"]) == ["c"]  # full: emptied
+    assert twice("a", Slotted()) == "aa" and twice("a", Slotted()) == "aa" and calls[-2:] == ["a", "a"]

@@ -471,7 +471,8 @@ def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicon
             out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent), Span("A", sp.start + b, sp.end, sp.text[b:])]
             continue
         cut = next((m.start() for m in _BA.finditer(sp.text) if m.start() > 0
-                    and _management_after_command(sp.text[:m.start()], sp.text[m.start():], lex)), None)
+                    and _management_after_command(sp.text[:m.start()], sp.text[m.start():], lex)), None) \
+            if sp.text.find("把", 1) > 0 else None  # (no 把 after its first character: no clause to cut off)
         if cut is not None:
             out += [Span("A", sp.start, sp.start + cut, sp.text[:cut], sp.intent),
                     Span("A", sp.start + cut, sp.end, sp.text[cut:])]
@@ -632,7 +633,11 @@ def split_joined_actions(text: str, spans: Sequence[Span], lex: AutomationLexico
         if sp.kind != "A":
             out.append(sp)
             continue
-        bounds = [0] + command_cuts(sp.text, lex) + [len(sp.text)]
+        cuts = command_cuts(sp.text, lex)
+        if not cuts and sp.end - sp.start == len(sp.text) and text.startswith(sp.text, sp.start):
+            out.append(sp)  # one command, and the span quotes ``text``: it would be made again as it is
+            continue
+        bounds = [0] + cuts + [len(sp.text)]
         for a, b in zip(bounds, bounds[1:]):
             out.append(Span("A", sp.start + a, sp.start + b, text[sp.start + a: sp.start + b],
                             sp.intent if a == 0 else None))
@@ -1433,7 +1438,7 @@ def reminder_from_noun(action: str, lex: AutomationLexicons | None = None) -> st
     """``创建长途驾驶前检查水和食物的提醒``: a reminder named as a noun (``检查水和食物的提醒``) is the
     reminder ``提醒我检查水和食物``; switching the reminder function (打开提醒) is left alone, and so is the way
     the car signals (语音提醒, 方向盘震动提醒: a ``signal`` or ``warning`` of builtin_functions.txt before 提醒)."""
-    m = _REMINDER_NOUN.match(action)
+    m = _REMINDER_NOUN.match(action) if "提醒" in action else None  # (every match ends in 提醒 or 提醒事项)
     if not m or _TOGGLE_ONLY.match(m.group("content")) or m.group("content").startswith(("提醒", "查看", "删除")):
         return action
     if lex is not None and lex.builtin_functions is not None and not action.endswith("的提醒") and any(
