@@ -15,7 +15,6 @@ _STOPS = "。．.!！~～…"
 _TRAILING = re.compile(rf"[{_STOPS}\s]+$")
 _HALF = ",;:?!"
 _HALF_PUNCT = re.compile(rf"(?<=[{_CJK}])[{_HALF}]|[{_HALF}](?=[{_CJK}])")
-_HALF_CHARS = frozenset(_HALF)
 _FULL = {",": "，", ";": "；", ":": "：", "?": "？", "!": "！"}
 _PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
 
@@ -59,8 +58,8 @@ def normalise(text: str) -> str:
 def chinese_punctuation(text: str) -> str:
     """``,`` next to a Chinese character back to ``，`` (NFKC made it half width); same length. A text
     without any half-width ``,;:?!`` is returned without running the pattern."""
-    if _HALF_CHARS.isdisjoint(text):
-        return text
+    if "," not in text and ";" not in text and ":" not in text and "?" not in text and "!" not in text:
+        return text  # five substring tests beat a set test of every character and the pattern
     return _HALF_PUNCT.sub(lambda m: _FULL[m.group()], text)
 
 

@@ -41,14 +41,17 @@ def test_the_normalisers_early_returns_change_no_bundled_query():
         _check_normalise(query)
 
 
-def test_a_final_stop_is_exactly_what_the_pattern_strips_for_every_character():
-    """``\\s`` of the pattern is ``str.isspace``: the early return looks at the last character alone."""
+def test_the_early_returns_agree_with_the_patterns_for_every_character():
+    """``\\s`` of the final-stop pattern is ``str.isspace`` (the early return looks at the last character
+    alone), and the five characters chinese_punctuation tests for are every one its pattern changes."""
     for code in range(sys.maxunicode + 1):
         ch = chr(code)
         if 0xD800 <= code <= 0xDFFF:
             continue
         text = "空调" + ch
         assert normalise.without_final_stop(text) == normalise._TRAILING.sub("", text), hex(code)
+        assert normalise.chinese_punctuation(text) == normalise._HALF_PUNCT.sub(
+            lambda m: normalise._FULL[m.group()], text), hex(code)
 
 
 @settings(max_examples=500, deadline=None)
