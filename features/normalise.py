@@ -11,8 +11,10 @@ _CJK = r"\u3400-\u9fff\uf900-\ufaff"
 _SPACE_NEAR_CJK = re.compile(rf"\s+(?=[{_CJK}])|(?<=[{_CJK}])\s+")
 _SPACE_BETWEEN_CJK = re.compile(rf"(?<=[{_CJK}])\s+(?=[{_CJK}])")
 _SPACES = re.compile(r"\s+")
-_TRAILING = re.compile(r"[。．.!！~～…\s]+$")
-_HALF_PUNCT = re.compile(rf"(?<=[{_CJK}])[,;:?!]|[,;:?!](?=[{_CJK}])")
+_STOPS = "。．.!！~～…"
+_TRAILING = re.compile(rf"[{_STOPS}\s]+$")
+_HALF = ",;:?!"
+_HALF_PUNCT = re.compile(rf"(?<=[{_CJK}])[{_HALF}]|[{_HALF}](?=[{_CJK}])")
 _FULL = {",": "，", ";": "；", ":": "：", "?": "？", "!": "！"}
 _PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
 
@@ -22,6 +24,10 @@ def without_spaces_near_chinese(text: str) -> str:
 
 
 def without_final_stop(text: str) -> str:
+    """``text`` without its final stops and white space; a text that ends otherwise (nearly every one)
+    is returned without running the pattern (``\\s`` is ``str.isspace``)."""
+    if not text or (text[-1] not in _STOPS and not text[-1].isspace()):
+        return text
     return _TRAILING.sub("", text)
 
 
@@ -50,7 +56,10 @@ def normalise(text: str) -> str:
 
 
 def chinese_punctuation(text: str) -> str:
-    """``,`` next to a Chinese character back to ``，`` (NFKC made it half width); same length."""
+    """``,`` next to a Chinese character back to ``，`` (NFKC made it half width); same length. A text
+    without any half-width ``,;:?!`` is returned without running the pattern."""
+    if "," not in text and ";" not in text and ":" not in text and "?" not in text and "!" not in text:
+        return text  # five substring tests beat a set test of every character and the pattern
     return _HALF_PUNCT.sub(lambda m: _FULL[m.group()], text)
 
 

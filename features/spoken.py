@@ -22,7 +22,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from fastslow.features.lexicon import LEXICON_DIR, read_entries
-from fastslow.features.normalise import normalise
+from fastslow.features.normalise import chinese_punctuation, normalise
 
 SPOKEN_DIR = LEXICON_DIR / "spoken"
 
@@ -398,6 +398,19 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
         out = _strip_end(out, lex)
     out = out.strip(_PAUSE)
     return out if out else text
+
+
+def surface_strip(normalised: str, stripped: str, surface: str) -> str | None:
+    """``strip_disfluencies(surface)`` read off ``stripped``, the ``strip_disfluencies(normalised)`` of the bundled
+    lexicon, where it carries over exactly: the surface is the normalised text, or that text with
+    ``chinese_punctuation``'s full-width marks. The stripper reads ``,`` and ``，`` alike (both pauses, in no
+    word list), changes only Chinese characters inside the text, and strips every pause at its edges, so
+    the marks it keeps have the neighbours they had. Else ``None``: the parser strips the surface itself."""
+    if surface == normalised:
+        return stripped
+    if surface == chinese_punctuation(normalised):
+        return chinese_punctuation(stripped)
+    return None
 
 
 def _strip_start(out: str, text: str, lex: SpokenLexicon) -> str:

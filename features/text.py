@@ -22,7 +22,7 @@ try:  # jieba-rs: the same algorithm and dictionary, compiled (see RustCut)
     import rjieba
 except ImportError:  # pragma: no cover - rjieba is a dependency; jieba stays the definition
     rjieba = None
-from fastslow.features.spoken import spoken_lexicon, strip_disfluencies
+from fastslow.features.spoken import spoken_lexicon, strip_disfluencies, surface_strip
 
 jieba.setLogLevel(logging.WARNING)
 
@@ -84,7 +84,7 @@ class Utterance:
     hits: dict = field(default_factory=dict, compare=False, repr=False)  # lexicon digest -> {column: count}
     surface: str | None = field(default=None, compare=False)  # surface(query): what the automation parser reads
     #: ``strip_disfluencies(surface)`` with the bundled spoken lexicon when the segmenter already computed it
-    #: (the surface is the normalised text and the model's spoken lexicon is the bundled one); else None
+    #: (``surface_strip``: the model's spoken lexicon is the bundled one and the strip carries over); else None
     spoken_surface: str | None = field(default=None, compare=False, repr=False)
 
 
@@ -352,7 +352,7 @@ class Segmenter(BaseEstimator, TransformerMixin):
         if getattr(self, "spoken_", None) is not None:
             texts = [strip_disfluencies(normalised, self.spoken_) for normalised in texts]
             if self._bundled_spoken():  # what the automation parser would strip again (``surface_of``)
-                spoken_surfaces = [text if surface_text == normalised else None
+                spoken_surfaces = [surface_strip(normalised, text, surface_text)
                                    for text, (normalised, surface_text) in zip(texts, forms)]
         candidates = getattr(self, "candidates_", ())
         return [self.annotate(tokens, context_state(context, candidates), endpoint, text, surface_text, spoken_surface)

@@ -151,7 +151,9 @@ def _utterance_reference(segmenter, item):
     normalised = normalise(query)
     surface_text = surface(query)
     text = spoken.strip_disfluencies(normalised, segmenter.spoken_)
-    spoken_surface = text if surface_text == normalised and segmenter.spoken_ == spoken.spoken_lexicon() else None
+    bundled = segmenter.spoken_ == spoken.spoken_lexicon()
+    spoken_surface = spoken.surface_strip(normalised, text, surface_text) if bundled else None
+    assert spoken_surface is None or spoken_surface == spoken.strip_disfluencies(surface_text)
     tokens = tuple(t for t in segmenter.segment(text) if not t.isspace())
     state = _context_reference(context, segmenter.candidates_)
     return text_module.Utterance(text, tokens, frozenset(text), state, endpoint,
