@@ -236,7 +236,7 @@ def test_intent_prediction_computes_the_control_rule_once_and_answers_as_its_def
                for s in subqueries)
 
 
-def test_the_parser_reuses_the_segmenters_strip_only_where_it_is_the_same_text(model):
+def test_the_parser_reuses_the_segmenters_strip_and_gets_the_text_it_would_strip_itself(model):
     """surface_of reads an utterance's ``spoken_surface`` instead of stripping again: the same text on
     every bundled query (and reused for most of them)."""
     from fastslow.models.automation.parser import surface_of
@@ -246,7 +246,7 @@ def test_the_parser_reuses_the_segmenters_strip_only_where_it_is_the_same_text(m
                       for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()})
     utterances = model.router.utterances(queries)
     reused = [u for u in utterances if u.spoken_surface is not None]
-    assert len(reused) > len(utterances) // 3
+    assert len(reused) > len(utterances) // 2  # most: full-width marks alone no longer force a second strip
     for q, u in zip(queries, utterances):
         assert surface_of(u, lex) == surface_of(dataclasses.replace(u, spoken_surface=None), lex) == surface_of(q, lex)
 
