@@ -82,9 +82,11 @@ class BadRequest(Exception):
 # responses
 
 
-#: ``json.dumps(payload, ensure_ascii=..., allow_nan=False, separators=(",", ":"))``, built once rather than per call
-_UTF8_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-_ASCII_JSON = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+#: ``json.dumps(payload, ensure_ascii=..., allow_nan=False, separators=(",", ":"))``, built once rather than per call,
+#: without the check for circular references (a payload is a tree of fresh dicts and lists): the same bytes,
+#: in about half the time of a record (the check keeps every container's id in a dict while it is written)
+_UTF8_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False)
+_ASCII_JSON = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"), check_circular=False)
 
 
 def _dumps(payload: Any) -> bytes:
