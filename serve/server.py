@@ -545,7 +545,7 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
         if invalid:
             raise BadRequest(400, *invalid)
         try:
-            item = validate_input(raw, model.max_query_chars)
+            item = validate_input(raw, model.max_query_chars, values_checked=True)  # invalid_value(raw) was None
         except InputError as exc:  # the error record's fields, with the field named on its own
             record = error_record(raw.get("id"), raw.get("query"), str(exc))
             raise BadRequest(422, exc.field, str(exc).removeprefix(f"{exc.field}: "),
