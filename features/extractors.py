@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import re
 from bisect import bisect_left
-from collections import Counter, _count_elements  # the C helper of Counter (a Python fallback off CPython)
+from collections import _count_elements  # the C helper of Counter (a Python fallback off CPython)
 from functools import partial, reduce
 from itertools import repeat
 from operator import add as _add, mul as _mul, truediv as _truediv
@@ -93,7 +93,7 @@ class FusedTfidf:
 
     Columns are the model's (the block's ``offset`` added); a gram out of the vocabulary, and the zero
     entry that starts every document (so that none is empty), point at ``absent``, a zero row of the
-    coefficients. A batch counts each document's distinct grams (``Counter``, C-level, first-occurrence
+    coefficients. A batch counts each document's distinct grams (``Counter``'s C-level counting, first-occurrence
     order as ``tfidf_row``) and does the rest in numpy; ``entries`` does one document on Python floats
     with the same operations in the same order, so both give the same floats (a test holds it).
     """
@@ -120,7 +120,8 @@ class FusedTfidf:
         starts: list[int] = []
         sizes: list[int] = []
         for grams in grams_of_docs:
-            found = Counter(grams)
+            found: dict = {}
+            _count_elements(found, grams)  # Counter's counting without Counter's Python-level set-up
             starts.append(len(keys))
             sizes.append(len(found) + 1)
             keys.append(None)  # the zero entry that starts every document

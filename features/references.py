@@ -116,11 +116,21 @@ class EntityReferences(RowFeatures):
                 return j > start
         return False
 
-    def row(self, u) -> dict[int, float]:  # unchecked: checking fitted state costs more than the row
-        out: dict[int, float] = {}
+    def row(self, u) -> dict[int, float]:
+        return dict.fromkeys(self.columns(u), 1.0)
+
+    def append_row(self, u, offset: int, indices: list, data: list) -> None:
+        """``row``'s entries in its order, without building the dict."""
+        columns = self.columns(u)
+        indices += [offset + col for col in columns]
+        data += [1.0] * len(columns)
+
+    def columns(self, u) -> list[int]:  # unchecked: checking fitted state costs more than the row
+        """The indicators ``u`` has (each worth 1.0), in the order of ``NAMES``."""
+        out: list[int] = []
         selector = bool(self.selectors_.hits(u))
         if self.chains_.hits(u):
-            out[0 if not selector else 1] = 1.0
+            out.append(0 if not selector else 1)
         hubs = self.hubs_.hits(u)
         if hubs:
             col = self.hub_cols_
@@ -128,21 +138,18 @@ class EntityReferences(RowFeatures):
             several = ((col["multi_airport_city"] in hubs and col["airport_generic"] in hubs)
                        or (col["multi_station_city"] in hubs and col["station_generic"] in hubs))
             if several and not named and not selector:
-                out[2] = 1.0
+                out.append(2)
             elif named or selector:
-                out[3] = 1.0
+                out.append(3)
         if self.descriptions_.hits(u):
-            out[4] = 1.0
+            out.append(4)
             if self.actions_.hits(u):
-                out[5] = 1.0
+                out.append(5)
             if not self.devices_.hits(u):
-                out[6] = 1.0
+                out.append(6)
         kind = None if u.charset.isdisjoint(self.pointing_firsts_) else self.demonstrative(u.tokens)
         if kind == "described":
-            out[11] = 1.0
+            out.append(11)
         elif kind is not None and kind != "other":
-            if u.context != "none":
-                out[10] = 1.0
-            else:
-                out[{"unresolved": 7, "generic_target": 8, "device": 9}[kind]] = 1.0
+            out.append(10 if u.context != "none" else {"unresolved": 7, "generic_target": 8, "device": 9}[kind])
         return out

@@ -385,8 +385,9 @@ class Segmenter(BaseEstimator, TransformerMixin):
         ``Utterance`` passes through, the raw inputs are built together)."""
         out = list(X)
         raw = [i for i, x in enumerate(out) if not isinstance(x, Utterance)]
-        for i, u in zip(raw, self._build([out[i] for i in raw])):
-            out[i] = u
+        if raw:  # the router routes the pipeline's utterances: nothing to build
+            for i, u in zip(raw, self._build([out[i] for i in raw])):
+                out[i] = u
         return out
 
     def transform(self, X):

@@ -82,9 +82,11 @@ class BadRequest(Exception):
 # responses
 
 
-#: ``json.dumps(payload, ensure_ascii=..., allow_nan=False, separators=(",", ":"))``, built once rather than per call
-_UTF8_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-_ASCII_JSON = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+#: ``json.dumps(payload, ensure_ascii=..., allow_nan=False, separators=(",", ":"))``, built once rather than per call,
+#: without the check for circular references (a payload is a tree of fresh dicts and lists): the same bytes,
+#: in about half the time of a record (the check keeps every container's id in a dict while it is written)
+_UTF8_JSON = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"), check_circular=False)
+_ASCII_JSON = json.JSONEncoder(ensure_ascii=True, allow_nan=False, separators=(",", ":"), check_circular=False)
 
 
 def _dumps(payload: Any) -> bytes:
@@ -543,7 +545,7 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
         if invalid:
             raise BadRequest(400, *invalid)
         try:
-            item = validate_input(raw, model.max_query_chars)
+            item = validate_input(raw, model.max_query_chars, values_checked=True)  # invalid_value(raw) was None
         except InputError as exc:  # the error record's fields, with the field named on its own
             record = error_record(raw.get("id"), raw.get("query"), str(exc))
             raise BadRequest(422, exc.field, str(exc).removeprefix(f"{exc.field}: "),
