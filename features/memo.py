@@ -76,3 +76,20 @@ def per_lexicons(size: int):
 
 
 _MISSING = object()
+
+
+def once_per_lexicons(fn):
+    """Decorator: a table that ``fn(lex)`` derives from a word-class object alone (a pattern of some of its
+    words, the first characters of its names, an automaton), built on first use and kept in ``lex.__dict__``
+    under ``MEMO_PREFIX`` + the function's name: once per object, never pickled with it."""
+    name = MEMO_PREFIX + fn.__name__
+
+    @functools.wraps(fn)
+    def built(lex):
+        try:
+            return lex.__dict__[name]
+        except KeyError:
+            table = lex.__dict__[name] = fn(lex)
+            return table
+
+    return built

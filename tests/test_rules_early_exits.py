@@ -303,3 +303,21 @@ def test_a_per_lexicons_memo_answers_as_its_function_and_keeps_no_memo_without_a
     assert [twice(t, lex) for t in "abab"] == ["aa", "bb", "aa", "bb"] and calls == ["a", "b"]
     assert twice("c", lex) == "cc" and list(lex.__dict__[memo.MEMO_PREFIX + "twice"]) == ["c"]  # full: emptied
     assert twice("a", Slotted()) == "aa" and twice("a", Slotted()) == "aa" and calls[-2:] == ["a", "a"]
+
+
+def test_a_once_per_lexicons_table_is_built_once_per_object_and_left_out_of_a_pickle():
+    import pickle
+
+    calls = []
+
+    @memo.once_per_lexicons
+    def table(lex):
+        calls.append(lex)
+        return None  # a table may be None (no such words): still built once
+
+    one, other = type("Lex", (), {})(), type("Lex", (), {})()
+    assert [table(one), table(one), table(other)] == [None] * 3 and calls == [one, other]
+    lex = pickle.loads(pickle.dumps(load_automation_lexicons()))
+    rules.filler_edges(lex), rules.plain_breaks("打开空调然后关窗", lex)
+    assert {memo.MEMO_PREFIX + "filler_edges", memo.MEMO_PREFIX + "_plain_break"} <= lex.__dict__.keys()
+    assert not any(k.startswith(memo.MEMO_PREFIX) for k in pickle.loads(pickle.dumps(lex)).__dict__)

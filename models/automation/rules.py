@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 import ahocorasick
 
 from fastslow.features.automation_lexicons import AutomationLexicons
-from fastslow.features.memo import MEMO_PREFIX, per_lexicons
+from fastslow.features.memo import once_per_lexicons, per_lexicons
 from fastslow.features.split import join_actionless, pieces_between
 from fastslow.features.spoken import chinese_to_int
 from fastslow.features.normalise import chinese_punctuation, surface, without_final_stop, without_spaces_near_chinese
@@ -189,9 +189,6 @@ def signal_text(text: str, lex: AutomationLexicons) -> str:
     return "".join(chars)
 
 
-_SIGNAL_DEVICES = MEMO_PREFIX + "signal_devices"  # never pickled with the lexicons
-
-
 @dataclass(frozen=True)
 class SignalDevices:
     """The device names that look like a signal on their own (``lex.signal`` of the name: 后视镜, 后备箱), and one
@@ -201,15 +198,13 @@ class SignalDevices:
     pattern: re.Pattern | None
 
 
+@once_per_lexicons
 def _signal_devices(lex: AutomationLexicons) -> SignalDevices:
     """``SignalDevices`` of ``lex``, found once per lexicons object rather than a ``lex.signal`` pass over every
     device name found in a text."""
-    devices = lex.__dict__.get(_SIGNAL_DEVICES)
-    if devices is None:
-        names = frozenset(term for term in lex.device_kinds.category if lex.signal(term))
-        pattern = re.compile("|".join(re.escape(t) for t in sorted(names, key=lambda t: (-len(t), t)))) if names else None
-        devices = lex.__dict__[_SIGNAL_DEVICES] = SignalDevices(names, pattern)
-    return devices
+    names = frozenset(term for term in lex.device_kinds.category if lex.signal(term))
+    pattern = re.compile("|".join(re.escape(t) for t in sorted(names, key=lambda t: (-len(t), t)))) if names else None
+    return SignalDevices(names, pattern)
 
 
 def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
@@ -606,23 +601,17 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     return cuts
 
 
-_CUT_POINT_WORDS = MEMO_PREFIX + "cut_point_words"  # never pickled with the lexicons
-
-
+@once_per_lexicons
 def _cut_point_words(lex: AutomationLexicons) -> re.Pattern | None:
     """One pattern of the words a point of ``command_cuts`` starts with: its verbs (two characters or more, of
     ``_COMMAND_START_KINDS``), the seat and device names, the sequence connectors (``break``). A point is where one
     of them is found, so a text in which none of them begins at a possible point has no cut; the leftmost start
     of any of them is what one search of them all finds (None when there are no such words)."""
-    words = lex.__dict__.get(_CUT_POINT_WORDS, False)
-    if words is False:
-        verbs = [t for t, cat in lex.action_verbs.category.items() if len(t) >= 2 and cat in _COMMAND_START_KINDS]
-        names = list(lex.positions.category) + list(lex.device_kinds.category)
-        breaks = [t for t, cat in lex.breaks.category.items() if cat == "break"]
-        terms = sorted(set(verbs + names + breaks), key=lambda t: (-len(t), t))
-        words = re.compile("|".join(re.escape(t) for t in terms)) if terms else None
-        lex.__dict__[_CUT_POINT_WORDS] = words
-    return words
+    verbs = [t for t, cat in lex.action_verbs.category.items() if len(t) >= 2 and cat in _COMMAND_START_KINDS]
+    names = list(lex.positions.category) + list(lex.device_kinds.category)
+    breaks = [t for t, cat in lex.breaks.category.items() if cat == "break"]
+    terms = sorted(set(verbs + names + breaks), key=lambda t: (-len(t), t))
+    return re.compile("|".join(re.escape(t) for t in terms)) if terms else None
 
 
 def split_joined_actions(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
@@ -1114,22 +1103,16 @@ class FillerEdges:
     done: tuple[str, ...]  # the ``done`` fillers (就行, 就好了)
 
 
-_FILLER_EDGES = MEMO_PREFIX + "filler_edges"  # never pickled with the lexicons
-
-
+@once_per_lexicons
 def filler_edges(lex: AutomationLexicons) -> FillerEdges:
     """``FillerEdges`` of ``lex.fillers``, built once per lexicons object."""
-    edges = lex.__dict__.get(_FILLER_EDGES)
-    if edges is None:
-        fillers = lex.fillers
-        edges = FillerEdges(prefixes=fillers.terms("prefix"), suffixes=fillers.terms("suffix"),
-                            soft=fillers.terms("soft_suffix"),
-                            prefix_firsts=frozenset(t[0] for t in fillers.terms("prefix") if t),
-                            suffix_lasts=frozenset(t[-1] for t in fillers.terms("suffix", "soft_suffix") if t),
-                            hesitation_firsts=frozenset(t[0] for t in fillers.terms("hesitation") if t),
-                            done=tuple(sorted(fillers.terms("done"))))
-        lex.__dict__[_FILLER_EDGES] = edges
-    return edges
+    fillers = lex.fillers
+    return FillerEdges(prefixes=fillers.terms("prefix"), suffixes=fillers.terms("suffix"),
+                       soft=fillers.terms("soft_suffix"),
+                       prefix_firsts=frozenset(t[0] for t in fillers.terms("prefix") if t),
+                       suffix_lasts=frozenset(t[-1] for t in fillers.terms("suffix", "soft_suffix") if t),
+                       hesitation_firsts=frozenset(t[0] for t in fillers.terms("hesitation") if t),
+                       done=tuple(sorted(fillers.terms("done"))))
 
 
 @per_lexicons(RULE_MEMO)
@@ -1402,16 +1385,10 @@ def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
     return bool(_BARE_REST.match(low))
 
 
-_NAME_FIRSTS = MEMO_PREFIX + "name_firsts"  # never pickled with the lexicons
-
-
+@once_per_lexicons
 def _name_firsts(lex: AutomationLexicons) -> frozenset:
     """The first characters of the device and seat names (``is_bare_device``), found once per lexicons object."""
-    firsts = lex.__dict__.get(_NAME_FIRSTS)
-    if firsts is None:
-        firsts = lex.__dict__[_NAME_FIRSTS] = frozenset(
-            t[0] for matcher in (lex.device_kinds, lex.positions) for t in matcher.category if t)
-    return firsts
+    return frozenset(t[0] for matcher in (lex.device_kinds, lex.positions) for t in matcher.category if t)
 
 
 def add_missing_verb(action: str, lex: AutomationLexicons) -> str:
@@ -1723,18 +1700,12 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
     return builtin_by_class(cond, actions, lex)
 
 
-_BUILTIN_CONDITIONS = MEMO_PREFIX + "builtin_conditions"  # never pickled with the lexicons
-
-
+@once_per_lexicons
 def _builtin_condition_words(lex: AutomationLexicons) -> re.Pattern | None:
     """One pattern of every condition word of the built-in behaviours: a condition with none of them is none of
     theirs (None when there are no such words)."""
-    pattern = lex.__dict__.get(_BUILTIN_CONDITIONS, False)
-    if pattern is False:
-        words = sorted({w for b in lex.builtins for w in b.condition_words}, key=lambda w: (-len(w), w))
-        pattern = re.compile("|".join(re.escape(w) for w in words)) if words else None
-        lex.__dict__[_BUILTIN_CONDITIONS] = pattern
-    return pattern
+    words = sorted({w for b in lex.builtins for w in b.condition_words}, key=lambda w: (-len(w), w))
+    return re.compile("|".join(re.escape(w) for w in words)) if words else None
 
 
 def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
@@ -1756,20 +1727,15 @@ def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexi
     return all(builtin_action(a, situation, by_itself, lex) for a in actions)
 
 
-_FUNCTION_AUTOMATON = MEMO_PREFIX + "function_automaton"  # never pickled with the lexicons
-
-
+@once_per_lexicons
 def _function_automaton(lex: AutomationLexicons):
     """An Aho-Corasick automaton of the builtin_functions words (valued size, word, category), built once per
     lexicons object: a pattern of its seven hundred alternatives tries them one by one at every position."""
-    automaton = lex.__dict__.get(_FUNCTION_AUTOMATON)
-    if automaton is None:
-        automaton = ahocorasick.Automaton()
-        for term, cat in lex.builtin_functions.category.items():
-            automaton.add_word(term, (len(term), term, cat))
-        if len(automaton):
-            automaton.make_automaton()
-        lex.__dict__[_FUNCTION_AUTOMATON] = automaton
+    automaton = ahocorasick.Automaton()
+    for term, cat in lex.builtin_functions.category.items():
+        automaton.add_word(term, (len(term), term, cat))
+    if len(automaton):
+        automaton.make_automaton()
     return automaton
 
 
@@ -1995,12 +1961,15 @@ _PAUSES = re.compile(r"[,，;；。!！?？]+")
 def plain_breaks(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str]]:
     """(start, end, category) of the pauses and split connectors (``connectors.txt``, automation view) of
     ``text``, left to right: the regex ``pauses|connectors`` of the spec's plain split."""
-    pattern = lex.__dict__.get("_plain_break")
-    if pattern is None:
-        words = sorted(lex.breaks.category, key=lambda t: (-len(t), t))
-        pattern = re.compile(_PAUSES.pattern + "|" + "|".join(re.escape(w) for w in words))
-        object.__setattr__(lex, "_plain_break", pattern)
-    return [(m.start(), m.end(), lex.breaks.category.get(m.group(), "pause")) for m in pattern.finditer(text)]
+    return [(m.start(), m.end(), lex.breaks.category.get(m.group(), "pause"))
+            for m in _plain_break(lex).finditer(text)]
+
+
+@once_per_lexicons
+def _plain_break(lex: AutomationLexicons) -> re.Pattern:
+    """The pattern ``pauses|connectors`` of ``plain_breaks``, built once per lexicons object."""
+    words = sorted(lex.breaks.category, key=lambda t: (-len(t), t))
+    return re.compile(_PAUSES.pattern + "|" + "|".join(re.escape(w) for w in words))
 
 
 
