@@ -229,13 +229,13 @@ class Router(BaseEstimator, ClassifierMixin):
             if n == 1:
                 return self._row_logits(utterances[0])[None]
             return np.vstack([self._row_logits(u) for u in utterances]) if n else np.empty((0, len(self.intercept_)))
-        tfidf_blocks, _, weights, absent = self._fused()
+        tfidf_blocks, others, weights, absent = self._fused()
         indices: list = []
         data: list = []
         starts: list[int] = []
         for u in utterances:
             starts.append(len(indices))
-            self._append_rest(u, indices, data, absent)
+            self._append_rest(u, indices, data, others, absent)
         parts = [(np.asarray(indices, dtype=np.intp), np.asarray(data, dtype=np.float64), np.asarray(starts, dtype=np.intp))]
         parts += [fused.batch([analyse(getattr(u, field_name)) for u in utterances])
                   for fused, analyse, field_name in tfidf_blocks]
@@ -245,10 +245,10 @@ class Router(BaseEstimator, ClassifierMixin):
 
     def _row_logits(self, u) -> np.ndarray:
         """One utterance's ``_logits`` row, bit for bit: its entries as lists, one gather."""
-        tfidf_blocks, _, weights, absent = self._fused()
+        tfidf_blocks, others, weights, absent = self._fused()
         indices: list = []
         data: list = []
-        self._append_rest(u, indices, data, absent)
+        self._append_rest(u, indices, data, others, absent)
         for fused, analyse, field_name in tfidf_blocks:
             cols, values = fused.entries(analyse(getattr(u, field_name)))
             indices += cols
@@ -257,12 +257,13 @@ class Router(BaseEstimator, ClassifierMixin):
         logits += self.intercept_
         return logits
 
-    def _append_rest(self, u, indices: list, data: list, absent: int) -> None:
-        """The entries of every extractor but the tf-idf blocks, after a zero entry (no row is empty)."""
+    def _append_rest(self, u, indices: list, data: list, others, absent: int) -> None:
+        """The entries of every extractor but the tf-idf blocks (the lexicon blocks', then ``others``
+        at their offsets), after a zero entry (no row is empty)."""
         indices.append(absent)
         data.append(0.0)
         self._append_lexicon_hits(u, indices, data)
-        for transformer, offset in self._fused()[1]:
+        for transformer, offset in others:
             transformer.append_row(u, offset, indices, data)
 
     def _append_lexicon_hits(self, u, indices: list, data: list) -> None:
