@@ -171,9 +171,23 @@ def csr_sums(weights: np.ndarray, cols: np.ndarray, values: np.ndarray, starts: 
 def gathered_sum(weights: np.ndarray, cols: list, values: list) -> np.ndarray:
     """One row's ``csr_sums``: the rows of ``weights`` gathered, scaled and added row after row
     (``np.add.reduce`` along the first axis adds in order; ``np.add.reduceat`` would not)."""
+    return np.add.reduce(scaled_rows(weights, cols, values), axis=0)
+
+
+def gathered_sums(weights: np.ndarray, cols: list, values: list, ends: list[int]) -> np.ndarray:
+    """A few rows' ``csr_sums`` (row k: the entries from the previous row's end up to ``ends[k]``), each row
+    as ``gathered_sum`` adds it, with one gather and one product for them all."""
+    rows = scaled_rows(weights, cols, values)
+    if len(ends) == 1:
+        return np.add.reduce(rows, axis=0)[None]
+    return np.vstack([np.add.reduce(rows[start:end], axis=0) for start, end in zip([0, *ends], ends)])
+
+
+def scaled_rows(weights: np.ndarray, cols: list, values: list) -> np.ndarray:
+    """``values[i] * weights[cols[i]]`` for every entry, as rows of a new matrix."""
     rows = weights.take(np.array(cols, dtype=np.intp), axis=0)
     rows *= np.array(values, dtype=np.float64)[:, None]
-    return np.add.reduce(rows, axis=0)
+    return rows
 
 
 def interleave(parts, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

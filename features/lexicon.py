@@ -246,13 +246,14 @@ class LexiconBank:
         chars = self.chars
         for ch in (frozenset("".join(free)) if self.longest_term_wins else charset) & self.char_set:
             pairs += chars[ch]
-        gaps = [k for c in charset & index.gap_heads for k, needed in index.gaps_by_char[c] if needed <= charset]
+        gaps = [] if index.gap_heads.isdisjoint(charset) else [
+            k for c in charset & index.gap_heads for k, needed in index.gaps_by_char[c] if needed <= charset]
         if index.gaps_always:
             gaps += [k for k, needed in index.gaps_always if needed <= charset]
         if gaps:
             gaps.sort()  # the bank's order
             pairs += [self.gaps[k][1:] for k in gaps if self.gaps[k][0].search(text)]
-        out = dict.fromkeys(self.digests, NO_HITS)
+        out = index.no_hits.copy()
         digest_of = index.digest_of
         for lexicon, col in pairs:
             digest = digest_of[lexicon]
@@ -287,6 +288,7 @@ class _BankIndex(NamedTuple):
     #: per lexicon, the digest its hits go to: None for a lexicon whose digest a later one repeats (the
     #: same entries, so the same hits: ``dict(zip(digests, ...))`` keeps the later one's)
     digest_of: tuple[str | None, ...]
+    no_hits: dict[str, dict]  # ``dict.fromkeys(digests, NO_HITS)``, which ``match`` copies (a copy is cheaper)
 
     @classmethod
     def of(cls, bank: LexiconBank) -> "_BankIndex":
@@ -298,7 +300,8 @@ class _BankIndex(NamedTuple):
         last = {digest: i for i, digest in enumerate(bank.digests)}
         return cls(gaps_by_char={c: tuple(ks) for c, ks in grouped.items()}, gap_heads=frozenset(grouped),
                    gaps_always=always,
-                   digest_of=tuple(digest if last[digest] == i else None for i, digest in enumerate(bank.digests)))
+                   digest_of=tuple(digest if last[digest] == i else None for i, digest in enumerate(bank.digests)),
+                   no_hits=dict.fromkeys(bank.digests, NO_HITS))
 
 
 @dataclass(frozen=True)

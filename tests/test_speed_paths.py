@@ -92,6 +92,17 @@ def test_fused_tfidf_is_tfidf_rows_times_the_coefficients(docs, sublinear):
         assert np.array_equal(extractors.gathered_sum(coef, *one), got[k])
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.integers(0, 7), st.floats(-3.0, 3.0)), min_size=1, max_size=12), min_size=1, max_size=4))
+def test_gathered_sums_are_each_rows_gathered_sum_bit_for_bit(rows):
+    coef = np.random.default_rng(len(rows)).normal(size=(8, 5))
+    cols = [col for row in rows for col, _ in row]
+    values = [value for row in rows for _, value in row]
+    ends = np.cumsum([len(row) for row in rows]).tolist()
+    want = np.vstack([extractors.gathered_sum(coef, [c for c, _ in row], [v for _, v in row]) for row in rows])
+    assert np.array_equal(extractors.gathered_sums(coef, cols, values, ends), want)
+
+
 def test_interleave_puts_each_rows_entries_part_after_part():
     rest = (np.array([1, 2, 3]), np.array([1.0, 2.0, 3.0]), np.array([0, 2]))  # rows: [1, 2], [3]
     grams = (np.array([7, 8, 9, 7]), np.array([7.0, 8.0, 9.0, 7.5]), np.array([0, 1]))  # rows: [7], [8, 9, 7]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from functools import reduce
+from operator import add as _add
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
@@ -18,7 +21,7 @@ from fastslow.features import (
     TriggerMarkers, WordTokens,
 )
 from fastslow.features.extractors import (
-    FusedTfidf, LexiconFeatures, _Tfidf, csr_sums, gathered_sum, interleave, require_fitted,
+    FusedTfidf, LexiconFeatures, _Tfidf, csr_sums, gathered_sums, interleave, require_fitted,
 )
 from fastslow.features.references import BuiltinFunctions, EntityReferences
 from fastslow.models.routing.rules import Route
@@ -223,19 +226,17 @@ class Router(BaseEstimator, ClassifierMixin):
         up to the last bits of rounding, with the tf-idf blocks fused (``FusedTfidf``): no tf-idf row of
         dicts, no matrix of every feature. Per row, the sum of the lexicon and other extractors' entries,
         then each tf-idf block's, then the intercept: one CSR product per part for a batch, one gather
-        for a few rows (the server's single query, ``_row_logits``), the same floats either way."""
+        for a few rows (the server's single query, ``_dense_logits``), the same floats either way."""
         n = len(utterances)
         if n <= DENSE_ROWS:
-            if n == 1:
-                return self._row_logits(utterances[0])[None]
-            return np.vstack([self._row_logits(u) for u in utterances]) if n else np.empty((0, len(self.intercept_)))
-        tfidf_blocks, _, weights, absent = self._fused()
+            return self._dense_logits(utterances) if n else np.empty((0, len(self.intercept_)))
+        tfidf_blocks, others, weights, absent = self._fused()
         indices: list = []
         data: list = []
         starts: list[int] = []
         for u in utterances:
             starts.append(len(indices))
-            self._append_rest(u, indices, data, absent)
+            self._append_rest(u, indices, data, others, absent)
         parts = [(np.asarray(indices, dtype=np.intp), np.asarray(data, dtype=np.float64), np.asarray(starts, dtype=np.intp))]
         parts += [fused.batch([analyse(getattr(u, field_name)) for u in utterances])
                   for fused, analyse, field_name in tfidf_blocks]
@@ -243,26 +244,33 @@ class Router(BaseEstimator, ClassifierMixin):
         logits += self.intercept_
         return logits
 
-    def _row_logits(self, u) -> np.ndarray:
-        """One utterance's ``_logits`` row, bit for bit: its entries as lists, one gather."""
-        tfidf_blocks, _, weights, absent = self._fused()
+    def _dense_logits(self, utterances) -> np.ndarray:
+        """A few utterances' ``_logits`` rows, bit for bit: each row's entries as lists, the intercept as
+        its last entry (1.0 times the intercept row of the weights, added last as the batch adds it), one
+        gather for all of them (``gathered_sums``)."""
+        tfidf_blocks, others, weights, absent = self._fused()
+        intercept = absent + 1
         indices: list = []
         data: list = []
-        self._append_rest(u, indices, data, absent)
-        for fused, analyse, field_name in tfidf_blocks:
-            cols, values = fused.entries(analyse(getattr(u, field_name)))
-            indices += cols
-            data += values
-        logits = gathered_sum(weights, indices, data)
-        logits += self.intercept_
-        return logits
+        ends: list[int] = []
+        for u in utterances:
+            self._append_rest(u, indices, data, others, absent)
+            for fused, analyse, field_name in tfidf_blocks:
+                cols, values = fused.entries(analyse(getattr(u, field_name)))
+                indices += cols
+                data += values
+            indices.append(intercept)
+            data.append(1.0)
+            ends.append(len(indices))
+        return gathered_sums(weights, indices, data, ends)
 
-    def _append_rest(self, u, indices: list, data: list, absent: int) -> None:
-        """The entries of every extractor but the tf-idf blocks, after a zero entry (no row is empty)."""
+    def _append_rest(self, u, indices: list, data: list, others, absent: int) -> None:
+        """The entries of every extractor but the tf-idf blocks (the lexicon blocks', then ``others``
+        at their offsets), after a zero entry (no row is empty)."""
         indices.append(absent)
         data.append(0.0)
         self._append_lexicon_hits(u, indices, data)
-        for transformer, offset in self._fused()[1]:
+        for transformer, offset in others:
             transformer.append_row(u, offset, indices, data)
 
     def _append_lexicon_hits(self, u, indices: list, data: list) -> None:
@@ -278,7 +286,8 @@ class Router(BaseEstimator, ClassifierMixin):
     def _fused(self):
         """``_logits``' compiled form of the fitted union (per process, never pickled): the tf-idf
         blocks as ``FusedTfidf`` with their analyser and the utterance field they read, the other
-        non-lexicon blocks with their offsets, and ``weights_`` with a zero row (at ``absent``) after it."""
+        non-lexicon blocks with their offsets, and ``weights_`` with a zero row (at ``absent``) and the
+        intercept (at ``absent + 1``, ``_dense_logits``) after it."""
         fused = self.__dict__.get("_fused_cache")
         if fused is None:
             union = self.pipeline_.named_steps["features"]
@@ -294,7 +303,7 @@ class Router(BaseEstimator, ClassifierMixin):
                 elif not (isinstance(transformer, LexiconFeatures) and transformer.counts_only):
                     others.append((transformer, offset))
                 offset += transformer.n_columns
-            weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1]))])
+            weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1])), self.intercept_])
             fused = (tuple(tfidf), tuple(others), weights, absent)
             self.__dict__["_fused_cache"] = fused
         return fused
@@ -313,7 +322,7 @@ class Router(BaseEstimator, ClassifierMixin):
         state = dict(super().__getstate__())
         state.pop("_label_layout_cache", None)
         state.pop("_fused_cache", None)
-        state.pop("_label_groups_cache", None)
+        state.pop("_label_members_cache", None)
         return state
 
     @property
@@ -378,27 +387,28 @@ class Router(BaseEstimator, ClassifierMixin):
         The same route, which a test holds on every bundled query: a label's probability is summed in class
         order, which may differ from the matrix product's in the last bit (so does a product of fewer rows:
         BLAS adds in blocks), far below the 4 decimals a record shows."""
-        groups = self._label_groups()
-        by_label = [0.0] * len(LABELS)
-        for p, group in zip(proba, groups):
-            by_label[group] += p
+        members = self._label_members()
+        by_label = [reduce(_add, map(proba.__getitem__, classes), 0.0) for classes in members]
         label = first_argmax(by_label)
         floor = getattr(self, "fast_min_probability", 0.0)
         if floor and label == _FAST and by_label[_FAST] < floor:
             label = first_argmax([-1.0 if i == _FAST else p for i, p in enumerate(by_label)])
-        primary = first_argmax([p if group == label else -1.0 for p, group in zip(proba, groups)])
+        # the label's first most probable class (``max`` keeps the first); no class: 0, as argmax of all -1
+        primary = max(members[label], key=proba.__getitem__, default=0)
         threshold = self.secondary_threshold
-        second = sorted((j for j, p in enumerate(proba) if p >= threshold and j != primary), key=lambda j: -proba[j])
+        second = sorted([j for j, p in enumerate(proba) if p >= threshold and j != primary], key=lambda j: -proba[j])
         classes = self._label_layout()[2]
         return self._decided(u, label, classes[primary], [classes[j] for j in second],
                              [round_like_numpy(p, 4) for p in by_label])
 
-    def _label_groups(self) -> list[int]:
-        """Per class its label's index, as a list (``_label_layout``'s first array)."""
-        groups = self.__dict__.get("_label_groups_cache")
-        if groups is None:
-            groups = self.__dict__["_label_groups_cache"] = self._label_layout()[0].tolist()
-        return groups
+    def _label_members(self) -> list[tuple[int, ...]]:
+        """Per label, the indices of its classes in class order (from ``_label_layout``'s first array)."""
+        members = self.__dict__.get("_label_members_cache")
+        if members is None:
+            groups = self._label_layout()[0].tolist()
+            members = [tuple(j for j, group in enumerate(groups) if group == label) for label in range(len(LABELS))]
+            self.__dict__["_label_members_cache"] = members
+        return members
 
     def _decided(self, u, label: int, primary: str, second: list[str], rounded: list[float]) -> Route:
         """The ``Route`` of utterance ``u``: label (index), primary and secondary codes decided, label
