@@ -563,3 +563,21 @@ def test_rule_memos_are_per_lexicons_object_and_never_pickled(model):
     memo = other.__dict__.get(MEMO_PREFIX + "strip_fillers")
     assert memo is None or "帮我打开空调吧" not in memo  # another object: its own memo
     assert strip_fillers("帮我打开空调吧", other) == "打开空调"
+
+
+_JSON_LEAF = (st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4)
+              | st.sampled_from(["a\ud800", "\udfff", "打开空调"]))
+_JSON_VALUE = st.recursive(_JSON_LEAF, lambda inner: st.lists(inner, max_size=4)
+                           | st.dictionaries(st.text(max_size=3) | st.sampled_from(["\udc00k"]), inner, max_size=4),
+                           max_leaves=20)
+
+
+@settings(max_examples=500)
+@given(_JSON_VALUE)
+def test_the_path_free_json_check_refuses_what_the_named_walk_finds(value):
+    """``bad_json_value`` asks ``json_clean`` first and walks with paths only what it refuses: the two agree
+    on any value (NaN, infinities, lone surrogates in text and field names, anywhere)."""
+    from fastslow.data.io import _first_bad, bad_json_value, json_clean
+
+    assert json_clean(value) == (_first_bad(value, "") is None)
+    assert bad_json_value(value, "row") == _first_bad(value, "row")
