@@ -581,3 +581,17 @@ def test_the_path_free_json_check_refuses_what_the_named_walk_finds(value):
 
     assert json_clean(value) == (_first_bad(value, "") is None)
     assert bad_json_value(value, "row") == _first_bad(value, "row")
+
+
+def test_rows_whose_values_the_server_checked_score_as_unchecked_rows(model):
+    """``/v1/route/batch`` scores the items ``invalid_value`` passed with ``values_checked``: the same records
+    (error records included) as the full validation, on the bundled rows and rows that fail validation."""
+    from fastslow.serve.server import invalid_value
+
+    rows = [json.loads(line) for path in (*ROUTING_FILES[:2], *AUTOMATION_FILES)
+            for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows += ROWS + [{"query": "x" * 2000}, {"query": 3}, {"query": "好的", "context": [{"role": "bot"}]}, ["好的"],
+                    {"query": "好的", "endpoint": "tv", "id": 1.5}, {"query": "打开空调", "explain": "yes"}]
+    rows = [row for row in rows if invalid_value(row) is None]
+    assert len(rows) > 400
+    assert model.score(rows, values_checked=True) == model.score(rows)
