@@ -73,7 +73,32 @@ def bad_json_value(value, path: str = "") -> BadValue | None:
     text holding a lone UTF-16 surrogate (a ``\\ud800`` escape decodes to one, and so do bytes that were
     not UTF-8 when read with ``surrogateescape``: no UTF-8 writer or hash can encode it), or a float that
     JSON cannot write (``NaN``, ``Infinity``; ``1e400`` parses to an infinite float). Depth first, in the
-    value's order; ``path`` names ``value`` itself (children: ``path.key``, ``path[i]``)."""
+    value's order; ``path`` names ``value`` itself (children: ``path.key``, ``path[i]``).
+
+    Nearly every value is clean, and ``json_clean`` says so without a path string per child value; only
+    a value it refuses is walked again by ``_first_bad`` (the definition) to name what it found."""
+    return None if json_clean(value) else _first_bad(value, path)
+
+
+def json_clean(value) -> bool:
+    """``_first_bad(value, path) is None``: the same tests of the same values, no paths built."""
+    if isinstance(value, str):
+        return _SURROGATE.search(value) is None
+    if isinstance(value, float):
+        return value - value == 0.0  # finite (inf - inf and nan - nan are nan)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and _SURROGATE.search(key) or not json_clean(item):
+                return False
+    elif isinstance(value, list):
+        for item in value:  # one Python frame per level, as deep as ``_first_bad`` goes
+            if not json_clean(item):
+                return False
+    return True
+
+
+def _first_bad(value, path: str) -> BadValue | None:
+    """``bad_json_value`` by its definition: the walk that names the first bad thing's path."""
     if isinstance(value, str):
         found = _SURROGATE.search(value)
         return BadValue(path, SURROGATE, f"\\u{ord(found.group()):04x}") if found else None
@@ -85,12 +110,12 @@ def bad_json_value(value, path: str = "") -> BadValue | None:
         for key, item in value.items():
             if isinstance(key, str) and (found := _SURROGATE.search(key)):
                 return BadValue(path, NAME, f"\\u{ord(found.group()):04x}")
-            found = bad_json_value(item, f"{path}.{key}" if path else str(key))
+            found = _first_bad(item, f"{path}.{key}" if path else str(key))
             if found:
                 return found
     elif isinstance(value, list):
         for i, item in enumerate(value):
-            found = bad_json_value(item, f"{path}[{i}]")
+            found = _first_bad(item, f"{path}[{i}]")
             if found:
                 return found
     return None

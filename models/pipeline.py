@@ -40,9 +40,11 @@ class FastslowModel:
         self.score([{"query": "打开空调"}, {"query": "上车时打开空调"}])
         return self
 
-    def score(self, rows: list, memo: "Memo | None" = None, explain: bool = False) -> list[dict]:
+    def score(self, rows: list, memo: "Memo | None" = None, explain: bool = False,
+              values_checked: bool = False) -> list[dict]:
         """One record per input row, in order; invalid rows get an error record, never an exception.
         ``explain`` (or a row's own ``"explain": true``) adds an ``explanation`` to the records.
+        ``values_checked``: as ``validate_input``'s (the server has found every value of every row clean).
 
         ``memo`` (opt-in, for logs that repeat their head queries): the analysis of a
         (query, context, endpoint) already seen is reused; the record itself (id, capture candidates
@@ -51,7 +53,7 @@ class FastslowModel:
         valid: list[tuple[int, dict]] = []
         for i, raw in enumerate(rows):
             try:
-                valid.append((i, validate_input(raw, self.max_query_chars)))
+                valid.append((i, validate_input(raw, self.max_query_chars, values_checked)))
             except InputError as exc:
                 qid = raw.get("id") if isinstance(raw, dict) else None
                 query = raw.get("query") if isinstance(raw, dict) else None

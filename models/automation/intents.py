@@ -170,19 +170,12 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
 
     def _decision(self, lows: list[str], controls: list) -> np.ndarray:
         """``decision_function`` of lowered subqueries, with their ``control_intent`` where known (else False)."""
-        require_fitted(self, "weights_")
-        fused = self.__dict__.get("_fused")
-        if fused is None:
-            weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1]))])
-            fused = self.__dict__["_fused"] = (FusedTfidf(self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf,
-                                                          absent=len(self.weights_)), weights)
-        tfidf, weights = fused
+        if len(lows) == 1:  # the usual single query's one subquery: no stacking
+            return self._scores_one(lows[0], controls[0])[None, :]
+        tfidf, weights, _ = self._fused()
         keyword = [self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_, control)]
                    for low, control in zip(lows, controls)]
-        if len(lows) == 1:  # the usual single query's one subquery: no stacking
-            (cols, values), = [tfidf.entries(self._grams(low)) for low in lows]
-            scores = gathered_sum(weights, [*cols, *keyword], [*values, self.keyword_weight])[None, :]
-        elif len(lows) <= DENSE_ROWS:  # as ``_row``: the tf-idf entries, then the keyword's
+        if len(lows) <= DENSE_ROWS:  # as ``_row``: the tf-idf entries, then the keyword's
             rows = [tfidf.entries(self._grams(low)) for low in lows]
             scores = np.vstack([gathered_sum(weights, [*cols, k], [*values, self.keyword_weight])
                                 for (cols, values), k in zip(rows, keyword)]) if rows else np.zeros((0, weights.shape[1]))
@@ -192,6 +185,28 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
             scores = csr_sums(weights, *interleave([tfidf.batch([self._grams(low) for low in lows]), guess], n))
         scores += self.intercept_
         return scores
+
+    def _scores_one(self, low: str, control) -> np.ndarray:
+        """One lowered subquery's row of ``_decision``, 1-d: its tf-idf entries and its keyword guess's
+        gathered and added in the batch's order, then the intercept."""
+        tfidf, weights, _ = self._fused()
+        cols, values = tfidf.entries(self._grams(low))  # fresh lists: the keyword's entry goes last, as in ``_row``
+        cols.append(self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_, control)])
+        values.append(self.keyword_weight)
+        scores = gathered_sum(weights, cols, values)
+        scores += self.intercept_
+        return scores
+
+    def _fused(self) -> tuple[FusedTfidf, np.ndarray, list[str]]:
+        """The tf-idf block as ``FusedTfidf``, the coefficients with a zero row for its absent grams, and
+        the class names as ``str`` (built on first use, never pickled)."""
+        require_fitted(self, "weights_")
+        fused = self.__dict__.get("_fused_parts")
+        if fused is None:
+            weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1]))])
+            tfidf = FusedTfidf(self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf, absent=len(self.weights_))
+            fused = self.__dict__["_fused_parts"] = (tfidf, weights, [str(c) for c in self.classes_])
+        return fused
 
     def predict(self, X):
         """The intent of each subquery: the model's best class, then ``resolve_intent``.
@@ -215,17 +230,22 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
 
     def _predict(self, X: list[str]) -> list[str]:
         """The model's best class, then ``resolve_intent``; the keyword guess and the rule share each
-        subquery's ``control_intent`` (a function of its lowered text, and ``lowered`` is idempotent)."""
+        subquery's ``control_intent`` (a function of its lowered text, and ``lowered`` is idempotent).
+        One subquery (a single query's usual case) takes ``_scores_one`` without the batch's 2-d steps."""
         lows = [lowered(s) for s in X]
         controls = [control_intent(low, self.lexicons_) for low in lows]
-        scores = self._decision(lows, controls)
-        best = scores.argmax(axis=1) if scores.shape[1] > 1 else (scores[:, 0] > 0).astype(int)  # binary: one column
-        predicted = self.classes_[best]
-        return [resolve_intent(s, str(p), self.lexicons_, control) for s, p, control in zip(X, predicted, controls)]
+        names = self._fused()[2]
+        if len(lows) == 1:
+            scores = self._scores_one(lows[0], controls[0])
+            best = [int(scores.argmax()) if len(scores) > 1 else int(scores[0] > 0)]  # binary: one column
+        else:
+            scores = self._decision(lows, controls)
+            best = (scores.argmax(axis=1) if scores.shape[1] > 1 else (scores[:, 0] > 0).astype(int)).tolist()
+        return [resolve_intent(s, names[k], self.lexicons_, control) for s, k, control in zip(X, best, controls)]
 
     def __getstate__(self):
         state = dict(super().__getstate__())
         state.pop("_predicted", None)
         state.pop("_char_range", None)
-        state.pop("_fused", None)
+        state.pop("_fused_parts", None)
         return state
