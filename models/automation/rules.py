@@ -586,8 +586,6 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)  # room for a command each side
     if not points:
         return []
-    if unconditional_kind(text, lex):
-        return []  # a super-task or memo clause (修改我的回家习惯) is one request
     cuts, last = [], 0
     for p in points:
         if p - last < 3 or (p not in breaks and low[p - 1] in _JOINED_BEFORE) or "说" in low[last:p]:
@@ -598,6 +596,8 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
         if _is_plain_command(left, lex) and _is_plain_command(strip_fillers(text[p:], lex), lex):
             cuts.append(p)
             last = p
+    if cuts and unconditional_kind(text, lex):
+        return []  # a super-task or memo clause (修改我的回家习惯) is one request (asked last: most texts have no cut)
     return cuts
 
 
