@@ -321,3 +321,28 @@ def test_a_once_per_lexicons_table_is_built_once_per_object_and_left_out_of_a_pi
     rules.filler_edges(lex), rules.plain_breaks("打开空调然后关窗", lex)
     assert {memo.MEMO_PREFIX + "filler_edges", memo.MEMO_PREFIX + "_plain_break"} <= lex.__dict__.keys()
     assert not any(k.startswith(memo.MEMO_PREFIX) for k in pickle.loads(pickle.dumps(lex)).__dict__)
+
+
+# ---- lowered: a text without the one character whose lower case is longer is lowered whole
+
+def _lowered_reference(text):
+    low = text.lower()
+    return low if len(low) == len(text) else "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
+
+
+def test_the_one_character_whose_lower_case_is_longer_is_the_one_lowered_looks_for():
+    import sys
+
+    longer = [chr(c) for c in range(sys.maxunicode + 1) if len(chr(c).lower()) != 1]
+    assert longer == [rules.EXPANDS_WHEN_LOWERED]
+
+
+def test_lowered_answers_as_its_definition_on_every_bundled_text_and_piece():
+    assert all(rules.lowered(text) == _lowered_reference(text) for text in PIECES)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("İIiΣσςAbc打开空调 ,，Ǆǅ\u0307ẞß"), max_size=12) | st.text(max_size=12))
+def test_lowered_answers_as_its_definition_on_random_texts(text):
+    low = rules.lowered(text)
+    assert low == _lowered_reference(text) and len(low) == len(text)

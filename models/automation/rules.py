@@ -87,9 +87,15 @@ def automation_text(query) -> str:
 
 
 def lowered(text: str) -> str:
-    """Lower case for lexicon matching, only where that keeps every character's position."""
-    low = text.lower()
-    return low if len(low) == len(text) else "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
+    """Lower case for lexicon matching, only where that keeps every character's position. İ is the one
+    character whose lower case is longer (``EXPANDS_WHEN_LOWERED``): a text without it is lowered whole."""
+    if EXPANDS_WHEN_LOWERED not in text:
+        return text.lower()
+    return "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
+
+
+#: the one character whose ``str.lower`` is two characters (i and a combining dot; a test holds it)
+EXPANDS_WHEN_LOWERED = "\u0130"
 
 
 _MARKUP = re.compile(r"\[(C|A|D|N|E)(?:/([^:\]]+))?:([^\]]*)\]")
