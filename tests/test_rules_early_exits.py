@@ -346,3 +346,40 @@ def test_lowered_answers_as_its_definition_on_every_bundled_text_and_piece():
 def test_lowered_answers_as_its_definition_on_random_texts(text):
     low = rules.lowered(text)
     assert low == _lowered_reference(text) and len(low) == len(text)
+
+
+# ---- term_pattern: a trie of the terms matches as their alternation longest first
+
+def _alternation(terms):
+    return re.compile("|".join(re.escape(t) for t in sorted(terms, key=lambda t: (-len(t), t))))
+
+
+def _same_matches(fast, slow, text):
+    spans = [(m.span(), m.group()) for m in fast.finditer(text)] == [(m.span(), m.group()) for m in slow.finditer(text)]
+    search = [(m.span() if m else None) for m in (fast.search(text), slow.search(text))]
+    match = [(m.span() if m else None) for m in (fast.match(text), slow.match(text))]
+    return spans and search[0] == search[1] and match[0] == match[1] and fast.findall(text) == slow.findall(text)
+
+
+def test_the_rules_word_patterns_match_as_their_alternations_on_every_bundled_piece():
+    lows = sorted({rules.lowered(p) for p in PIECES})
+    verbs = [t for t, cat in LEX.action_verbs.category.items() if len(t) >= 2 and cat in rules._COMMAND_START_KINDS]
+    breaks = [t for t, cat in LEX.breaks.category.items() if cat == "break"]
+    cut_words = {*verbs, *LEX.positions.category, *LEX.device_kinds.category, *breaks}
+    pairs = [(rules._cut_point_words(LEX), _alternation(cut_words)),
+             (rules._signal_devices(LEX).pattern, _alternation(rules._signal_devices(LEX).names)),
+             (rules._builtin_condition_words(LEX), _alternation({w for b in LEX.builtins for w in b.condition_words})),
+             (rules._plain_break(LEX), re.compile(rules._PAUSES.pattern + "|" + _alternation(LEX.breaks.category).pattern))]
+    for fast, slow in pairs:
+        assert fast.pattern != slow.pattern and all(_same_matches(fast, slow, low) for low in lows), slow.pattern[:40]
+
+
+_TERMS = st.lists(st.text(alphabet="打开空调电话ab.*", min_size=1, max_size=4), min_size=1, max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TERMS, st.text(alphabet="打开空调电话ab.*x", max_size=14))
+def test_term_pattern_matches_as_the_alternation_longest_first_on_random_terms(terms, text):
+    from fastslow.features.lexicon import term_pattern
+
+    assert _same_matches(term_pattern(terms), _alternation(terms), text)

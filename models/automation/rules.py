@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 import ahocorasick
 
 from fastslow.features.automation_lexicons import AutomationLexicons
+from fastslow.features.lexicon import term_pattern
 from fastslow.features.memo import once_per_lexicons, per_lexicons
 from fastslow.features.split import join_actionless, pieces_between
 from fastslow.features.spoken import chinese_to_int
@@ -209,8 +210,7 @@ def _signal_devices(lex: AutomationLexicons) -> SignalDevices:
     """``SignalDevices`` of ``lex``, found once per lexicons object rather than a ``lex.signal`` pass over every
     device name found in a text."""
     names = frozenset(term for term in lex.device_kinds.category if lex.signal(term))
-    pattern = re.compile("|".join(re.escape(t) for t in sorted(names, key=lambda t: (-len(t), t)))) if names else None
-    return SignalDevices(names, pattern)
+    return SignalDevices(names, term_pattern(names))
 
 
 def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
@@ -616,8 +616,7 @@ def _cut_point_words(lex: AutomationLexicons) -> re.Pattern | None:
     verbs = [t for t, cat in lex.action_verbs.category.items() if len(t) >= 2 and cat in _COMMAND_START_KINDS]
     names = list(lex.positions.category) + list(lex.device_kinds.category)
     breaks = [t for t, cat in lex.breaks.category.items() if cat == "break"]
-    terms = sorted(set(verbs + names + breaks), key=lambda t: (-len(t), t))
-    return re.compile("|".join(re.escape(t) for t in terms)) if terms else None
+    return term_pattern(set(verbs + names + breaks))
 
 
 def split_joined_actions(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
@@ -1710,8 +1709,7 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
 def _builtin_condition_words(lex: AutomationLexicons) -> re.Pattern | None:
     """One pattern of every condition word of the built-in behaviours: a condition with none of them is none of
     theirs (None when there are no such words)."""
-    words = sorted({w for b in lex.builtins for w in b.condition_words}, key=lambda w: (-len(w), w))
-    return re.compile("|".join(re.escape(w) for w in words)) if words else None
+    return term_pattern({w for b in lex.builtins for w in b.condition_words})
 
 
 def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
@@ -1974,8 +1972,8 @@ def plain_breaks(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str
 @once_per_lexicons
 def _plain_break(lex: AutomationLexicons) -> re.Pattern:
     """The pattern ``pauses|connectors`` of ``plain_breaks``, built once per lexicons object."""
-    words = sorted(lex.breaks.category, key=lambda t: (-len(t), t))
-    return re.compile(_PAUSES.pattern + "|" + "|".join(re.escape(w) for w in words))
+    words = term_pattern(lex.breaks.category)
+    return re.compile(_PAUSES.pattern + "|" + (words.pattern if words is not None else ""))
 
 
 
