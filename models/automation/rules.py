@@ -590,8 +590,8 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
     points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)  # room for a command each side
-    if not points:
-        return []
+    if not points or not may_hold_command(text[:points[-1]], lex) or not may_hold_command(text[points[0]:], lex):
+        return []  # a whole command holds a verb, reminder or memo word: none before the last point or after the first
     cuts, last = [], 0
     for p in points:
         if p - last < 3 or (p not in breaks and low[p - 1] in _JOINED_BEFORE) or "说" in low[last:p]:
