@@ -328,8 +328,8 @@ def _trie_regex(node: dict) -> str:
 @dataclass(frozen=True)
 class Matcher:
     """Longest-first, non-overlapping matching of one lexicon in running text (not tokens): one
-    regular expression of its terms, longest first, on lower-cased text, so ``座椅加热`` wins over
-    ``座椅``. ``category`` maps term → category (the first one given)."""
+    regular expression of its terms, longest first (``term_pattern``), on lower-cased text, so ``座椅加热`` wins
+    over ``座椅``. ``category`` maps term → category (the first one given)."""
 
     name: str
     pattern: re.Pattern | None
@@ -342,9 +342,10 @@ class Matcher:
             category.setdefault(term, cat)
         if "" in category:  # it would match between any two characters (``read_entries`` refuses it too)
             raise ValueError(f"{name}: empty term")
-        terms = sorted(category, key=lambda t: (-len(t), t))
-        pattern = re.compile("|".join(re.escape(t) for t in terms)) if terms else None
-        return cls(name, pattern, category)
+        return cls(name, term_pattern(category), category)
+
+    def __setstate__(self, state):  # a matcher pickled with the plain alternation gets the trie (the same matches)
+        self.__dict__.update(state, pattern=term_pattern(state["category"]))
 
     @classmethod
     def load(cls, lexicon: str, column: str | None = None, lexicon_dir: Path | None = None) -> "Matcher":

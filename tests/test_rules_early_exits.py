@@ -374,6 +374,32 @@ def test_the_rules_word_patterns_match_as_their_alternations_on_every_bundled_pi
         assert fast.pattern != slow.pattern and all(_same_matches(fast, slow, low) for low in lows), slow.pattern[:40]
 
 
+def test_every_automation_matcher_is_its_terms_trie_and_matches_as_their_alternation_on_every_bundled_piece():
+    from fastslow.features.lexicon import Matcher, term_pattern
+
+    matchers = [m for m in vars(LEX).values() if isinstance(m, Matcher) and m.category]
+    assert len(matchers) > 15
+    lows = sorted({rules.lowered(p) for p in PIECES})
+    for matcher in matchers:
+        assert matcher.pattern.pattern == term_pattern(matcher.category).pattern
+        slow = _alternation(matcher.category)
+        assert all(_same_matches(matcher.pattern, slow, low) for low in lows), matcher.name
+
+
+def test_a_matcher_pickled_with_the_alternation_gets_the_trie():
+    import pickle
+
+    from fastslow.features.lexicon import Matcher
+
+    matcher = Matcher.build("t", [("打开", "on"), ("打开空调", "x"), ("打电话", "comm")])
+    state = dict(matcher.__dict__, pattern=_alternation(matcher.category))  # as pickled before the trie
+    revived = Matcher.__new__(Matcher)
+    revived.__setstate__(state)
+    assert revived.pattern.pattern == matcher.pattern.pattern != state["pattern"].pattern
+    assert revived.find("打开空调打电话打开") == [(0, 4, "打开空调", "x"), (4, 7, "打电话", "comm"), (7, 9, "打开", "on")]
+    assert pickle.loads(pickle.dumps(matcher)).pattern.pattern == matcher.pattern.pattern
+
+
 _TERMS = st.lists(st.text(alphabet="打开空调电话ab.*", min_size=1, max_size=4), min_size=1, max_size=8)
 
 
