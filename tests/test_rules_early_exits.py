@@ -321,3 +321,91 @@ def test_a_once_per_lexicons_table_is_built_once_per_object_and_left_out_of_a_pi
     rules.filler_edges(lex), rules.plain_breaks("打开空调然后关窗", lex)
     assert {memo.MEMO_PREFIX + "filler_edges", memo.MEMO_PREFIX + "_plain_break"} <= lex.__dict__.keys()
     assert not any(k.startswith(memo.MEMO_PREFIX) for k in pickle.loads(pickle.dumps(lex)).__dict__)
+
+
+# ---- lowered: a text without the one character whose lower case is longer is lowered whole
+
+def _lowered_reference(text):
+    low = text.lower()
+    return low if len(low) == len(text) else "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
+
+
+def test_the_one_character_whose_lower_case_is_longer_is_the_one_lowered_looks_for():
+    import sys
+
+    longer = [chr(c) for c in range(sys.maxunicode + 1) if len(chr(c).lower()) != 1]
+    assert longer == [rules.EXPANDS_WHEN_LOWERED]
+
+
+def test_lowered_answers_as_its_definition_on_every_bundled_text_and_piece():
+    assert all(rules.lowered(text) == _lowered_reference(text) for text in PIECES)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("İIiΣσςAbc打开空调 ,，Ǆǅ\u0307ẞß"), max_size=12) | st.text(max_size=12))
+def test_lowered_answers_as_its_definition_on_random_texts(text):
+    low = rules.lowered(text)
+    assert low == _lowered_reference(text) and len(low) == len(text)
+
+
+# ---- term_pattern: a trie of the terms matches as their alternation longest first
+
+def _alternation(terms):
+    return re.compile("|".join(re.escape(t) for t in sorted(terms, key=lambda t: (-len(t), t))))
+
+
+def _same_matches(fast, slow, text):
+    spans = [(m.span(), m.group()) for m in fast.finditer(text)] == [(m.span(), m.group()) for m in slow.finditer(text)]
+    search = [(m.span() if m else None) for m in (fast.search(text), slow.search(text))]
+    match = [(m.span() if m else None) for m in (fast.match(text), slow.match(text))]
+    return spans and search[0] == search[1] and match[0] == match[1] and fast.findall(text) == slow.findall(text)
+
+
+def test_the_rules_word_patterns_match_as_their_alternations_on_every_bundled_piece():
+    lows = sorted({rules.lowered(p) for p in PIECES})
+    verbs = [t for t, cat in LEX.action_verbs.category.items() if len(t) >= 2 and cat in rules._COMMAND_START_KINDS]
+    breaks = [t for t, cat in LEX.breaks.category.items() if cat == "break"]
+    cut_words = {*verbs, *LEX.positions.category, *LEX.device_kinds.category, *breaks}
+    pairs = [(rules._cut_point_words(LEX), _alternation(cut_words)),
+             (rules._signal_devices(LEX).pattern, _alternation(rules._signal_devices(LEX).names)),
+             (rules._builtin_condition_words(LEX), _alternation({w for b in LEX.builtins for w in b.condition_words})),
+             (rules._plain_break(LEX), re.compile(rules._PAUSES.pattern + "|" + _alternation(LEX.breaks.category).pattern))]
+    for fast, slow in pairs:
+        assert fast.pattern != slow.pattern and all(_same_matches(fast, slow, low) for low in lows), slow.pattern[:40]
+
+
+def test_every_automation_matcher_is_its_terms_trie_and_matches_as_their_alternation_on_every_bundled_piece():
+    from fastslow.features.lexicon import Matcher, term_pattern
+
+    matchers = [m for m in vars(LEX).values() if isinstance(m, Matcher) and m.category]
+    assert len(matchers) > 15
+    lows = sorted({rules.lowered(p) for p in PIECES})
+    for matcher in matchers:
+        assert matcher.pattern.pattern == term_pattern(matcher.category).pattern
+        slow = _alternation(matcher.category)
+        assert all(_same_matches(matcher.pattern, slow, low) for low in lows), matcher.name
+
+
+def test_a_matcher_pickled_with_the_alternation_gets_the_trie():
+    import pickle
+
+    from fastslow.features.lexicon import Matcher
+
+    matcher = Matcher.build("t", [("打开", "on"), ("打开空调", "x"), ("打电话", "comm")])
+    state = dict(matcher.__dict__, pattern=_alternation(matcher.category))  # as pickled before the trie
+    revived = Matcher.__new__(Matcher)
+    revived.__setstate__(state)
+    assert revived.pattern.pattern == matcher.pattern.pattern != state["pattern"].pattern
+    assert revived.find("打开空调打电话打开") == [(0, 4, "打开空调", "x"), (4, 7, "打电话", "comm"), (7, 9, "打开", "on")]
+    assert pickle.loads(pickle.dumps(matcher)).pattern.pattern == matcher.pattern.pattern
+
+
+_TERMS = st.lists(st.text(alphabet="打开空调电话ab.*", min_size=1, max_size=4), min_size=1, max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TERMS, st.text(alphabet="打开空调电话ab.*x", max_size=14))
+def test_term_pattern_matches_as_the_alternation_longest_first_on_random_terms(terms, text):
+    from fastslow.features.lexicon import term_pattern
+
+    assert _same_matches(term_pattern(terms), _alternation(terms), text)

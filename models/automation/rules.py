@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 import ahocorasick
 
 from fastslow.features.automation_lexicons import AutomationLexicons
+from fastslow.features.lexicon import term_pattern
 from fastslow.features.memo import once_per_lexicons, per_lexicons
 from fastslow.features.split import join_actionless, pieces_between
 from fastslow.features.spoken import chinese_to_int
@@ -87,9 +88,15 @@ def automation_text(query) -> str:
 
 
 def lowered(text: str) -> str:
-    """Lower case for lexicon matching, only where that keeps every character's position."""
-    low = text.lower()
-    return low if len(low) == len(text) else "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
+    """Lower case for lexicon matching, only where that keeps every character's position. İ is the one
+    character whose lower case is longer (``EXPANDS_WHEN_LOWERED``): a text without it is lowered whole."""
+    if EXPANDS_WHEN_LOWERED not in text:
+        return text.lower()
+    return "".join(ch.lower() if len(ch.lower()) == 1 else ch for ch in text)
+
+
+#: the one character whose ``str.lower`` is two characters (i and a combining dot; a test holds it)
+EXPANDS_WHEN_LOWERED = "\u0130"
 
 
 _MARKUP = re.compile(r"\[(C|A|D|N|E)(?:/([^:\]]+))?:([^\]]*)\]")
@@ -203,8 +210,7 @@ def _signal_devices(lex: AutomationLexicons) -> SignalDevices:
     """``SignalDevices`` of ``lex``, found once per lexicons object rather than a ``lex.signal`` pass over every
     device name found in a text."""
     names = frozenset(term for term in lex.device_kinds.category if lex.signal(term))
-    pattern = re.compile("|".join(re.escape(t) for t in sorted(names, key=lambda t: (-len(t), t)))) if names else None
-    return SignalDevices(names, pattern)
+    return SignalDevices(names, term_pattern(names))
 
 
 def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
@@ -584,10 +590,8 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
     points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)  # room for a command each side
-    if not points:
-        return []
-    if unconditional_kind(text, lex):
-        return []  # a super-task or memo clause (修改我的回家习惯) is one request
+    if not points or not may_hold_command(text[:points[-1]], lex) or not may_hold_command(text[points[0]:], lex):
+        return []  # a whole command holds a verb, reminder or memo word: none before the last point or after the first
     cuts, last = [], 0
     for p in points:
         if p - last < 3 or (p not in breaks and low[p - 1] in _JOINED_BEFORE) or "说" in low[last:p]:
@@ -598,6 +602,8 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
         if _is_plain_command(left, lex) and _is_plain_command(strip_fillers(text[p:], lex), lex):
             cuts.append(p)
             last = p
+    if cuts and unconditional_kind(text, lex):
+        return []  # a super-task or memo clause (修改我的回家习惯) is one request (asked last: most texts have no cut)
     return cuts
 
 
@@ -610,8 +616,7 @@ def _cut_point_words(lex: AutomationLexicons) -> re.Pattern | None:
     verbs = [t for t, cat in lex.action_verbs.category.items() if len(t) >= 2 and cat in _COMMAND_START_KINDS]
     names = list(lex.positions.category) + list(lex.device_kinds.category)
     breaks = [t for t, cat in lex.breaks.category.items() if cat == "break"]
-    terms = sorted(set(verbs + names + breaks), key=lambda t: (-len(t), t))
-    return re.compile("|".join(re.escape(t) for t in terms)) if terms else None
+    return term_pattern(set(verbs + names + breaks))
 
 
 def split_joined_actions(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
@@ -1704,8 +1709,7 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
 def _builtin_condition_words(lex: AutomationLexicons) -> re.Pattern | None:
     """One pattern of every condition word of the built-in behaviours: a condition with none of them is none of
     theirs (None when there are no such words)."""
-    words = sorted({w for b in lex.builtins for w in b.condition_words}, key=lambda w: (-len(w), w))
-    return re.compile("|".join(re.escape(w) for w in words)) if words else None
+    return term_pattern({w for b in lex.builtins for w in b.condition_words})
 
 
 def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
@@ -1968,8 +1972,8 @@ def plain_breaks(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str
 @once_per_lexicons
 def _plain_break(lex: AutomationLexicons) -> re.Pattern:
     """The pattern ``pauses|connectors`` of ``plain_breaks``, built once per lexicons object."""
-    words = sorted(lex.breaks.category, key=lambda t: (-len(t), t))
-    return re.compile(_PAUSES.pattern + "|" + "|".join(re.escape(w) for w in words))
+    words = term_pattern(lex.breaks.category)
+    return re.compile(_PAUSES.pattern + "|" + (words.pattern if words is not None else ""))
 
 
 
