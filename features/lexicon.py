@@ -56,7 +56,7 @@ class Lexicon:
                 for col in cols:
                     hits[col] = hits.get(col, 0) + 1
         if self.chars:
-            for ch in self.counted_chars(tokens, charset) & self.char_set:
+            for ch in sorted(self.counted_chars(tokens, charset) & self.char_set):  # a set's order follows the hash seed
                 for col in self.chars[ch]:
                     hits[col] = hits.get(col, 0) + 1
         for pattern, col in self.gaps:
@@ -244,7 +244,9 @@ class LexiconBank:
             else:
                 pairs += found
         chars = self.chars
-        for ch in (frozenset("".join(free)) if self.longest_term_wins else charset) & self.char_set:
+        # sorted: a set's order follows the process's hash seed, and the hits' order is the order their
+        # features are added in, so unsorted the same query could score differently in the last bits per process
+        for ch in sorted((frozenset("".join(free)) if self.longest_term_wins else charset) & self.char_set):
             pairs += chars[ch]
         gaps = [] if index.gap_heads.isdisjoint(charset) else [
             k for c in charset & index.gap_heads for k, needed in index.gaps_by_char[c] if needed <= charset]

@@ -1,5 +1,9 @@
 """The router as a scikit-learn estimator: deterministic given its seed, cloneable, calibrated."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 from sklearn.base import clone
 
@@ -64,3 +68,30 @@ def test_a_fast_floor_turns_an_unsure_fast_route_into_its_runner_up():
         else:
             assert after.label == before.label
     assert sum(a.label != b.label for a, b in zip(routes, floored)) >= 1
+
+
+_LOGITS_OF = """
+import sys
+from fastslow.models.lifecycle.bundle import load_bundle
+router = load_bundle(sys.argv[1]).router
+queries = [line.rstrip("\\n") for line in open(sys.argv[2], encoding="utf-8")]
+batch = router.decision_function(queries)
+single = [router.decision_function([q])[0] for q in queries[:300]]
+print(repr([float(x).hex() for row in [*batch, *single] for x in row]))
+"""
+
+
+def test_the_router_gives_the_same_floats_whatever_the_process_hash_seed(trained, tmp_path):
+    """A set's order follows the process's hash seed (PYTHONHASHSEED, random per process); the order in which
+    a query's lexicon hits are added must not, or two server workers give the same query different last bits
+    (and, on a rounding edge, a different confidence)."""
+    queries = sorted({row["query"] for row in load_training() if "\n" not in row["query"]})[:1500]
+    path = tmp_path / "queries.txt"
+    path.write_text("".join(q + "\n" for q in queries), encoding="utf-8")
+    outputs = []
+    for seed in ("1", "2"):
+        done = subprocess.run([sys.executable, "-c", _LOGITS_OF, str(trained["path"]), str(path)],
+                              capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed})
+        assert done.returncode == 0, done.stderr[-2000:]
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
