@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 from itertools import chain, repeat
+from operator import add
 import tempfile
 import threading
 
@@ -102,9 +103,17 @@ GRAM_FEATURES = ("c=", "l=", "r=", "lc=", "cr=", "lcr=", "ll=", "rr=")
 _GRAM_SIZES = (1, 1, 1, 2, 2, 3, 2, 2)  # characters in a gram of each family
 
 
-def known_grams(attributes) -> dict[str, frozenset]:
-    """Per character n-gram feature (``GRAM_FEATURES``), the grams that name an attribute of ``attributes``."""
-    return {prefix: frozenset(a[len(prefix):] for a in attributes if a.startswith(prefix)) for prefix in GRAM_FEATURES}
+class KnownAttributes:
+    """The attribute names of a trained CRF by what ``tagging_features`` looks up: per character n-gram family
+    (``GRAM_FEATURES``) its grams to their attribute, and the marks whose copy on the character after (``-1``
+    and the mark) or before (``+1``) is an attribute, to that attribute; one lookup gives the string or
+    ``None`` when the CRF does not know it."""
+
+    def __init__(self, attributes):
+        self.grams = tuple({a[len(prefix):]: a for a in attributes if a.startswith(prefix)} for prefix in GRAM_FEATURES)
+        self.before = {a[2:]: a for a in attributes if a.startswith("-1")}
+        self.after = {a[2:]: a for a in attributes if a.startswith("+1")}
+        self.kind = _ByCharClass({k: "k=" + k for k in "dcasp"})
 
 
 def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None):
@@ -178,14 +187,9 @@ def with_looks(marks: list[list[str]], looks) -> list[list[str]]:
     return marks
 
 
-def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None,
-                  known: dict[str, frozenset] | None = None) -> list[list[str]]:
-    """Feature strings of every character of ``text`` (see the module doc).
-
-    ``known`` (``known_grams`` of the CRF's attributes) leaves out the character n-gram features the CRF
-    has no weight for: most of the two- and three-character ones. crfsuite drops an attribute it does not
-    know before scoring, so the tags and marginals are the same; the rest keep their order, so the
-    weights are summed in the same order too. ``AttributeIndex.ids`` gives the same attributes as ids."""
+def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None) -> list[list[str]]:
+    """Feature strings of every character of ``text`` (see the module doc): what the CRF is trained on, and
+    the definition of ``tagging_features`` and ``AttributeIndex.ids``."""
     n = len(text)
     if n == 0:
         return []
@@ -195,38 +199,12 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
     padded = "\x02\x02" + low + "\x03\x03"
     feats = []
     prev_marks: list[str] = []
-    if known is not None:
-        k_c, k_l, k_r, k_lc, k_cr, k_lcr, k_ll, k_rr = (known[prefix] for prefix in GRAM_FEATURES)
     for i in range(n):
         j = i + 2
         c0, cm1, cp1 = padded[j], padded[j - 1], padded[j + 1]
-        if known is None:
-            f = ["b", "c=" + c0, "l=" + cm1, "r=" + cp1, "lc=" + cm1 + c0, "cr=" + c0 + cp1, "lcr=" + cm1 + c0 + cp1,
-                 "ll=" + padded[j - 2] + cm1, "rr=" + cp1 + padded[j + 2], "k=" + classes[i],
-                 _CLAUSE_FEATURE[min(clause_of[i], 3)]]
-        else:
-            f = ["b"]
-            if c0 in k_c:
-                f.append("c=" + c0)
-            if cm1 in k_l:
-                f.append("l=" + cm1)
-            if cp1 in k_r:
-                f.append("r=" + cp1)
-            lc, cr = cm1 + c0, c0 + cp1
-            if lc in k_lc:
-                f.append("lc=" + lc)
-            if cr in k_cr:
-                f.append("cr=" + cr)
-            if lc + cp1 in k_lcr:
-                f.append("lcr=" + lc + cp1)
-            gram = padded[j - 2] + cm1
-            if gram in k_ll:
-                f.append("ll=" + gram)
-            gram = cp1 + padded[j + 2]
-            if gram in k_rr:
-                f.append("rr=" + gram)
-            f.append("k=" + classes[i])
-            f.append(_CLAUSE_FEATURE[min(clause_of[i], 3)])
+        f = ["b", "c=" + c0, "l=" + cm1, "r=" + cp1, "lc=" + cm1 + c0, "cr=" + c0 + cp1, "lcr=" + cm1 + c0 + cp1,
+             "ll=" + padded[j - 2] + cm1, "rr=" + cp1 + padded[j + 2], "k=" + classes[i],
+             _CLAUSE_FEATURE[min(clause_of[i], 3)]]
         if tok_pos[i]:
             f.append("tp=" + tok_pos[i])
             if tok_of[i]:
@@ -238,6 +216,45 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
             f += ["+1" + m for m in marks[i + 1] if m[0] in _LOCAL]
         prev_marks = ["-1" + m for m in here if m[0] in _LOCAL]
         feats.append(f)
+    feats[0].append("BOS")
+    feats[-1].append("EOS")
+    return feats
+
+
+def tagging_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None,
+                     known: KnownAttributes) -> list[list[str]]:
+    """``char_features`` without the character n-grams and mark copies the CRF has no attribute for (crfsuite
+    drops an attribute it does not know before scoring): the rest in the same order, so crfsuite sums the
+    same weights in the same order for the same tags and marginals, with less work here and in crfsuite.
+
+    Built a column at a time (each character's n-grams, class and clause by lookups over the whole text),
+    then the marks: a character's own and clause-structure marks, the copies of the marks of the character
+    before it, of the character after it."""
+    n = len(text)
+    if n == 0:
+        return []
+    low, marks, clause_of, looks, tok_pos, tok_of = _char_layout(text, table, tokens)
+    c, l, r, lc, cr, lcr, ll, rr = known.grams
+    padded = "\x02\x02" + low + "\x03\x03"
+    pairs = list(map(add, padded, padded[1:]))  # pairs[k]: padded[k:k + 2]; the ll, lc, cr, rr of character i
+    right, lefts = padded[3:], pairs[1:]  # are pairs i to i + 3 (zip stops at the n characters of low)
+    columns = [map(c.get, low), map(l.get, padded[1:]), map(r.get, right), map(lc.get, lefts),
+               map(cr.get, pairs[2:]), map(lcr.get, map(add, lefts, right)), map(ll.get, pairs), map(rr.get, pairs[3:]),
+               map(known.kind.__getitem__, low), map(_CLAUSE_FEATURE.__getitem__, map(min, clause_of, repeat(3)))]
+    if tokens is not None:
+        columns.append(["tp=" + p if p else None for p in tok_pos])
+        columns.append(["t=" + w if w else None for w in tok_of])
+    feats = [["b", *filter(None, row)] for row in zip(*columns)]
+    before, after = known.before.get, known.after.get
+    previous_feats = previous_marks = None
+    for f, here in zip(feats, with_looks(marks, looks)):
+        if here:
+            f += here
+            if previous_feats is not None:
+                previous_feats += filter(None, map(after, here))
+        if previous_marks:
+            f += filter(None, map(before, previous_marks))
+        previous_feats, previous_marks = f, here
     feats[0].append("BOS")
     feats[-1].append("EOS")
     return feats
@@ -266,7 +283,7 @@ class AttributeIndex:
         self.keys = keys[order]
         self.gram_ids = np.array([i for _, _, i in grams], dtype=np.intp)[order]
         self.bias = ids.get("b", -1)
-        self.kind_of = _KindIds({k: ids.get("k=" + k, -1) for k in "dcasp"})
+        self.kind_of = _ByCharClass({k: ids.get("k=" + k, -1) for k in "dcasp"})
         self.clause = np.array([ids.get(f, -1) for f in _CLAUSE_FEATURE], dtype=np.intp)
         self.token_pos = {p: ids.get("tp=" + p, -1) for p in "SBME"}
         self.token = {a[2:]: i for a, i in ids.items() if a.startswith("t=")}
@@ -371,15 +388,15 @@ class AttributeIndex:
         return np.concatenate(ids), np.concatenate(where)
 
 
-class _KindIds(dict):
-    """Character -> attribute id of its ``k=`` feature (``_char_class``), filled as characters come (at most
-    one entry per Unicode character)."""
+class _ByCharClass(dict):
+    """Character -> what ``kind`` holds for its class (``_char_class``): its ``k=`` feature or that feature's
+    attribute id; filled as characters come (at most one entry per Unicode character)."""
 
-    def __init__(self, kind: dict[str, int]):
+    def __init__(self, kind: dict):
         super().__init__()
         self.kind = kind
 
-    def __missing__(self, ch: str) -> int:
+    def __missing__(self, ch: str):
         self[ch] = value = self.kind[_char_class(ch)]
         return value
 
@@ -408,14 +425,14 @@ class AutomationTagger(BaseEstimator):
         return char_features(text, self.table_, tokens if tokens is not None else self.tokens(text))
 
     def tagging_features(self, text: str, tokens=None):
-        """``features`` without the character n-grams the trained CRF has no weight for (``known_grams``):
-        the same tags and marginals, for less work here and in crfsuite."""
-        return char_features(text, self.table_, tokens if tokens is not None else self.tokens(text), self._known())
+        """``features`` without the attributes the trained CRF has no weight for (``tagging_features``): the
+        same tags and marginals, for less work here and in crfsuite."""
+        return tagging_features(text, self.table_, tokens if tokens is not None else self.tokens(text), self._known())
 
-    def _known(self) -> dict[str, frozenset] | None:
-        known = self.__dict__.get("_known_grams")
+    def _known(self) -> KnownAttributes:
+        known = self.__dict__.get("_known_attributes")
         if known is None:  # once per process, never pickled
-            known = self.__dict__["_known_grams"] = known_grams(self._crf()[0].attributes)
+            known = self.__dict__["_known_attributes"] = KnownAttributes(self._crf()[0].attributes)
         return known
 
     def _crf(self) -> tuple[CRFModel, AttributeIndex]:
@@ -461,7 +478,7 @@ class AutomationTagger(BaseEstimator):
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_local", None)
-        state.pop("_known_grams", None)
+        state.pop("_known_attributes", None)
         state.pop("_crf_arrays", None)
         return state
 
@@ -491,8 +508,10 @@ class AutomationTagger(BaseEstimator):
         texts = [text for text in X if text]
         if len(texts) >= self.NUMPY_BATCH:
             tags, probs = self._decode_numpy(texts, given, marginals)
-        else:
+        elif texts:
             tags, probs = self._decode_crfsuite(texts, given, marginals)
+        else:  # nothing to tag (most single queries): no tagger to fetch
+            tags, probs = [], []
         decoded = iter(zip(tags, probs))
         tags_out, marginals_out = [], []
         for text in X:
@@ -519,9 +538,9 @@ class AutomationTagger(BaseEstimator):
         known = self._known()
         tags, probs = [], []
         for text, tok in zip(texts, tokens):
-            path = tagger.tag(char_features(text, self.table_, tok, known))
+            path = tagger.tag(tagging_features(text, self.table_, tok, known))
             tags.append(path)
-            probs.append([tagger.marginal(tag, i) for i, tag in enumerate(path)] if marginals else None)
+            probs.append(list(map(tagger.marginal, path, range(len(path)))) if marginals else None)
         return tags, probs
 
 
