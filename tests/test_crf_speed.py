@@ -44,3 +44,40 @@ def test_nothing_to_tag_opens_no_tagger(model):
     assert tagger.predict([]) == []
     assert "_local" not in tagger.__dict__
     assert tagger.predict_marginals(["上车时打开空调", ""])[0][1] == []
+
+
+def _looks_by_clause(text, table):
+    """The clause-structure ranges of ``_char_layout`` as its loop over clauses finds them (the definition of its
+    one-clause shortcut): per marker, ahead of its last point and behind its first point in every clause."""
+    from fastslow.models.automation.parser import _CLAUSE_BREAK
+    from fastslow.models.automation.rules import lowered
+
+    points = {}
+    for by_term, found in zip(table.lists, table.scanner.scan(lowered(text))):
+        for a, _, term in found:
+            if by_term[term][2] is not None:
+                points.setdefault(by_term[term][2], []).append(a)
+    breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text)]
+    starts = [0] + [b + 1 for b in breaks]
+    ends = starts[1:] + [len(text)]
+    clause_of = [sum(b <= i for b in breaks) for i in range(len(text))]
+    looks = []
+    for key, pts in points.items():
+        first, last = {}, {}
+        for pt in pts:
+            first.setdefault(clause_of[pt], pt)
+            last[clause_of[pt]] = max(pt, last.get(clause_of[pt], pt))
+            first[clause_of[pt]] = min(pt, first[clause_of[pt]])
+        looks += [("ahead:" + key, starts[cl], pt) for cl, pt in last.items()]
+        looks += [("behind:" + key, pt + 1, ends[cl]) for cl, pt in first.items()]
+    return looks
+
+
+def test_the_one_clause_looks_are_the_loops(model):
+    from fastslow.models.automation.parser import _char_layout
+
+    table = model.automation.tagger_.table_
+    texts = sorted(set(_bundled_queries())) + EDGE_TEXTS
+    assert sum("，" not in t and "," not in t for t in texts) > 1000
+    for text in texts:
+        assert _char_layout(text, table, None)[3] == _looks_by_clause(text, table), text

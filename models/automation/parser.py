@@ -154,6 +154,9 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
     looks = []
     for key, points in look_points.items():
         ahead, behind = "ahead:" + key, "behind:" + key
+        if not breaks:  # one clause (most texts): the same ranges as the loop below finds
+            looks += [(ahead, 0, max(points)), (behind, min(points) + 1, n)]
+            continue
         first: dict[int, int] = {}
         last: dict[int, int] = {}
         for pt in points:
@@ -241,7 +244,9 @@ def tagging_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | N
     right, lefts = padded[3:], pairs[1:]  # are pairs i to i + 3 (zip stops at the n characters of low)
     columns = [map(c.get, low), map(l.get, padded[1:]), map(r.get, right), map(lc.get, lefts),
                map(cr.get, pairs[2:]), map(lcr.get, map(add, lefts, right)), map(ll.get, pairs), map(rr.get, pairs[3:]),
-               map(known.kind.__getitem__, low), map(_CLAUSE_FEATURE.__getitem__, map(min, clause_of, repeat(3)))]
+               map(known.kind.__getitem__, low),
+               map(_CLAUSE_FEATURE.__getitem__, map(min, clause_of, repeat(3))) if clause_of[-1]
+               else repeat(_CLAUSE_FEATURE[0])]  # clause_of never decreases: all 0
     if tokens is not None:
         columns.append(["tp=" + p if p else None for p in tok_pos])
         columns.append(["t=" + w if w else None for w in tok_of])
