@@ -232,8 +232,8 @@ def tagging_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | N
     same weights in the same order for the same tags and marginals, with less work here and in crfsuite.
 
     Built a column at a time (each character's n-grams, class and clause by lookups over the whole text),
-    then the marks: a character's own and clause-structure marks, the copies of the marks of the character
-    before it, of the character after it."""
+    then the marks a pass each, so each character's come in ``char_features``' order: its own marks, its
+    clause-structure marks, the copies of the marks of the character before it, of the character after it."""
     n = len(text)
     if n == 0:
         return []
@@ -251,16 +251,19 @@ def tagging_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | N
         columns.append(["tp=" + p if p else None for p in tok_pos])
         columns.append(["t=" + w if w else None for w in tok_of])
     feats = [["b", *filter(None, row)] for row in zip(*columns)]
+    marked = [(i, here) for i, here in enumerate(marks) if here]
+    for i, here in marked:
+        feats[i] += here
+    for mark, start, end in looks:  # as with_looks, but no clause-structure mark is then looked up as a copy
+        for f in feats[start:end]:
+            f.append(mark)
     before, after = known.before.get, known.after.get
-    previous_feats = previous_marks = None
-    for f, here in zip(feats, with_looks(marks, looks)):
-        if here:
-            f += here
-            if previous_feats is not None:
-                previous_feats += filter(None, map(after, here))
-        if previous_marks:
-            f += filter(None, map(before, previous_marks))
-        previous_feats, previous_marks = f, here
+    for i, here in marked:
+        if i + 1 < n:
+            feats[i + 1] += filter(None, map(before, here))
+    for i, here in marked:
+        if i:
+            feats[i - 1] += filter(None, map(after, here))
     feats[0].append("BOS")
     feats[-1].append("EOS")
     return feats
