@@ -65,9 +65,8 @@ def _looks_by_clause(text, table):
     for key, pts in points.items():
         first, last = {}, {}
         for pt in pts:
-            first.setdefault(clause_of[pt], pt)
-            last[clause_of[pt]] = max(pt, last.get(clause_of[pt], pt))
-            first[clause_of[pt]] = min(pt, first[clause_of[pt]])
+            cl = clause_of[pt]
+            first[cl], last[cl] = min(pt, first.get(cl, pt)), max(pt, last.get(cl, pt))
         looks += [("ahead:" + key, starts[cl], pt) for cl, pt in last.items()]
         looks += [("behind:" + key, pt + 1, ends[cl]) for cl, pt in first.items()]
     return looks
