@@ -432,7 +432,7 @@ def test_the_pruned_crf_features_are_the_known_ones_in_order_and_tag_alike(model
             tags = crf.tag(full)
             marginals = [crf.marginal(t, i) for i, t in enumerate(tags)]
             assert crf.tag(pruned) == tags and [crf.marginal(t, i) for i, t in enumerate(tags)] == marginals
-    assert "_known_grams" not in tagger.__getstate__()
+    assert "_known_attributes" not in tagger.__getstate__()
 
 
 def test_command_cuts_without_room_for_two_commands_are_none(model):

@@ -136,22 +136,27 @@ class CRFModel:
         """crfsuite's ``crf1dc_viterbi`` on sequences sorted longest first: at each position and label the best
         ``previous[i] + transition[i, label]`` over ``i``, plus the state score; the last label the first
         maximum. The back links are taken afterwards along the path only, from the same sums (so the same
-        bits) with the first maximum, as crfsuite keeps a later ``i`` only when strictly higher."""
+        bits) with the first maximum, as crfsuite keeps a later ``i`` only when strictly higher.
+
+        The table is kept label-major (``best[t, i, sequence]``) so that the maximum over ``i`` is one
+        elementwise ``maximum`` of whole ``[sequence, label]`` planes, not a reduction over rows of 11 (half the
+        time for a batch; a maximum is the same double in any order)."""
         batch, longest, n_labels = padded.shape
-        into = self.into
-        best = np.empty_like(padded)  # best[:, t]: crfsuite's alpha score at t (its Viterbi table)
-        best[:, 0] = padded[:, 0]
-        cand = np.empty((batch, n_labels, n_labels))
+        best = np.empty((longest, n_labels, batch))  # best[t]: crfsuite's alpha score at t (its Viterbi table)
+        best[0] = padded[:, 0].T
+        cand = np.empty((n_labels, batch, n_labels))  # cand[i, sequence, label]
+        source = self.transition[:, None, :]
         for t in range(1, longest):
             n = active[t]
-            c = np.add(best[:n, t - 1, None, :], into, out=cand[:n])
-            np.add(np.maximum.reduce(c, axis=2), padded[:n, t], out=best[:n, t])
+            c = np.add(best[t - 1, :, :n, None], source, out=cand[:, :n])
+            best[t, :, :n] = np.add(np.maximum.reduce(c, axis=0), padded[:n, t]).T
         rows = np.arange(batch)
+        into = self.into
         path = np.zeros((batch, longest), dtype=np.intp)
-        path[rows, lengths - 1] = best[rows, lengths - 1].argmax(axis=1)
+        path[rows, lengths - 1] = best[lengths - 1, :, rows].argmax(axis=1)
         for t in range(longest - 1, 0, -1):
             n = active[t]
-            path[:n, t - 1] = (best[:n, t - 1] + into[path[:n, t]]).argmax(axis=1)
+            path[:n, t - 1] = (best[t - 1, :, :n].T + into[path[:n, t]]).argmax(axis=1)
         return path
 
     def _chosen_marginals(self, padded: np.ndarray, active: list[int], path: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 from itertools import chain, repeat
+from operator import add
 import tempfile
 import threading
 
@@ -100,11 +101,20 @@ class FeatureTable:
 #: the character n-gram features, by prefix: the ones a pruned feature list builds only when the CRF knows them
 GRAM_FEATURES = ("c=", "l=", "r=", "lc=", "cr=", "lcr=", "ll=", "rr=")
 _GRAM_SIZES = (1, 1, 1, 2, 2, 3, 2, 2)  # characters in a gram of each family
+_MAX_PAIR_KEYS = 2 ** 22  # AttributeIndex.pairs: (characters + 1) ** 2 entries a family (~0.5 MB each for 500)
 
 
-def known_grams(attributes) -> dict[str, frozenset]:
-    """Per character n-gram feature (``GRAM_FEATURES``), the grams that name an attribute of ``attributes``."""
-    return {prefix: frozenset(a[len(prefix):] for a in attributes if a.startswith(prefix)) for prefix in GRAM_FEATURES}
+class KnownAttributes:
+    """The attribute names of a trained CRF by what ``tagging_features`` looks up: per character n-gram family
+    (``GRAM_FEATURES``) its grams to their attribute, and the marks whose copy on the character after (``-1``
+    and the mark) or before (``+1``) is an attribute, to that attribute; one lookup gives the string or
+    ``None`` when the CRF does not know it."""
+
+    def __init__(self, attributes):
+        self.grams = tuple({a[len(prefix):]: a for a in attributes if a.startswith(prefix)} for prefix in GRAM_FEATURES)
+        self.before = {a[2:]: a for a in attributes if a.startswith("-1")}
+        self.after = {a[2:]: a for a in attributes if a.startswith("+1")}
+        self.kind = _ByCharClass({k: "k=" + k for k in "dcasp"})
 
 
 def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None):
@@ -144,6 +154,9 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
     looks = []
     for key, points in look_points.items():
         ahead, behind = "ahead:" + key, "behind:" + key
+        if not breaks:  # one clause (most texts): the same ranges as the loop below finds
+            looks += [(ahead, 0, max(points)), (behind, min(points) + 1, n)]
+            continue
         first: dict[int, int] = {}
         last: dict[int, int] = {}
         for pt in points:
@@ -178,14 +191,9 @@ def with_looks(marks: list[list[str]], looks) -> list[list[str]]:
     return marks
 
 
-def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None,
-                  known: dict[str, frozenset] | None = None) -> list[list[str]]:
-    """Feature strings of every character of ``text`` (see the module doc).
-
-    ``known`` (``known_grams`` of the CRF's attributes) leaves out the character n-gram features the CRF
-    has no weight for: most of the two- and three-character ones. crfsuite drops an attribute it does not
-    know before scoring, so the tags and marginals are the same; the rest keep their order, so the
-    weights are summed in the same order too. ``AttributeIndex.ids`` gives the same attributes as ids."""
+def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None) -> list[list[str]]:
+    """Feature strings of every character of ``text`` (see the module doc): what the CRF is trained on, and
+    the definition of ``tagging_features`` and ``AttributeIndex.ids``."""
     n = len(text)
     if n == 0:
         return []
@@ -195,38 +203,12 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
     padded = "\x02\x02" + low + "\x03\x03"
     feats = []
     prev_marks: list[str] = []
-    if known is not None:
-        k_c, k_l, k_r, k_lc, k_cr, k_lcr, k_ll, k_rr = (known[prefix] for prefix in GRAM_FEATURES)
     for i in range(n):
         j = i + 2
         c0, cm1, cp1 = padded[j], padded[j - 1], padded[j + 1]
-        if known is None:
-            f = ["b", "c=" + c0, "l=" + cm1, "r=" + cp1, "lc=" + cm1 + c0, "cr=" + c0 + cp1, "lcr=" + cm1 + c0 + cp1,
-                 "ll=" + padded[j - 2] + cm1, "rr=" + cp1 + padded[j + 2], "k=" + classes[i],
-                 _CLAUSE_FEATURE[min(clause_of[i], 3)]]
-        else:
-            f = ["b"]
-            if c0 in k_c:
-                f.append("c=" + c0)
-            if cm1 in k_l:
-                f.append("l=" + cm1)
-            if cp1 in k_r:
-                f.append("r=" + cp1)
-            lc, cr = cm1 + c0, c0 + cp1
-            if lc in k_lc:
-                f.append("lc=" + lc)
-            if cr in k_cr:
-                f.append("cr=" + cr)
-            if lc + cp1 in k_lcr:
-                f.append("lcr=" + lc + cp1)
-            gram = padded[j - 2] + cm1
-            if gram in k_ll:
-                f.append("ll=" + gram)
-            gram = cp1 + padded[j + 2]
-            if gram in k_rr:
-                f.append("rr=" + gram)
-            f.append("k=" + classes[i])
-            f.append(_CLAUSE_FEATURE[min(clause_of[i], 3)])
+        f = ["b", "c=" + c0, "l=" + cm1, "r=" + cp1, "lc=" + cm1 + c0, "cr=" + c0 + cp1, "lcr=" + cm1 + c0 + cp1,
+             "ll=" + padded[j - 2] + cm1, "rr=" + cp1 + padded[j + 2], "k=" + classes[i],
+             _CLAUSE_FEATURE[min(clause_of[i], 3)]]
         if tok_pos[i]:
             f.append("tp=" + tok_pos[i])
             if tok_of[i]:
@@ -243,12 +225,57 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
     return feats
 
 
+def tagging_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None,
+                     known: KnownAttributes) -> list[list[str]]:
+    """``char_features`` without the character n-grams and mark copies the CRF has no attribute for (crfsuite
+    drops an attribute it does not know before scoring): the rest in the same order, so crfsuite sums the
+    same weights in the same order for the same tags and marginals, with less work here and in crfsuite.
+
+    Built a column at a time (each character's n-grams, class and clause by lookups over the whole text),
+    then the marks a pass each, so each character's come in ``char_features``' order: its own marks, its
+    clause-structure marks, the copies of the marks of the character before it, of the character after it."""
+    n = len(text)
+    if n == 0:
+        return []
+    low, marks, clause_of, looks, tok_pos, tok_of = _char_layout(text, table, tokens)
+    c, l, r, lc, cr, lcr, ll, rr = known.grams
+    padded = "\x02\x02" + low + "\x03\x03"
+    pairs = list(map(add, padded, padded[1:]))  # pairs[k]: padded[k:k + 2]; the ll, lc, cr, rr of character i
+    right, lefts = padded[3:], pairs[1:]  # are pairs i to i + 3 (zip stops at the n characters of low)
+    columns = [map(c.get, low), map(l.get, padded[1:]), map(r.get, right), map(lc.get, lefts),
+               map(cr.get, pairs[2:]), map(lcr.get, map(add, lefts, right)), map(ll.get, pairs), map(rr.get, pairs[3:]),
+               map(known.kind.__getitem__, low),
+               map(_CLAUSE_FEATURE.__getitem__, map(min, clause_of, repeat(3))) if clause_of[-1]
+               else repeat(_CLAUSE_FEATURE[0])]  # clause_of never decreases: all 0
+    if tokens is not None:
+        columns.append(["tp=" + p if p else None for p in tok_pos])
+        columns.append(["t=" + w if w else None for w in tok_of])
+    feats = [["b", *filter(None, row)] for row in zip(*columns)]
+    marked = [(i, here) for i, here in enumerate(marks) if here]
+    for i, here in marked:
+        feats[i] += here
+    for mark, start, end in looks:  # as with_looks, but no clause-structure mark is then looked up as a copy
+        for f in feats[start:end]:
+            f.append(mark)
+    before, after = known.before.get, known.after.get
+    for i, here in marked:
+        if i + 1 < n:
+            feats[i + 1] += filter(None, map(before, here))
+    for i, here in marked:
+        if i:
+            feats[i - 1] += filter(None, map(after, here))
+    feats[0].append("BOS")
+    feats[-1].append("EOS")
+    return feats
+
+
 class AttributeIndex:
     """The attribute ids of a trained CRF keyed the way ``char_features`` makes its strings, so that ``ids``
     finds the attributes of many texts at once and builds no string: the character n-grams as integer keys
-    (per family, its characters' ids in a vocabulary of the characters the n-grams hold) looked up with one
-    ``searchsorted``, the marks (a mark is its attribute's name, or ``-1``/``+1`` and the mark of the
-    character before/after) with dict lookups."""
+    (its characters' ids in a vocabulary of the characters the n-grams hold), a family of one or two
+    characters looked up in a dense table (``pairs``), the three-character one with ``searchsorted`` (a
+    binary search per key costs several times the table's one read), the marks (a mark is its attribute's
+    name, or ``-1``/``+1`` and the mark of the character before/after) with dict lookups."""
 
     def __init__(self, attributes):
         ids = {a: i for i, a in enumerate(attributes)}
@@ -258,15 +285,23 @@ class AttributeIndex:
             grams += [(family, a[len(prefix):], i) for a, i in ids.items()
                       if a.startswith(prefix) and len(a) == len(prefix) + size]
         self.chars = {ch: k for k, ch in enumerate(sorted({ch for _, g, _ in grams for ch in g}), 1)}  # 0: unknown
-        self.base = len(self.chars) + 1
-        if len(GRAM_FEATURES) * self.base ** 3 >= 2 ** 63:
-            raise ValueError(f"{len(self.chars)} characters in the CRF's n-grams: too many for int64 gram keys")
-        keys = np.array([self._key(f, [self.chars[ch] for ch in g]) for f, g, _ in grams], dtype=np.int64)
-        order = np.argsort(keys)
-        self.keys = keys[order]
-        self.gram_ids = np.array([i for _, _, i in grams], dtype=np.intp)[order]
+        base = self.base = len(self.chars) + 1
+        if base * base > _MAX_PAIR_KEYS:
+            raise ValueError(f"{len(self.chars)} characters in the CRF's n-grams: too many for its pair tables")
+        # pairs[family, key]: a unigram's key is its character's id, a pair's first * base + second
+        self.pairs = np.full((len(GRAM_FEATURES), base * base), -1, dtype=np.min_scalar_type(-len(ids)))
+        triples = []
+        for family, gram, i in grams:
+            first, *rest = (self.chars[ch] for ch in gram)
+            if len(rest) == 2:
+                triples.append(((first * base + rest[0]) * base + rest[1], i))
+            else:
+                self.pairs[family, first * base + rest[0] if rest else first] = i
+        triples.sort()
+        self.triples = np.array([k for k, _ in triples], dtype=np.int64)
+        self.triple_ids = np.array([i for _, i in triples], dtype=np.intp)
         self.bias = ids.get("b", -1)
-        self.kind_of = _KindIds({k: ids.get("k=" + k, -1) for k in "dcasp"})
+        self.kind_of = _ByCharClass({k: ids.get("k=" + k, -1) for k in "dcasp"})
         self.clause = np.array([ids.get(f, -1) for f in _CLAUSE_FEATURE], dtype=np.intp)
         self.token_pos = {p: ids.get("tp=" + p, -1) for p in "SBME"}
         self.token = {a[2:]: i for a, i in ids.items() if a.startswith("t=")}
@@ -289,11 +324,12 @@ class AttributeIndex:
         for table, lookup in ((self.before_code, before), (self.after_code, after)):
             table[[self.mark_code[m] for m in lookup]] = list(lookup.values())
 
-    def _key(self, family: int, chars) -> int:
-        key = family
-        for c in chars:
-            key = key * self.base + c
-        return key * self.base ** (3 - len(chars))
+    def _triple_ids(self, keys: np.ndarray) -> np.ndarray:
+        """The attribute ids of three-character n-gram ``keys`` (``-1``: none)."""
+        if not len(self.triples):
+            return np.full(len(keys), -1, dtype=np.intp)
+        found = np.searchsorted(self.triples, keys).clip(max=len(self.triples) - 1)
+        return np.where(self.triples[found] == keys, self.triple_ids[found], -1)
 
     def ids(self, texts, table: FeatureTable, tokens) -> tuple[np.ndarray, np.ndarray]:
         """The attributes of every character of ``texts`` (none empty; ``tokens`` one entry per text, or
@@ -333,14 +369,12 @@ class AttributeIndex:
         joined = "".join(["\x02\x02" + low + "\x03\x03" for low in lows])
         chars = np.fromiter(map(self.chars.get, joined, repeat(0)), dtype=np.int64, count=len(joined))
         at = np.arange(total) + 2 + 4 * np.repeat(np.arange(len(lows)), lengths)  # each character's place in joined
-        base = self.base
+        base, pairs = self.base, self.pairs
         c0, left, right, left2, right2 = chars[at], chars[at - 1], chars[at + 1], chars[at - 2], chars[at + 2]
-        keys = np.concatenate([c0 * base * base, left * base * base, right * base * base,
-                               (left * base + c0) * base, (c0 * base + right) * base, (left * base + c0) * base + right,
-                               (left2 * base + left) * base, (right * base + right2) * base])
-        keys += np.repeat(np.arange(len(GRAM_FEATURES), dtype=np.int64) * base ** 3, total)
-        found = np.searchsorted(self.keys, keys).clip(max=len(self.keys) - 1)
-        grams = np.where(self.keys[found] == keys, self.gram_ids[found], -1)
+        lc = left * base + c0
+        grams = np.concatenate([pairs[0, c0], pairs[1, left], pairs[2, right], pairs[3, lc], pairs[4, c0 * base + right],
+                                self._triple_ids(lc * base + right), pairs[6, left2 * base + left],
+                                pairs[7, right * base + right2]])  # GRAM_FEATURES' order
         kinds = np.fromiter(map(self.kind_of.__getitem__, chain.from_iterable(lows)), dtype=np.intp, count=total)
         clauses = self.clause[np.minimum(np.array(clause_of, dtype=np.intp), 3)]
         everyone = np.arange(total)
@@ -371,15 +405,15 @@ class AttributeIndex:
         return np.concatenate(ids), np.concatenate(where)
 
 
-class _KindIds(dict):
-    """Character -> attribute id of its ``k=`` feature (``_char_class``), filled as characters come (at most
-    one entry per Unicode character)."""
+class _ByCharClass(dict):
+    """Character -> what ``kind`` holds for its class (``_char_class``): its ``k=`` feature or that feature's
+    attribute id; filled as characters come (at most one entry per Unicode character)."""
 
-    def __init__(self, kind: dict[str, int]):
+    def __init__(self, kind: dict):
         super().__init__()
         self.kind = kind
 
-    def __missing__(self, ch: str) -> int:
+    def __missing__(self, ch: str):
         self[ch] = value = self.kind[_char_class(ch)]
         return value
 
@@ -408,14 +442,14 @@ class AutomationTagger(BaseEstimator):
         return char_features(text, self.table_, tokens if tokens is not None else self.tokens(text))
 
     def tagging_features(self, text: str, tokens=None):
-        """``features`` without the character n-grams the trained CRF has no weight for (``known_grams``):
-        the same tags and marginals, for less work here and in crfsuite."""
-        return char_features(text, self.table_, tokens if tokens is not None else self.tokens(text), self._known())
+        """``features`` without the attributes the trained CRF has no weight for (``tagging_features``): the
+        same tags and marginals, for less work here and in crfsuite."""
+        return tagging_features(text, self.table_, tokens if tokens is not None else self.tokens(text), self._known())
 
-    def _known(self) -> dict[str, frozenset] | None:
-        known = self.__dict__.get("_known_grams")
+    def _known(self) -> KnownAttributes:
+        known = self.__dict__.get("_known_attributes")
         if known is None:  # once per process, never pickled
-            known = self.__dict__["_known_grams"] = known_grams(self._crf()[0].attributes)
+            known = self.__dict__["_known_attributes"] = KnownAttributes(self._crf()[0].attributes)
         return known
 
     def _crf(self) -> tuple[CRFModel, AttributeIndex]:
@@ -461,7 +495,7 @@ class AutomationTagger(BaseEstimator):
     def __getstate__(self):
         state = dict(self.__dict__)
         state.pop("_local", None)
-        state.pop("_known_grams", None)
+        state.pop("_known_attributes", None)
         state.pop("_crf_arrays", None)
         return state
 
@@ -491,8 +525,10 @@ class AutomationTagger(BaseEstimator):
         texts = [text for text in X if text]
         if len(texts) >= self.NUMPY_BATCH:
             tags, probs = self._decode_numpy(texts, given, marginals)
-        else:
+        elif texts:
             tags, probs = self._decode_crfsuite(texts, given, marginals)
+        else:  # nothing to tag (most single queries): no tagger to fetch
+            tags, probs = [], []
         decoded = iter(zip(tags, probs))
         tags_out, marginals_out = [], []
         for text in X:
@@ -519,9 +555,9 @@ class AutomationTagger(BaseEstimator):
         known = self._known()
         tags, probs = [], []
         for text, tok in zip(texts, tokens):
-            path = tagger.tag(char_features(text, self.table_, tok, known))
+            path = tagger.tag(tagging_features(text, self.table_, tok, known))
             tags.append(path)
-            probs.append([tagger.marginal(tag, i) for i, tag in enumerate(path)] if marginals else None)
+            probs.append(list(map(tagger.marginal, path, range(len(path)))) if marginals else None)
         return tags, probs
 
 
