@@ -101,7 +101,6 @@ class FeatureTable:
 #: the character n-gram features, by prefix: the ones a pruned feature list builds only when the CRF knows them
 GRAM_FEATURES = ("c=", "l=", "r=", "lc=", "cr=", "lcr=", "ll=", "rr=")
 _GRAM_SIZES = (1, 1, 1, 2, 2, 3, 2, 2)  # characters in a gram of each family
-_MAX_PAIR_KEYS = 2 ** 22  # AttributeIndex.pairs: (characters + 1) ** 2 entries a family (~0.5 MB each for 500)
 
 
 class KnownAttributes:
@@ -272,10 +271,9 @@ def tagging_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | N
 class AttributeIndex:
     """The attribute ids of a trained CRF keyed the way ``char_features`` makes its strings, so that ``ids``
     finds the attributes of many texts at once and builds no string: the character n-grams as integer keys
-    (its characters' ids in a vocabulary of the characters the n-grams hold), a family of one or two
-    characters looked up in a dense table (``pairs``), the three-character one with ``searchsorted`` (a
-    binary search per key costs several times the table's one read), the marks (a mark is its attribute's
-    name, or ``-1``/``+1`` and the mark of the character before/after) with dict lookups."""
+    (per family, its characters' ids in a vocabulary of the characters the n-grams hold) looked up with one
+    ``searchsorted``, the marks (a mark is its attribute's name, or ``-1``/``+1`` and the mark of the
+    character before/after) with dict lookups."""
 
     def __init__(self, attributes):
         ids = {a: i for i, a in enumerate(attributes)}
@@ -285,21 +283,13 @@ class AttributeIndex:
             grams += [(family, a[len(prefix):], i) for a, i in ids.items()
                       if a.startswith(prefix) and len(a) == len(prefix) + size]
         self.chars = {ch: k for k, ch in enumerate(sorted({ch for _, g, _ in grams for ch in g}), 1)}  # 0: unknown
-        base = self.base = len(self.chars) + 1
-        if base * base > _MAX_PAIR_KEYS:
-            raise ValueError(f"{len(self.chars)} characters in the CRF's n-grams: too many for its pair tables")
-        # pairs[family, key]: a unigram's key is its character's id, a pair's first * base + second
-        self.pairs = np.full((len(GRAM_FEATURES), base * base), -1, dtype=np.min_scalar_type(-len(ids)))
-        triples = []
-        for family, gram, i in grams:
-            first, *rest = (self.chars[ch] for ch in gram)
-            if len(rest) == 2:
-                triples.append(((first * base + rest[0]) * base + rest[1], i))
-            else:
-                self.pairs[family, first * base + rest[0] if rest else first] = i
-        triples.sort()
-        self.triples = np.array([k for k, _ in triples], dtype=np.int64)
-        self.triple_ids = np.array([i for _, i in triples], dtype=np.intp)
+        self.base = len(self.chars) + 1
+        if len(GRAM_FEATURES) * self.base ** 3 >= 2 ** 63:
+            raise ValueError(f"{len(self.chars)} characters in the CRF's n-grams: too many for int64 gram keys")
+        keys = np.array([self._key(f, [self.chars[ch] for ch in g]) for f, g, _ in grams], dtype=np.int64)
+        order = np.argsort(keys)
+        self.keys = keys[order]
+        self.gram_ids = np.array([i for _, _, i in grams], dtype=np.intp)[order]
         self.bias = ids.get("b", -1)
         self.kind_of = _ByCharClass({k: ids.get("k=" + k, -1) for k in "dcasp"})
         self.clause = np.array([ids.get(f, -1) for f in _CLAUSE_FEATURE], dtype=np.intp)
@@ -324,12 +314,11 @@ class AttributeIndex:
         for table, lookup in ((self.before_code, before), (self.after_code, after)):
             table[[self.mark_code[m] for m in lookup]] = list(lookup.values())
 
-    def _triple_ids(self, keys: np.ndarray) -> np.ndarray:
-        """The attribute ids of three-character n-gram ``keys`` (``-1``: none)."""
-        if not len(self.triples):
-            return np.full(len(keys), -1, dtype=np.intp)
-        found = np.searchsorted(self.triples, keys).clip(max=len(self.triples) - 1)
-        return np.where(self.triples[found] == keys, self.triple_ids[found], -1)
+    def _key(self, family: int, chars) -> int:
+        key = family
+        for c in chars:
+            key = key * self.base + c
+        return key * self.base ** (3 - len(chars))
 
     def ids(self, texts, table: FeatureTable, tokens) -> tuple[np.ndarray, np.ndarray]:
         """The attributes of every character of ``texts`` (none empty; ``tokens`` one entry per text, or
@@ -369,12 +358,14 @@ class AttributeIndex:
         joined = "".join(["\x02\x02" + low + "\x03\x03" for low in lows])
         chars = np.fromiter(map(self.chars.get, joined, repeat(0)), dtype=np.int64, count=len(joined))
         at = np.arange(total) + 2 + 4 * np.repeat(np.arange(len(lows)), lengths)  # each character's place in joined
-        base, pairs = self.base, self.pairs
+        base = self.base
         c0, left, right, left2, right2 = chars[at], chars[at - 1], chars[at + 1], chars[at - 2], chars[at + 2]
-        lc = left * base + c0
-        grams = np.concatenate([pairs[0, c0], pairs[1, left], pairs[2, right], pairs[3, lc], pairs[4, c0 * base + right],
-                                self._triple_ids(lc * base + right), pairs[6, left2 * base + left],
-                                pairs[7, right * base + right2]])  # GRAM_FEATURES' order
+        keys = np.concatenate([c0 * base * base, left * base * base, right * base * base,
+                               (left * base + c0) * base, (c0 * base + right) * base, (left * base + c0) * base + right,
+                               (left2 * base + left) * base, (right * base + right2) * base])
+        keys += np.repeat(np.arange(len(GRAM_FEATURES), dtype=np.int64) * base ** 3, total)
+        found = np.searchsorted(self.keys, keys).clip(max=len(self.keys) - 1)
+        grams = np.where(self.keys[found] == keys, self.gram_ids[found], -1)
         kinds = np.fromiter(map(self.kind_of.__getitem__, chain.from_iterable(lows)), dtype=np.intp, count=total)
         clauses = self.clause[np.minimum(np.array(clause_of, dtype=np.intp), 3)]
         everyone = np.arange(total)
