@@ -341,12 +341,13 @@ def test_a_text_memo_empties_when_full_pickles_empty_and_clear_memos_reaches_eve
 
 
 def _bank_match_reference(bank, tokens, charset, text):
-    """LexiconBank.match as it was before its gap index: every gap's set test, in order."""
+    """LexiconBank.match as it was before its gap index: every gap's set test, in order (single characters in
+    sorted order, as ``Lexicon.match``: a set's order follows the hash seed)."""
     hits = [{} for _ in bank.digests]
     for token in tokens:
         for index, col in bank.words.get(token, ()):
             hits[index][col] = hits[index].get(col, 0) + 1
-    for ch in {c for token in tokens if token not in bank.words for c in token} & bank.char_set:
+    for ch in sorted({c for token in tokens if token not in bank.words for c in token} & bank.char_set):
         for index, col in bank.chars[ch]:
             hits[index][col] = hits[index].get(col, 0) + 1
     for (pattern, index, col), needed in zip(bank.gaps, bank.gap_chars):

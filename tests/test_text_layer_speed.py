@@ -79,7 +79,7 @@ def _bank_match_reference(bank, tokens, charset, text):
     for token in tokens:
         for index, col in bank.words.get(token, ()):
             hits[index][col] = hits[index].get(col, 0) + 1
-    for ch in lexicon.free_chars(tokens, bank.words) & bank.char_set:
+    for ch in sorted(lexicon.free_chars(tokens, bank.words) & bank.char_set):  # sorted: a set's order follows the hash seed
         for index, col in bank.chars[ch]:
             hits[index][col] = hits[index].get(col, 0) + 1
     for pattern, index, col in bank.gaps:
