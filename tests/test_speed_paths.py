@@ -323,17 +323,15 @@ def test_has_surrogate_is_a_test_of_every_character(text):
     assert has_surrogate(text) == any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
 
 
-def test_a_text_memo_empties_when_full_pickles_empty_and_clear_memos_reaches_every_memo():
+def test_a_text_memo_pickles_empty_and_clear_memos_reaches_every_memo():
+    """(Emptying a full memo: tests/test_rules_early_exits.py, through ``per_lexicons``.)"""
     import pickle
 
     from fastslow.features.memo import TextMemo, clear_memos
 
     memo, other = TextMemo(2), TextMemo(2)
-    memo.put("a", 1)
-    memo.put("b", 2)
-    memo.put("c", 3)  # full: emptied first
-    assert memo == {"c": 3}
-    other.put("a", 1)
+    memo["c"] = 3
+    other["a"] = 1
     copy = pickle.loads(pickle.dumps(memo))
     assert isinstance(copy, TextMemo) and copy == {} and copy.size == 2
     clear_memos()
