@@ -70,6 +70,24 @@ class RowFeatures(BaseEstimator, TransformerMixin):
         data.extend(row.values())
 
 
+class IndicatorFeatures(RowFeatures):
+    """Base of the extractors whose every feature is an indicator (1.0 or absent): a subclass says which
+    columns an utterance has, in column order (``columns``), and the dict row and the CSR entries both
+    come from that one list."""
+
+    def columns(self, u) -> list[int]:  # pragma: no cover - every subclass defines it
+        raise NotImplementedError
+
+    def row(self, u) -> dict[int, float]:
+        return dict.fromkeys(self.columns(u), 1.0)
+
+    def append_row(self, u, offset: int, indices: list, data: list) -> None:
+        """``row``'s entries in its order, without building the dict."""
+        columns = self.columns(u)
+        indices += [offset + col for col in columns]
+        data += [1.0] * len(columns)
+
+
 def tfidf_row(grams, vocabulary: dict, idf: list[float], sublinear: bool = True) -> tuple[list[int], list[float]]:
     """Columns and l2-normalised tf-idf weights of one document's grams: what a fitted
     ``TfidfVectorizer(norm="l2")`` gives for that row, without its per-call validation."""
@@ -507,7 +525,7 @@ class EndpointFeatures(RowFeatures):
             data.append(1.0)
 
 
-class ExplicitTarget(RowFeatures):
+class ExplicitTarget(IndicatorFeatures):
     """Does the query name what to act on? XA4.1's central contrast, crossed for a linear model.
 
     "太冷了，调一下空调" (feeling + named device → 快) and "太冷了，帮我调一下" (feeling + vague verb →
@@ -535,28 +553,15 @@ class ExplicitTarget(RowFeatures):
     def get_feature_names_out(self, input_features=None):
         return np.array([f"target:{n}" for n in self.NAMES], dtype=object)
 
-    def row(self, u) -> dict[int, float]:
+    def columns(self, u) -> list[int]:
+        """The crosses ``u`` has, in the order of ``NAMES``."""
         untargeted = 0 if self.devices_.hits(u) else 1  # NAMES alternate: X&target, X&no_target
         actions = self.actions_.hits(u).keys()
-        out = {untargeted: 1.0}
+        out = [untargeted]
         if self.sensations_.hits(u):
-            out[2 + untargeted] = 1.0
+            out.append(2 + untargeted)
         if not self.vague_cols_.isdisjoint(actions):
-            out[4 + untargeted] = 1.0
+            out.append(4 + untargeted)
         if not self.action_cols_.isdisjoint(actions):
-            out[6 + untargeted] = 1.0
+            out.append(6 + untargeted)
         return out
-
-    def append_row(self, u, offset: int, indices: list, data: list) -> None:
-        """``row``'s entries in its order, without building the dict."""
-        column = offset + (0 if self.devices_.hits(u) else 1)
-        actions = self.actions_.hits(u).keys()
-        columns = [column]
-        if self.sensations_.hits(u):
-            columns.append(column + 2)
-        if not self.vague_cols_.isdisjoint(actions):
-            columns.append(column + 4)
-        if not self.action_cols_.isdisjoint(actions):
-            columns.append(column + 6)
-        indices += columns
-        data += [1.0] * len(columns)

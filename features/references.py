@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fastslow.features.extractors import LexiconFeatures, RowFeatures
+from fastslow.features.extractors import IndicatorFeatures, LexiconFeatures
 from fastslow.features.lexicon import load_lexicon
 
 
@@ -28,7 +28,7 @@ class BuiltinFunctions(LexiconFeatures):
         super().__init__(lexicon)
 
 
-class EntityReferences(RowFeatures):
+class EntityReferences(IndicatorFeatures):
     """Multi-candidate entities, unique descriptions and unresolved demonstratives, as indicators."""
 
     NAMES = ("chain&no_selector", "chain&selector", "hub_city&generic_hub", "hub&named_or_selector",
@@ -115,15 +115,6 @@ class EntityReferences(RowFeatures):
             if token == "的":
                 return j > start
         return False
-
-    def row(self, u) -> dict[int, float]:
-        return dict.fromkeys(self.columns(u), 1.0)
-
-    def append_row(self, u, offset: int, indices: list, data: list) -> None:
-        """``row``'s entries in its order, without building the dict."""
-        columns = self.columns(u)
-        indices += [offset + col for col in columns]
-        data += [1.0] * len(columns)
 
     def columns(self, u) -> list[int]:  # unchecked: checking fitted state costs more than the row
         """The indicators ``u`` has (each worth 1.0), in the order of ``NAMES``."""
