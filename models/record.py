@@ -319,10 +319,6 @@ def _check_existing_tasks(existing: Any) -> list[dict]:
     return tasks
 
 
-def route_fields(route: Route) -> dict:
-    return {"label": route.label, "primary_reason_code": route.primary_reason_code}
-
-
 def build_record(item: dict, route: Route, subrequests: list[Route], review: bool,
                  model_version: str, automation: list[dict] | None = None,
                  candidates: list[dict] | None = None) -> dict:
@@ -339,7 +335,8 @@ def build_record(item: dict, route: Route, subrequests: list[Route], review: boo
         "confidence": route.confidence,
         "review_required": review,
         "fast_system_pending": fast_system_pending(),
-        "subrequests": [{"text": s.text, **route_fields(s)} for s in subrequests],
+        "subrequests": [{"text": s.text, "label": s.label, "primary_reason_code": s.primary_reason_code}
+                        for s in subrequests],
         "automation": automation if automation is not None else [],
         "candidates": candidates if candidates is not None else [],
         "model_version": model_version,

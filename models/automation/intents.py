@@ -23,10 +23,10 @@ from sklearn.linear_model import LogisticRegression
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
 from fastslow.features.extractors import (
-    FusedTfidf, char_ngrams, csr_sums, gathered_sum, interleave, require_fitted, tfidf_row,
+    FusedTfidf, char_ngrams, csr_sums, gathered_sum, gathered_sums, interleave, require_fitted, tfidf_row,
 )
 from fastslow.features.memo import TextMemo
-from fastslow.models.automation.rules import INTENT_VEHICLE, devices_in, lowered, seat_mentions
+from fastslow.models.automation.rules import INTENT_VEHICLE, lowered
 from fastslow.data import TAXONOMY_DIR
 
 INTENTS_FILE = TAXONOMY_DIR / "intents.tsv"
@@ -57,11 +57,16 @@ class IntentTaxonomy:
 
 
 def control_intent(subquery: str, lex: AutomationLexicons) -> str | None:
-    """车载控制 vs 设备控制 by seat and device kind (see the module doc); None without a device."""
-    kinds = {kind for *_, kind in devices_in(subquery, lex)} - {"media"}
+    """车载控制 vs 设备控制 by seat and device kind (see the module doc); None without a device.
+
+    Reads the matchers ``devices_in`` and ``seat_mentions`` read, for the kinds alone and whether any seat
+    is named (a test holds it to them)."""
+    low = lowered(subquery)
+    kinds = {kind for *_, kind in lex.device_kinds.find(low)}
+    kinds.discard("media")
     if not kinds:
         return None
-    if seat_mentions(subquery, lex) or "car" in kinds:
+    if "car" in kinds or lex.positions.search(low) is not None:
         return CAR_CONTROL
     return DEVICE_CONTROL
 
@@ -164,7 +169,7 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         """The model's scores for raw subqueries, ``model_.decision_function(_features(X))`` up to the last
         bits of rounding: the tf-idf block's entries (``FusedTfidf``: no tf-idf row of dicts, no
         ``TfidfVectorizer`` call), then the keyword guess's, summed, then the intercept. A CSR product for
-        a batch, one gather per subquery for a few: the same floats."""
+        a batch, one gather for a few (``gathered_sums``): the same floats."""
         lows = [lowered(s) for s in X]
         return self._decision(lows, [False] * len(lows))
 
@@ -175,10 +180,18 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         tfidf, weights, _ = self._fused()
         keyword = [self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_, control)]
                    for low, control in zip(lows, controls)]
-        if len(lows) <= DENSE_ROWS:  # as ``_row``: the tf-idf entries, then the keyword's
-            rows = [tfidf.entries(self._grams(low)) for low in lows]
-            scores = np.vstack([gathered_sum(weights, [*cols, k], [*values, self.keyword_weight])
-                                for (cols, values), k in zip(rows, keyword)]) if rows else np.zeros((0, weights.shape[1]))
+        if not lows:
+            scores = np.zeros((0, weights.shape[1]))
+        elif len(lows) <= DENSE_ROWS:  # as ``_row``: each subquery's tf-idf entries, then its keyword's; one gather
+            cols, values, ends = [], [], []
+            for low, k in zip(lows, keyword):
+                row_cols, row_values = tfidf.entries(self._grams(low))
+                cols += row_cols
+                cols.append(k)
+                values += row_values
+                values.append(self.keyword_weight)
+                ends.append(len(cols))
+            scores = gathered_sums(weights, cols, values, ends)
         else:
             n = len(lows)
             guess = (np.asarray(keyword, dtype=np.intp), np.full(n, float(self.keyword_weight)), np.arange(n))

@@ -128,16 +128,16 @@ def capture_candidates(item: dict, groups: Sequence[dict], group_confidences: Se
     parser's per-group confidence (``None`` entries, or no list, fall back to ``fallback_confidence``,
     the router's label confidence). Entries whose outcome is ``ignore`` are kept (with
     ``candidate_action`` null) so the decision is visible; only the others are proposals."""
-    existing = item.get("existing_tasks") or []
-    confidences = list(group_confidences) if group_confidences is not None else [None] * len(groups)
-    seen: dict[str, int] = {}
-    out = []
-    source = None  # the query's part of every idempotency key, once per query
+    confidences = group_confidences if group_confidences is not None else [None] * len(groups)
+    out: list[dict] = []
+    source = None  # the query's part of every idempotency key, once per query with a capture item (few have one)
     for group, confidence in zip(groups, confidences):
         if not is_capture_item(group):
             continue
         if source is None:
             source = _key_source(item.get("id"), item["query"])
+            existing = item.get("existing_tasks") or []
+            seen: dict[str, int] = {}
         identity = normalised_group(group)
         occurrence = seen.get(identity, 0)
         seen[identity] = occurrence + 1

@@ -1,0 +1,56 @@
+"""The cheaper paths after the router (intents, capture) give what their definitions give, on every bundled text."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from fastslow.models.automation.rules import devices_in, lowered, seat_mentions
+
+ROOT = Path(__file__).resolve().parents[1]
+AUTOMATION_FILES = ("data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl",
+                    "data/automation/train/core.jsonl")
+
+
+def bundled_subqueries() -> list[str]:
+    return sorted({q["subquery"] for path in AUTOMATION_FILES
+                   for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()
+                   for g in (json.loads(line).get("expected") or []) for q in g["querys"]})
+
+
+def bundled_queries() -> list[str]:
+    return sorted({json.loads(line)["query"] for path in AUTOMATION_FILES
+                   for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()})
+
+
+def test_control_intent_is_its_rule_over_devices_in_and_seat_mentions(model):
+    from fastslow.models.automation.intents import CAR_CONTROL, DEVICE_CONTROL, control_intent
+
+    def definition(text, lex):
+        kinds = {kind for *_, kind in devices_in(text, lex)} - {"media"}
+        if not kinds:
+            return None
+        return CAR_CONTROL if seat_mentions(text, lex) or "car" in kinds else DEVICE_CONTROL
+
+    lex = model.automation.lexicons_
+    texts = bundled_subqueries() + bundled_queries() + ["打开主驾空调", "打开空调", "播放音乐", "İ打开HUD", ""]
+    answers = [control_intent(t, lex) for t in texts]
+    assert answers == [definition(t, lex) for t in texts]
+    assert {CAR_CONTROL, DEVICE_CONTROL, None} <= set(answers)
+
+
+def test_a_few_subqueries_score_as_rows_of_the_batch_bit_for_bit(model):
+    """2 to ``DENSE_ROWS`` subqueries share one gather (``gathered_sums``): the batch's CSR rows, bit for bit."""
+    from fastslow.models.automation.intents import DENSE_ROWS
+
+    intents = model.automation.intents_
+    subqueries = bundled_subqueries()
+    batch = intents.decision_function(subqueries)
+    assert len(subqueries) > DENSE_ROWS
+    for size in range(2, DENSE_ROWS + 1):
+        for start in range(0, len(subqueries) - size, 37):
+            few = intents.decision_function(subqueries[start:start + size])
+            assert few.shape == (size, batch.shape[1])
+            assert np.array_equal(few, batch[start:start + size])
+            assert np.array_equal(np.signbit(few), np.signbit(batch[start:start + size]))
+    assert intents.decision_function([]).shape == (0, batch.shape[1])
