@@ -409,3 +409,56 @@ def test_term_pattern_matches_as_the_alternation_longest_first_on_random_terms(t
     from fastslow.features.lexicon import term_pattern
 
     assert _same_matches(term_pattern(terms), _alternation(terms), text)
+
+
+# ---- round 10: one pattern of a word list asked where each word of it, or a longer scan, was asked
+
+def _condition_said_first_reference(action, lex):
+    low = rules.lowered(action)
+    if lex.action_verbs.prefix(low) or lex.reminder_verbs.prefix(low):
+        return 0
+    ends = [b for a, b, _, cat in lex.triggers.find(low) if cat == "suffix" and b - a >= 2 and 0 < a and b < len(low)]
+    if not ends or lex.memo.search(low) or rules.is_super_task_mention(action, lex):
+        return 0
+    return next((b for b in ends if rules._is_plain_command(action[b:], lex)), 0)
+
+
+def _is_builtin_reference(condition, actions, lex):
+    if not condition or condition == rules.DEFAULT or not actions:
+        return False
+    cond = rules.lowered(condition)
+    if any(word in cond for word in lex.triggers.terms("and", "or")):
+        return False
+    for b in lex.builtins:
+        if any(w in cond for w in b.condition_words) and all(rules._builtin_action(a, b) for a in actions):
+            return True
+    return rules.builtin_by_class(cond, actions, lex)
+
+
+_TRIGGERS = sorted({*LEX.triggers.category, *list(LEX.action_verbs.category)[::7], *list(LEX.device_kinds.category)[::9],
+                    "提醒我", "的时候", "以后", "且", "或者", "ΑΣ", "İ"})
+
+
+def test_condition_said_first_answers_as_its_definition_on_every_bundled_text_and_piece():
+    answers = [rules._condition_said_first(t, LEX) for t in PIECES]
+    assert answers == [_condition_said_first_reference(t, LEX) for t in PIECES] and any(answers)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_TRIGGERS), max_size=5).map("".join))
+def test_condition_said_first_answers_as_its_definition_on_random_texts(text):
+    assert rules._condition_said_first(text, LEX) == _condition_said_first_reference(text, LEX)
+
+
+def test_is_builtin_answers_as_its_definition_on_every_bundled_condition_and_action():
+    cases = [(t[:k], [t[k:]]) for t in PIECES[::3] for k in (2, 4, 6) if len(t) > k]
+    cases += [(t, ["打开双闪"]) for t in PIECES[::5]] + [(w + "的时候", ["自动锁车"]) for b in LEX.builtins for w in b.condition_words]
+    answers = [rules.is_builtin(c, a, LEX) for c, a in cases]
+    assert answers == [_is_builtin_reference(c, a, LEX) for c, a in cases] and any(answers)
+    assert any(rules._compound_triggers(LEX).search(rules.lowered(c)) for c, _ in cases)  # the and / or exit is taken
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_TRIGGERS), max_size=4).map("".join), st.sampled_from(["打开双闪", "提醒我", "自动锁车", "播放音乐"]))
+def test_is_builtin_answers_as_its_definition_on_random_conditions(condition, action):
+    assert rules.is_builtin(condition, [action], LEX) == _is_builtin_reference(condition, [action], LEX)

@@ -487,12 +487,22 @@ def _condition_said_first(action: str, lex: AutomationLexicons) -> int:
     a suffix trigger of two characters or more, then a whole command); 0 when there is none, or the span is a
     reminder, a memo or a super-task clause (提醒我下班的时候买菜: its time is content)."""
     low = lowered(action)
+    long_suffixes = _long_suffix_triggers(lex)
+    if long_suffixes is None or long_suffixes.search(low) is None:
+        return 0  # no suffix trigger of two characters or more anywhere (most spans): ``ends`` below is empty
     if lex.action_verbs.prefix(low) or lex.reminder_verbs.prefix(low):
         return 0  # said verb first: no condition before its command
     ends = [b for a, b, _, cat in lex.triggers.find(low) if cat == "suffix" and b - a >= 2 and 0 < a and b < len(low)]
     if not ends or lex.memo.search(low) or is_super_task_mention(action, lex):
         return 0
     return next((b for b in ends if _is_plain_command(action[b:], lex)), 0)
+
+
+@once_per_lexicons
+def _long_suffix_triggers(lex: AutomationLexicons) -> re.Pattern | None:
+    """One pattern of the suffix triggers of two characters or more (以后, 的时候): a text in which none of them
+    occurs finds none of them among its triggers (None when there are no such words)."""
+    return term_pattern({t for t, cat in lex.triggers.category.items() if cat == "suffix" and len(t) >= 2})
 
 
 def _sequence_gap(gap: str, lex: AutomationLexicons) -> bool:
@@ -580,12 +590,13 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     if len(text) < 6:
         return []  # a cut leaves a whole command of three characters or more on each side (_is_plain_command)
     low = lowered(text)
-    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
-        return []  # a reminder or a prohibition (提醒我打开空调关闭车窗) is one request
     words = _cut_point_words(lex)
     first = words.search(low, 3) if words is not None else None
     if first is None or first.start() > len(text) - 3:
-        return []  # no verb, name or sequence connector begins where a cut could be: no point below
+        return []  # no verb, name or sequence connector begins where a cut could be: no point below (asked
+        # first: three texts in four have none, and the reminder test below answers [] as well)
+    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
+        return []  # a reminder or a prohibition (提醒我打开空调关闭车窗) is one request
     verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in _COMMAND_START_KINDS}
     names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
@@ -1696,13 +1707,21 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
     if not condition or condition == DEFAULT or not actions:
         return False
     cond = lowered(condition)
-    if any(word in cond for word in lex.triggers.terms("and", "or")):
+    compounds = _compound_triggers(lex)
+    if compounds is not None and compounds.search(cond) is not None:
         return False  # a built-in behaviour has one fixed trigger; 且 / 或 compounds are the user's own
     said = _builtin_condition_words(lex)
     for b in (lex.builtins if said is not None and said.search(cond) else ()):
         if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b) for a in actions):
             return True
     return builtin_by_class(cond, actions, lex)
+
+
+@once_per_lexicons
+def _compound_triggers(lex: AutomationLexicons) -> re.Pattern | None:
+    """One pattern of the ``and`` / ``or`` triggers (且, 或者): it finds one where any of them is in a text, as
+    asking each of them in turn does (None when there are no such words)."""
+    return term_pattern(lex.triggers.terms("and", "or"))
 
 
 @once_per_lexicons
@@ -2036,5 +2055,9 @@ def group_dict(group: Group, intents: Sequence[str | None]) -> dict:
 def fixed_intent(kind: str) -> str | None:
     """Spec: super-task management clauses are 系统控制; reminders and memo items are 提醒; what a built-in
     vehicle behaviour does (后视镜自动折叠, 自动打开双闪, 发出警报) is the car's own: 车载控制."""
-    return {"system": INTENT_SYSTEM, "memo": INTENT_REMINDER, "reminder": INTENT_REMINDER,
-            "vehicle": INTENT_VEHICLE}.get(kind)
+    return _FIXED_INTENTS.get(kind)
+
+
+#: ``fixed_intent`` of each kind that has one (built once, not per subquery)
+_FIXED_INTENTS = {"system": INTENT_SYSTEM, "memo": INTENT_REMINDER, "reminder": INTENT_REMINDER,
+                  "vehicle": INTENT_VEHICLE}
