@@ -462,3 +462,27 @@ def test_is_builtin_answers_as_its_definition_on_every_bundled_condition_and_act
 @given(st.lists(st.sampled_from(_TRIGGERS), max_size=4).map("".join), st.sampled_from(["打开双闪", "提醒我", "自动锁车", "播放音乐"]))
 def test_is_builtin_answers_as_its_definition_on_random_conditions(condition, action):
     assert rules.is_builtin(condition, [action], LEX) == _is_builtin_reference(condition, [action], LEX)
+
+
+def test_the_signal_answers_as_its_pattern_on_every_bundled_piece_with_and_without_a_numeral():
+    from fastslow.features.automation_lexicons import _NUMERAL
+
+    lows = [rules.lowered(t) for t in PIECES]
+    assert [LEX.signal(t) for t in lows] == [LEX.signal.pattern.search(t) is not None for t in lows]
+    assert any(_NUMERAL.search(t) is None for t in lows) and any(LEX.signal(t) and not next(
+        LEX.signal._build().iter(t), None) for t in lows)  # both exits are taken: no numeral; a time shape alone
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["0", "7", "٣", "५", "%", "百分之", "百", "一", "两", "三十", "点", "半", "个", "分钟", "小时",
+                                  "号", "度", ":", "：", " ", "打开", "空调", "a"]), max_size=6).map("".join))
+def test_the_signal_answers_as_its_pattern_on_random_numbers(text):
+    assert LEX.signal(text) == (LEX.signal.pattern.search(text) is not None)
+
+
+def test_plain_breaks_answer_as_the_pattern_scan_on_every_bundled_piece():
+    pattern = rules._plain_break(LEX)
+    found = [rules.plain_breaks(t, LEX) for t in PIECES]
+    assert found == [[(m.start(), m.end(), LEX.breaks.category.get(m.group(), "pause")) for m in pattern.finditer(t)]
+                     for t in PIECES]
+    assert any(found) and not all(found)

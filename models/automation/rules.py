@@ -1984,8 +1984,10 @@ _PAUSES = re.compile(r"[,，;；。!！?？]+")
 def plain_breaks(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str]]:
     """(start, end, category) of the pauses and split connectors (``connectors.txt``, automation view) of
     ``text``, left to right: the regex ``pauses|connectors`` of the spec's plain split."""
-    return [(m.start(), m.end(), lex.breaks.category.get(m.group(), "pause"))
-            for m in _plain_break(lex).finditer(text)]
+    pattern = _plain_break(lex)
+    if pattern.search(text) is None:
+        return []  # (one search first: most texts have no pause or connector)
+    return [(m.start(), m.end(), lex.breaks.category.get(m.group(), "pause")) for m in pattern.finditer(text)]
 
 
 @once_per_lexicons
