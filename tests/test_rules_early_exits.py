@@ -486,3 +486,48 @@ def test_plain_breaks_answer_as_the_pattern_scan_on_every_bundled_piece():
     assert found == [[(m.start(), m.end(), LEX.breaks.category.get(m.group(), "pause")) for m in pattern.finditer(t)]
                      for t in PIECES]
     assert any(found) and not all(found)
+
+
+def _command_cuts_reference(text, lex):
+    if len(text) < 6:
+        return []
+    low = rules.lowered(text)
+    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
+        return []
+    verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in rules._COMMAND_START_KINDS}
+    names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
+    breaks = {a for a, _, kind in rules.plain_breaks(low, lex) if kind == "break"}
+    points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)
+    if not points or not rules.may_hold_command(text[:points[-1]], lex) or not rules.may_hold_command(text[points[0]:], lex):
+        return []
+    cuts, last = [], 0
+    for p in points:
+        if p - last < 3 or (p not in breaks and low[p - 1] in rules._JOINED_BEFORE) or "说" in low[last:p]:
+            continue
+        left = rules.strip_fillers(text[last:p], lex)
+        if p not in verbs and p not in breaks and lex.action_verbs.prefix(rules.lowered(left)):
+            continue
+        if rules._is_plain_command(left, lex) and rules._is_plain_command(rules.strip_fillers(text[p:], lex), lex):
+            cuts.append(p)
+            last = p
+    if cuts and rules.unconditional_kind(text, lex):
+        return []
+    return cuts
+
+
+_COMMANDS = sorted({*list(LEX.action_verbs.category)[::11], *list(LEX.device_kinds.category)[::13], *LEX.positions.category,
+                    *LEX.breaks.category, "打开空调", "关闭车窗", "提醒我", "的", "吧", "说", "ΑΣ", "İ", "Σ"})
+
+
+def test_command_cuts_answer_as_their_definition_on_every_bundled_text_and_piece():
+    answers = [rules.command_cuts(t, LEX) for t in PIECES]
+    assert answers == [_command_cuts_reference(t, LEX) for t in PIECES] and any(answers)
+    # the exit before the point scan is taken: a text with a cut word but no command word before its last three characters
+    assert any(len(t) >= 6 and rules._cut_point_words(LEX).search(rules.lowered(t), 3)
+               and not rules.may_hold_command(t[:len(t) - 3], LEX) for t in PIECES)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_COMMANDS), max_size=6).map("".join))
+def test_command_cuts_answer_as_their_definition_on_random_runs(text):
+    assert rules.command_cuts(text, LEX) == _command_cuts_reference(text, LEX)

@@ -597,6 +597,8 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
         # first: three texts in four have none, and the reminder test below answers [] as well)
     if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
         return []  # a reminder or a prohibition (提醒我打开空调关闭车窗) is one request
+    if not may_hold_command(text[:len(text) - 3], lex):
+        return []  # every point is three characters before the end at most: no command before any point (浴室的|风扇…)
     verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in _COMMAND_START_KINDS}
     names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
@@ -2046,7 +2048,7 @@ def group_dict(group: Group, intents: Sequence[str | None]) -> dict:
     """The spec's group object; intents of management and reminder clauses are fixed by rule."""
     querys = []
     for sub, kind, span_intent, predicted in zip(group.subqueries, group.kinds, group.span_intents, intents):
-        intent = fixed_intent(kind) or span_intent or predicted
+        intent = _FIXED_INTENTS.get(kind) or span_intent or predicted
         querys.append({"subquery": sub, "intent": intent})
     out = {"condition": group.condition, "querys": querys}
     if group.builtin:
@@ -2054,12 +2056,8 @@ def group_dict(group: Group, intents: Sequence[str | None]) -> dict:
     return out
 
 
-def fixed_intent(kind: str) -> str | None:
-    """Spec: super-task management clauses are 系统控制; reminders and memo items are 提醒; what a built-in
-    vehicle behaviour does (后视镜自动折叠, 自动打开双闪, 发出警报) is the car's own: 车载控制."""
-    return _FIXED_INTENTS.get(kind)
-
-
-#: ``fixed_intent`` of each kind that has one (built once, not per subquery)
+#: the intent fixed by rule for a subquery of each kind (``Group.kinds``), whatever the classifier says. Spec:
+#: super-task management clauses are 系统控制; reminders and memo items are 提醒; what a built-in vehicle behaviour
+#: does (后视镜自动折叠, 自动打开双闪, 发出警报) is the car's own: 车载控制
 _FIXED_INTENTS = {"system": INTENT_SYSTEM, "memo": INTENT_REMINDER, "reminder": INTENT_REMINDER,
                   "vehicle": INTENT_VEHICLE}
