@@ -531,3 +531,35 @@ def test_command_cuts_answer_as_their_definition_on_every_bundled_text_and_piece
 @given(st.lists(st.sampled_from(_COMMANDS), max_size=6).map("".join))
 def test_command_cuts_answer_as_their_definition_on_random_runs(text):
     assert rules.command_cuts(text, LEX) == _command_cuts_reference(text, LEX)
+
+
+def _condition_inside_action_reference(action, lex):
+    if lex.triggers.search(rules.lowered(action)) is None:
+        return None
+    low = rules.lowered(rules.signal_text(action, lex))
+    for _, e, term, cat in lex.triggers.find(low):
+        if cat != "suffix" or e >= len(action) or len(term) < 2 and term != "时":
+            continue
+        before, rest = action[:e], action[e:]
+        if rules._is_plain_command(before, lex) or lex.action_verbs.prefix(rules.lowered(before)) \
+                or lex.reminder_verbs.search(rules.lowered(before)):
+            return None
+        if rules._is_plain_command(rest, lex) or rules.builtin_function_action(rest, lex) \
+                or lex.reminder_verbs.prefix(rules.lowered(rest)):
+            return e
+    return None
+
+
+def test_condition_inside_action_answers_as_its_definition_on_every_bundled_text_and_piece():
+    answers = [rules.condition_inside_action(t, LEX) for t in PIECES]
+    assert answers == [_condition_inside_action_reference(t, LEX) for t in PIECES]
+    assert any(a is not None for a in answers)
+    # the exit is taken where a trigger is found but none that cuts (前, 后, 如果 only)
+    assert any(LEX.triggers.search(rules.lowered(t)) and not rules._cutting_suffix_triggers(LEX).search(rules.lowered(t))
+               for t in PIECES)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_TRIGGERS + ["后视镜", "后排", "往后", "打开空调", "自动紧急制动"]), max_size=5).map("".join))
+def test_condition_inside_action_answers_as_its_definition_on_random_texts(text):
+    assert rules.condition_inside_action(text, LEX) == _condition_inside_action_reference(text, LEX)

@@ -768,8 +768,9 @@ def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
     """Where the condition ends in a first action span that holds one (前方有行人突然横穿时|自动紧急制动): after a
     suffix trigger (时, 的时候, 以后) with no whole command before it and a command or a built-in function
     after it. None when the span is one request (打开空调, 查一下明天什么时候下雨)."""
-    if lex.triggers.search(lowered(action)) is None:
-        return None  # no trigger word at all (blanking names out only takes triggers away)
+    cutting = _cutting_suffix_triggers(lex)
+    if cutting is None or cutting.search(lowered(action)) is None:
+        return None  # no suffix trigger that ends a condition here at all (blanking names out only takes triggers away)
     low = lowered(signal_text(action, lex))
     for _, e, term, cat in lex.triggers.find(low):
         if cat != "suffix" or e >= len(action) or len(term) < 2 and term != "时":
@@ -780,6 +781,13 @@ def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
         if _is_plain_command(rest, lex) or builtin_function_action(rest, lex) or lex.reminder_verbs.prefix(lowered(rest)):
             return e
     return None
+
+
+@once_per_lexicons
+def _cutting_suffix_triggers(lex: AutomationLexicons) -> re.Pattern | None:
+    """One pattern of the suffix triggers after which ``condition_inside_action`` cuts (two characters or more, or
+    时): a text in which none of them occurs finds none of them among its triggers (None when there are none)."""
+    return term_pattern({t for t, cat in lex.triggers.category.items() if cat == "suffix" and (len(t) >= 2 or t == "时")})
 
 
 def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
