@@ -955,9 +955,10 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
     action; and the words a condition span took from the action before it (把空调调到|二十三度电量低于三十的时候)
     go back to that action when they complete it."""
     out: list[Span] = []
+    has_ba = "把" in text  # (every lead holds it)
     for sp in spans:
         prev = out[-1] if out else None
-        if sp.kind == "A":  # 把那个|叫露营的自动化停掉: a 把 (and its demonstrative) left outside starts the action
+        if sp.kind == "A" and has_ba:  # 把那个|叫露营的自动化停掉: a 把 (and its demonstrative) left outside starts the action
             lead = _BA_LEAD.search(text[prev.end if prev is not None else 0: sp.start])
             if lead:
                 sp = Span("A", lead.start() + (prev.end if prev is not None else 0), sp.end,
@@ -1940,7 +1941,7 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
     for span in raw.actions:
         cleaned, said = without_once(clean_subquery(span.text, lex), lex)
         once = once or said
-        if lowered(cleaned) in lex.fillers.terms("suffix") and (condition or len(raw.actions) > 1):
+        if lowered(cleaned) in filler_edges(lex).suffixes and (condition or len(raw.actions) > 1):
             continue  # a polite tail said after the request (关上车窗好吗) is no request of its own
         if cleaned:
             actions.append(add_missing_verb(reminder_from_noun(cleaned, lex), lex))
