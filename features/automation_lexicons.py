@@ -80,6 +80,9 @@ _TIME_NUMBER = (rf"(?:\d+|[{_CN}]+)\s*(?:个)?(?:分钟|小时|钟头|秒|号|%|
                 rf"|(?:\d+|[{_CN}]{{2,}}|[零二两三四五六七八九十])点|一点(?:钟|半|\d|[{_CN}]+分)|\d{{1,2}}:\d\d")
 
 _TIME_NUMBER_RE = re.compile(_TIME_NUMBER)
+#: a character every match of ``_TIME_NUMBER`` holds (a digit, %, or a Chinese numeral: 百 of 百分之, 一 of 一点):
+#: a text without one (most plain requests) is answered with one character-class search
+_NUMERAL = re.compile(rf"[\d%{_CN}]")
 
 
 @dataclass(frozen=True)
@@ -100,7 +103,8 @@ class Signal:
         automaton = self.__dict__.get("_automaton")
         if automaton is None:
             automaton = self._build()
-        return next(automaton.iter(lowered_text), None) is not None or _TIME_NUMBER_RE.search(lowered_text) is not None
+        return next(automaton.iter(lowered_text), None) is not None or (
+            _NUMERAL.search(lowered_text) is not None and _TIME_NUMBER_RE.search(lowered_text) is not None)
 
     def _build(self):
         automaton = ahocorasick.Automaton()

@@ -409,3 +409,157 @@ def test_term_pattern_matches_as_the_alternation_longest_first_on_random_terms(t
     from fastslow.features.lexicon import term_pattern
 
     assert _same_matches(term_pattern(terms), _alternation(terms), text)
+
+
+# ---- round 10: one pattern of a word list asked where each word of it, or a longer scan, was asked
+
+def _condition_said_first_reference(action, lex):
+    low = rules.lowered(action)
+    if lex.action_verbs.prefix(low) or lex.reminder_verbs.prefix(low):
+        return 0
+    ends = [b for a, b, _, cat in lex.triggers.find(low) if cat == "suffix" and b - a >= 2 and 0 < a and b < len(low)]
+    if not ends or lex.memo.search(low) or rules.is_super_task_mention(action, lex):
+        return 0
+    return next((b for b in ends if rules._is_plain_command(action[b:], lex)), 0)
+
+
+def _is_builtin_reference(condition, actions, lex):
+    if not condition or condition == rules.DEFAULT or not actions:
+        return False
+    cond = rules.lowered(condition)
+    if any(word in cond for word in lex.triggers.terms("and", "or")):
+        return False
+    for b in lex.builtins:
+        if any(w in cond for w in b.condition_words) and all(rules._builtin_action(a, b) for a in actions):
+            return True
+    return rules.builtin_by_class(cond, actions, lex)
+
+
+_TRIGGERS = sorted({*LEX.triggers.category, *list(LEX.action_verbs.category)[::7], *list(LEX.device_kinds.category)[::9],
+                    "提醒我", "的时候", "以后", "且", "或者", "ΑΣ", "İ"})
+
+
+def test_condition_said_first_answers_as_its_definition_on_every_bundled_text_and_piece():
+    answers = [rules._condition_said_first(t, LEX) for t in PIECES]
+    assert answers == [_condition_said_first_reference(t, LEX) for t in PIECES] and any(answers)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_TRIGGERS), max_size=5).map("".join))
+def test_condition_said_first_answers_as_its_definition_on_random_texts(text):
+    assert rules._condition_said_first(text, LEX) == _condition_said_first_reference(text, LEX)
+
+
+def test_is_builtin_answers_as_its_definition_on_every_bundled_condition_and_action():
+    cases = [(t[:k], [t[k:]]) for t in PIECES[::3] for k in (2, 4, 6) if len(t) > k]
+    cases += [(t, ["打开双闪"]) for t in PIECES[::5]] + [(w + "的时候", ["自动锁车"]) for b in LEX.builtins for w in b.condition_words]
+    answers = [rules.is_builtin(c, a, LEX) for c, a in cases]
+    assert answers == [_is_builtin_reference(c, a, LEX) for c, a in cases] and any(answers)
+    assert any(rules._compound_triggers(LEX).search(rules.lowered(c)) for c, _ in cases)  # the and / or exit is taken
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_TRIGGERS), max_size=4).map("".join), st.sampled_from(["打开双闪", "提醒我", "自动锁车", "播放音乐"]))
+def test_is_builtin_answers_as_its_definition_on_random_conditions(condition, action):
+    assert rules.is_builtin(condition, [action], LEX) == _is_builtin_reference(condition, [action], LEX)
+
+
+def test_the_signal_answers_as_its_pattern_on_every_bundled_piece_with_and_without_a_numeral():
+    from fastslow.features.automation_lexicons import _NUMERAL
+
+    lows = [rules.lowered(t) for t in PIECES]
+    assert [LEX.signal(t) for t in lows] == [LEX.signal.pattern.search(t) is not None for t in lows]
+    assert any(_NUMERAL.search(t) is None for t in lows) and any(LEX.signal(t) and not next(
+        LEX.signal._build().iter(t), None) for t in lows)  # both exits are taken: no numeral; a time shape alone
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(["0", "7", "٣", "५", "%", "百分之", "百", "一", "两", "三十", "点", "半", "个", "分钟", "小时",
+                                  "号", "度", ":", "：", " ", "打开", "空调", "a"]), max_size=6).map("".join))
+def test_the_signal_answers_as_its_pattern_on_random_numbers(text):
+    assert LEX.signal(text) == (LEX.signal.pattern.search(text) is not None)
+
+
+def test_plain_breaks_answer_as_the_pattern_scan_on_every_bundled_piece():
+    pattern = rules._plain_break(LEX)
+    found = [rules.plain_breaks(t, LEX) for t in PIECES]
+    assert found == [[(m.start(), m.end(), LEX.breaks.category.get(m.group(), "pause")) for m in pattern.finditer(t)]
+                     for t in PIECES]
+    assert any(found) and not all(found)
+
+
+def _command_cuts_reference(text, lex):
+    if len(text) < 6:
+        return []
+    low = rules.lowered(text)
+    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
+        return []
+    verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in rules._COMMAND_START_KINDS}
+    names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
+    breaks = {a for a, _, kind in rules.plain_breaks(low, lex) if kind == "break"}
+    points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)
+    if not points or not rules.may_hold_command(text[:points[-1]], lex) or not rules.may_hold_command(text[points[0]:], lex):
+        return []
+    cuts, last = [], 0
+    for p in points:
+        if p - last < 3 or (p not in breaks and low[p - 1] in rules._JOINED_BEFORE) or "说" in low[last:p]:
+            continue
+        left = rules.strip_fillers(text[last:p], lex)
+        if p not in verbs and p not in breaks and lex.action_verbs.prefix(rules.lowered(left)):
+            continue
+        if rules._is_plain_command(left, lex) and rules._is_plain_command(rules.strip_fillers(text[p:], lex), lex):
+            cuts.append(p)
+            last = p
+    if cuts and rules.unconditional_kind(text, lex):
+        return []
+    return cuts
+
+
+_COMMANDS = sorted({*list(LEX.action_verbs.category)[::11], *list(LEX.device_kinds.category)[::13], *LEX.positions.category,
+                    *LEX.breaks.category, "打开空调", "关闭车窗", "提醒我", "的", "吧", "说", "ΑΣ", "İ", "Σ"})
+
+
+def test_command_cuts_answer_as_their_definition_on_every_bundled_text_and_piece():
+    answers = [rules.command_cuts(t, LEX) for t in PIECES]
+    assert answers == [_command_cuts_reference(t, LEX) for t in PIECES] and any(answers)
+    # the exit before the point scan is taken: a text with a cut word but no command word before its last three characters
+    assert any(len(t) >= 6 and rules._cut_point_words(LEX).search(rules.lowered(t), 3)
+               and not rules.may_hold_command(t[:len(t) - 3], LEX) for t in PIECES)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_COMMANDS), max_size=6).map("".join))
+def test_command_cuts_answer_as_their_definition_on_random_runs(text):
+    assert rules.command_cuts(text, LEX) == _command_cuts_reference(text, LEX)
+
+
+def _condition_inside_action_reference(action, lex):
+    if lex.triggers.search(rules.lowered(action)) is None:
+        return None
+    low = rules.lowered(rules.signal_text(action, lex))
+    for _, e, term, cat in lex.triggers.find(low):
+        if cat != "suffix" or e >= len(action) or len(term) < 2 and term != "时":
+            continue
+        before, rest = action[:e], action[e:]
+        if rules._is_plain_command(before, lex) or lex.action_verbs.prefix(rules.lowered(before)) \
+                or lex.reminder_verbs.search(rules.lowered(before)):
+            return None
+        if rules._is_plain_command(rest, lex) or rules.builtin_function_action(rest, lex) \
+                or lex.reminder_verbs.prefix(rules.lowered(rest)):
+            return e
+    return None
+
+
+def test_condition_inside_action_answers_as_its_definition_on_every_bundled_text_and_piece():
+    answers = [rules.condition_inside_action(t, LEX) for t in PIECES]
+    assert answers == [_condition_inside_action_reference(t, LEX) for t in PIECES]
+    assert any(a is not None for a in answers)
+    # the exit is taken where a trigger is found but none that cuts (前, 后, 如果 only)
+    assert any(LEX.triggers.search(rules.lowered(t)) and not rules._cutting_suffix_triggers(LEX).search(rules.lowered(t))
+               for t in PIECES)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_TRIGGERS + ["后视镜", "后排", "往后", "打开空调", "自动紧急制动"]), max_size=5).map("".join))
+def test_condition_inside_action_answers_as_its_definition_on_random_texts(text):
+    assert rules.condition_inside_action(text, LEX) == _condition_inside_action_reference(text, LEX)

@@ -487,12 +487,22 @@ def _condition_said_first(action: str, lex: AutomationLexicons) -> int:
     a suffix trigger of two characters or more, then a whole command); 0 when there is none, or the span is a
     reminder, a memo or a super-task clause (提醒我下班的时候买菜: its time is content)."""
     low = lowered(action)
+    long_suffixes = _long_suffix_triggers(lex)
+    if long_suffixes is None or long_suffixes.search(low) is None:
+        return 0  # no suffix trigger of two characters or more anywhere (most spans): ``ends`` below is empty
     if lex.action_verbs.prefix(low) or lex.reminder_verbs.prefix(low):
         return 0  # said verb first: no condition before its command
     ends = [b for a, b, _, cat in lex.triggers.find(low) if cat == "suffix" and b - a >= 2 and 0 < a and b < len(low)]
     if not ends or lex.memo.search(low) or is_super_task_mention(action, lex):
         return 0
     return next((b for b in ends if _is_plain_command(action[b:], lex)), 0)
+
+
+@once_per_lexicons
+def _long_suffix_triggers(lex: AutomationLexicons) -> re.Pattern | None:
+    """One pattern of the suffix triggers of two characters or more (以后, 的时候): a text in which none of them
+    occurs finds none of them among its triggers (None when there are no such words)."""
+    return term_pattern({t for t, cat in lex.triggers.category.items() if cat == "suffix" and len(t) >= 2})
 
 
 def _sequence_gap(gap: str, lex: AutomationLexicons) -> bool:
@@ -580,12 +590,15 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     if len(text) < 6:
         return []  # a cut leaves a whole command of three characters or more on each side (_is_plain_command)
     low = lowered(text)
-    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
-        return []  # a reminder or a prohibition (提醒我打开空调关闭车窗) is one request
     words = _cut_point_words(lex)
     first = words.search(low, 3) if words is not None else None
     if first is None or first.start() > len(text) - 3:
-        return []  # no verb, name or sequence connector begins where a cut could be: no point below
+        return []  # no verb, name or sequence connector begins where a cut could be: no point below (asked
+        # first: three texts in four have none, and the reminder test below answers [] as well)
+    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
+        return []  # a reminder or a prohibition (提醒我打开空调关闭车窗) is one request
+    if not may_hold_command(text[:len(text) - 3], lex):
+        return []  # every point is three characters before the end at most: no command before any point (浴室的|风扇…)
     verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in _COMMAND_START_KINDS}
     names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
@@ -755,8 +768,9 @@ def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
     """Where the condition ends in a first action span that holds one (前方有行人突然横穿时|自动紧急制动): after a
     suffix trigger (时, 的时候, 以后) with no whole command before it and a command or a built-in function
     after it. None when the span is one request (打开空调, 查一下明天什么时候下雨)."""
-    if lex.triggers.search(lowered(action)) is None:
-        return None  # no trigger word at all (blanking names out only takes triggers away)
+    cutting = _cutting_suffix_triggers(lex)
+    if cutting is None or cutting.search(lowered(action)) is None:
+        return None  # no suffix trigger that ends a condition here at all (blanking names out only takes triggers away)
     low = lowered(signal_text(action, lex))
     for _, e, term, cat in lex.triggers.find(low):
         if cat != "suffix" or e >= len(action) or len(term) < 2 and term != "时":
@@ -767,6 +781,13 @@ def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
         if _is_plain_command(rest, lex) or builtin_function_action(rest, lex) or lex.reminder_verbs.prefix(lowered(rest)):
             return e
     return None
+
+
+@once_per_lexicons
+def _cutting_suffix_triggers(lex: AutomationLexicons) -> re.Pattern | None:
+    """One pattern of the suffix triggers after which ``condition_inside_action`` cuts (two characters or more, or
+    时): a text in which none of them occurs finds none of them among its triggers (None when there are none)."""
+    return term_pattern({t for t, cat in lex.triggers.category.items() if cat == "suffix" and (len(t) >= 2 or t == "时")})
 
 
 def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
@@ -934,9 +955,10 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
     action; and the words a condition span took from the action before it (把空调调到|二十三度电量低于三十的时候)
     go back to that action when they complete it."""
     out: list[Span] = []
+    has_ba = "把" in text  # (every lead holds it)
     for sp in spans:
         prev = out[-1] if out else None
-        if sp.kind == "A":  # 把那个|叫露营的自动化停掉: a 把 (and its demonstrative) left outside starts the action
+        if sp.kind == "A" and has_ba:  # 把那个|叫露营的自动化停掉: a 把 (and its demonstrative) left outside starts the action
             lead = _BA_LEAD.search(text[prev.end if prev is not None else 0: sp.start])
             if lead:
                 sp = Span("A", lead.start() + (prev.end if prev is not None else 0), sp.end,
@@ -1696,13 +1718,21 @@ def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLex
     if not condition or condition == DEFAULT or not actions:
         return False
     cond = lowered(condition)
-    if any(word in cond for word in lex.triggers.terms("and", "or")):
+    compounds = _compound_triggers(lex)
+    if compounds is not None and compounds.search(cond) is not None:
         return False  # a built-in behaviour has one fixed trigger; 且 / 或 compounds are the user's own
     said = _builtin_condition_words(lex)
     for b in (lex.builtins if said is not None and said.search(cond) else ()):
         if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b) for a in actions):
             return True
     return builtin_by_class(cond, actions, lex)
+
+
+@once_per_lexicons
+def _compound_triggers(lex: AutomationLexicons) -> re.Pattern | None:
+    """One pattern of the ``and`` / ``or`` triggers (且, 或者): it finds one where any of them is in a text, as
+    asking each of them in turn does (None when there are no such words)."""
+    return term_pattern(lex.triggers.terms("and", "or"))
 
 
 @once_per_lexicons
@@ -1911,7 +1941,7 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
     for span in raw.actions:
         cleaned, said = without_once(clean_subquery(span.text, lex), lex)
         once = once or said
-        if lowered(cleaned) in lex.fillers.terms("suffix") and (condition or len(raw.actions) > 1):
+        if lowered(cleaned) in filler_edges(lex).suffixes and (condition or len(raw.actions) > 1):
             continue  # a polite tail said after the request (关上车窗好吗) is no request of its own
         if cleaned:
             actions.append(add_missing_verb(reminder_from_noun(cleaned, lex), lex))
@@ -1965,8 +1995,10 @@ _PAUSES = re.compile(r"[,，;；。!！?？]+")
 def plain_breaks(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str]]:
     """(start, end, category) of the pauses and split connectors (``connectors.txt``, automation view) of
     ``text``, left to right: the regex ``pauses|connectors`` of the spec's plain split."""
-    return [(m.start(), m.end(), lex.breaks.category.get(m.group(), "pause"))
-            for m in _plain_break(lex).finditer(text)]
+    pattern = _plain_break(lex)
+    if pattern.search(text) is None:
+        return []  # (one search first: most texts have no pause or connector)
+    return [(m.start(), m.end(), lex.breaks.category.get(m.group(), "pause")) for m in pattern.finditer(text)]
 
 
 @once_per_lexicons
@@ -2025,7 +2057,7 @@ def group_dict(group: Group, intents: Sequence[str | None]) -> dict:
     """The spec's group object; intents of management and reminder clauses are fixed by rule."""
     querys = []
     for sub, kind, span_intent, predicted in zip(group.subqueries, group.kinds, group.span_intents, intents):
-        intent = fixed_intent(kind) or span_intent or predicted
+        intent = _FIXED_INTENTS.get(kind) or span_intent or predicted
         querys.append({"subquery": sub, "intent": intent})
     out = {"condition": group.condition, "querys": querys}
     if group.builtin:
@@ -2033,8 +2065,8 @@ def group_dict(group: Group, intents: Sequence[str | None]) -> dict:
     return out
 
 
-def fixed_intent(kind: str) -> str | None:
-    """Spec: super-task management clauses are 系统控制; reminders and memo items are 提醒; what a built-in
-    vehicle behaviour does (后视镜自动折叠, 自动打开双闪, 发出警报) is the car's own: 车载控制."""
-    return {"system": INTENT_SYSTEM, "memo": INTENT_REMINDER, "reminder": INTENT_REMINDER,
-            "vehicle": INTENT_VEHICLE}.get(kind)
+#: the intent fixed by rule for a subquery of each kind (``Group.kinds``), whatever the classifier says. Spec:
+#: super-task management clauses are 系统控制; reminders and memo items are 提醒; what a built-in vehicle behaviour
+#: does (后视镜自动折叠, 自动打开双闪, 发出警报) is the car's own: 车载控制
+_FIXED_INTENTS = {"system": INTENT_SYSTEM, "memo": INTENT_REMINDER, "reminder": INTENT_REMINDER,
+                  "vehicle": INTENT_VEHICLE}
