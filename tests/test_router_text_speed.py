@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
+from fastslow.features.extractors import FusedCharTfidf, FusedTfidf, char_ngrams
 from fastslow.features.split import join_actionless, pieces_between
 from fastslow.models.routing.splitter import command_runs, split_subrequests
 
@@ -58,3 +61,55 @@ def test_split_subrequests_is_its_plain_definition_on_every_bundled_query(model,
     split = [split_subrequests(u.tokens, lexicon) for u in utterances]
     assert split == [plain_split_subrequests(u.tokens, lexicon) for u in utterances]
     assert sum(len(spans) > 1 for spans in split) > 50  # the bundled queries do split
+
+
+def assert_same_entries(got, want):
+    for a, b in zip(got, want, strict=True):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+
+
+def test_the_routers_char_block_batches_from_the_texts_as_from_their_grams(model, utterances):
+    """``FusedCharTfidf.batch_texts`` against ``FusedTfidf.batch`` of the texts' ``char_ngrams`` (the definition),
+    bit for bit, with the router's own vocabulary, on every bundled query (in batches, and as one)."""
+    fused, analyse, field_name = model.router._fused()[0][0]
+    assert isinstance(fused, FusedCharTfidf) and field_name == "text"
+    texts = [u.text for u in utterances]
+    for batch in (texts[:512], texts[512:1500], texts):
+        assert_same_entries(fused.batch_texts(batch), fused.batch([analyse(t) for t in batch]))
+
+
+ALPHABET = ["a", "b", "空", "调", "开", " ", "，", "1", "Z", "\U0001F600", "\ud800"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(alphabet=ALPHABET, max_size=10), max_size=7),
+       st.sets(st.text(alphabet=ALPHABET, min_size=1, max_size=3), max_size=12),
+       st.sampled_from([(1, 1), (1, 2), (2, 2)]), st.booleans(), st.integers(0, 4))
+def test_char_tfidf_from_code_points_is_the_batch_of_char_ngrams(texts, grams, ngram_range, sublinear, offset):
+    """Any texts (empty ones, a character outside the BMP, a lone surrogate), any vocabulary (grams of three
+    characters, which ``char_ngrams`` up to 2 never gives), sublinear tf or raw counts, repeated grams."""
+    vocabulary = {g: i for i, g in enumerate(sorted(grams))}
+    idf = [1.0 + i / 7 for i in range(len(vocabulary))]
+    args = (vocabulary, idf, sublinear, offset, len(idf) + offset + 2)
+    want = FusedTfidf(*args).batch([char_ngrams(t, *ngram_range) for t in texts])
+    fused = FusedCharTfidf(*args, *ngram_range)
+    assert_same_entries(fused.batch_texts(texts), want)
+    fused.DOC_SHIFT = 62  # room for two documents only: more take the grams' path
+    assert_same_entries(fused.batch_texts(texts), want)
+
+
+def test_char_tfidf_from_code_points_takes_unigrams_and_bigrams_only():
+    with pytest.raises(ValueError):
+        FusedCharTfidf({"abc": 0}, [1.0], True, 0, None, 1, 3)
+
+
+@pytest.mark.parametrize("ngram_range, fused_type", [((1, 2), FusedCharTfidf), ((2, 2), FusedCharTfidf),
+                                                     ((1, 3), FusedTfidf)])
+def test_the_router_batches_from_code_points_only_the_char_blocks_that_hold(ngram_range, fused_type):
+    from types import SimpleNamespace
+
+    from fastslow.features.extractors import CharNgrams
+    from fastslow.models.routing.router import fused_tfidf
+
+    block = CharNgrams(ngram_range=ngram_range).fit([SimpleNamespace(text=t) for t in ("打开空调", "关窗", "打开车窗")])
+    assert type(fused_tfidf(block, 5, 100)) is fused_type

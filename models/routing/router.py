@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from functools import reduce
+from functools import partial, reduce
 from operator import add as _add
 
 import numpy as np
@@ -21,7 +21,8 @@ from fastslow.features import (
     TriggerMarkers, WordTokens,
 )
 from fastslow.features.extractors import (
-    FusedTfidf, LexiconFeatures, _Tfidf, csr_sums, gathered_sums, interleave, require_fitted,
+    FusedCharTfidf, FusedTfidf, LexiconFeatures, _Tfidf, char_ngrams, csr_sums, gathered_sums, interleave,
+    require_fitted,
 )
 from fastslow.features.references import BuiltinFunctions, EntityReferences
 from fastslow.models.routing.rules import Route
@@ -34,6 +35,18 @@ OTHER_DOMAIN_CATEGORIES = ("media", "navigation", "poi", "app")
 DENSE_ROWS = 4
 #: actions.txt categories of a control verb
 CONTROL_ACTIONS = ("on", "off", "adjust")
+
+
+def fused_tfidf(transformer: _Tfidf, offset: int, absent: int) -> FusedTfidf:
+    """A fitted tf-idf block as ``FusedTfidf``; a ``FusedCharTfidf`` (its batch from the texts' code points) when
+    its analyser is ``char_ngrams`` of unigrams and bigrams, as the router's ``CharNgrams`` is by default."""
+    args = (transformer.vocabulary_, transformer.idf_, transformer.sublinear_tf, offset, absent)
+    analyse = transformer.analyze_
+    if isinstance(analyse, partial) and analyse.func is char_ngrams and not analyse.args:
+        min_n, max_n = analyse.keywords.get("min_n", 1), analyse.keywords.get("max_n", 3)
+        if 1 <= min_n <= max_n <= 2:
+            return FusedCharTfidf(*args, min_n=min_n, max_n=max_n)
+    return FusedTfidf(*args)
 
 
 def row_softmax(x: np.ndarray) -> np.ndarray:
@@ -238,7 +251,8 @@ class Router(BaseEstimator, ClassifierMixin):
             starts.append(len(indices))
             self._append_rest(u, indices, data, others, absent)
         parts = [(np.asarray(indices, dtype=np.intp), np.asarray(data, dtype=np.float64), np.asarray(starts, dtype=np.intp))]
-        parts += [fused.batch([analyse(getattr(u, field_name)) for u in utterances])
+        parts += [fused.batch_texts([getattr(u, field_name) for u in utterances]) if isinstance(fused, FusedCharTfidf)
+                  else fused.batch([analyse(getattr(u, field_name)) for u in utterances])
                   for fused, analyse, field_name in tfidf_blocks]
         logits = csr_sums(weights, *interleave(parts, n))
         logits += self.intercept_
@@ -298,8 +312,7 @@ class Router(BaseEstimator, ClassifierMixin):
                     field_name = {CharNgrams: "text", WordTokens: "tokens"}.get(type(transformer))
                     if field_name is None:  # pragma: no cover - the router's union holds these two only
                         raise TypeError(f"no fused path for {type(transformer).__name__}")
-                    tfidf.append((FusedTfidf(transformer.vocabulary_, transformer.idf_, transformer.sublinear_tf,
-                                             offset, absent), transformer.analyze_, field_name))
+                    tfidf.append((fused_tfidf(transformer, offset, absent), transformer.analyze_, field_name))
                 elif not (isinstance(transformer, LexiconFeatures) and transformer.counts_only):
                     others.append((transformer, offset))
                 offset += transformer.n_columns
@@ -372,13 +385,13 @@ class Router(BaseEstimator, ClassifierMixin):
         primary_index = in_group.argmax(axis=1).tolist()
         secondary = proba >= self.secondary_threshold
         secondary[np.arange(len(utterances)), primary_index] = False
-        others: list[list[int]] = [[] for _ in utterances]
+        others: dict[int, list[int]] = {}
         for i, j in zip(*np.nonzero(secondary)):  # few: most rows have no second code
-            others[i].append(int(j))
+            others.setdefault(int(i), []).append(int(j))
+        second = {i: [classes[j] for j in sorted(js, key=lambda j: -proba[i, j])] for i, js in others.items()}
         rounded = np.round(by_label, 4).tolist()
         labels = label_index.tolist()
-        return [self._decided(u, labels[i], classes[primary_index[i]],
-                              [classes[j] for j in sorted(others[i], key=lambda j: -proba[i, j])], rounded[i])
+        return [self._decided(u, labels[i], classes[primary_index[i]], second.get(i, []), rounded[i])
                 for i, u in enumerate(utterances)]
 
     def _route_row(self, u, proba: list[float]) -> Route:
