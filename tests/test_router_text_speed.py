@@ -113,3 +113,23 @@ def test_the_router_batches_from_code_points_only_the_char_blocks_that_hold(ngra
 
     block = CharNgrams(ngram_range=ngram_range).fit([SimpleNamespace(text=t) for t in ("打开空调", "关窗", "打开车窗")])
     assert type(fused_tfidf(block, 5, 100)) is fused_type
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.one_of(st.text(alphabet="，？！：；,?打开空调Ａ１ \u3000\u0301\u0327\u00e9e℃…ｶﾞ가\u1100\u1161", max_size=12), st.text(max_size=8)))
+def test_nfkc_is_unicodedatas(text):
+    import unicodedata
+
+    from fastslow.features.normalise import nfkc
+
+    assert nfkc(text) == unicodedata.normalize("NFKC", text)
+
+
+def test_nfkc_is_unicodedatas_on_every_bundled_query():
+    import unicodedata
+
+    from fastslow.features.normalise import nfkc
+
+    queries = bundled_routing_queries()
+    assert sum(not unicodedata.is_normalized("NFKC", q) for q in queries) > 100  # the path that replaces marks runs
+    assert [nfkc(q) for q in queries] == [unicodedata.normalize("NFKC", q) for q in queries]
