@@ -82,10 +82,11 @@ class IndicatorFeatures(RowFeatures):
         return dict.fromkeys(self.columns(u), 1.0)
 
     def append_row(self, u, offset: int, indices: list, data: list) -> None:
-        """``row``'s entries in its order, without building the dict."""
-        columns = self.columns(u)
-        indices += [offset + col for col in columns]
-        data += [1.0] * len(columns)
+        """``row``'s entries in its order, without building the dict (a plain loop: a row has a few columns
+        at most, for which a list comprehension costs more to set up than to run)."""
+        for col in self.columns(u):
+            indices.append(offset + col)
+            data.append(1.0)
 
 
 def tfidf_row(grams, vocabulary: dict, idf: list[float], sublinear: bool = True) -> tuple[list[int], list[float]]:

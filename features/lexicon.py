@@ -254,8 +254,11 @@ class LexiconBank:
         for ch in sorted(charset & self.char_set):
             if ch in free_text:
                 pairs += chars[ch]
-        gaps = [] if index.gap_heads.isdisjoint(charset) else [
-            k for c in charset & index.gap_heads for k, needed in index.gaps_by_char[c] if needed <= charset]
+        gaps = []  # a loop: a text has one or two of the gaps' characters, too few for a comprehension to pay
+        for c in charset & index.gap_heads:
+            for k, needed in index.gaps_by_char[c]:
+                if needed <= charset:
+                    gaps.append(k)
         if index.gaps_always:
             gaps += [k for k, needed in index.gaps_always if needed <= charset]
         if gaps:
