@@ -267,7 +267,10 @@ def gathered_sums(weights: np.ndarray, cols: list, values: list, ends: list[int]
     rows = scaled_rows(weights, cols, values)
     if len(ends) == 1:
         return np.add.reduce(rows, axis=0)[None]
-    return np.vstack([np.add.reduce(rows[start:end], axis=0) for start, end in zip([0, *ends], ends)])
+    sums = np.empty((len(ends), weights.shape[1]))  # each row reduced into its place: no list of rows to stack
+    for k, (start, end) in enumerate(zip([0, *ends], ends)):
+        np.add.reduce(rows[start:end], axis=0, out=sums[k])
+    return sums
 
 
 def scaled_rows(weights: np.ndarray, cols: list, values: list) -> np.ndarray:
