@@ -228,7 +228,8 @@ class LexiconBank:
     def match(self, tokens, charset, text) -> dict[str, dict[int, int]]:
         """Hits per lexicon (keyed by digest), each as in ``Lexicon.match`` except that a
         single-character term counts only outside the tokens that are a longer term of ANY lexicon
-        of the bank (``free_chars``): 调 is no second verb in 空调 (a device) nor in 调到.
+        of the bank (``free_chars``): 调 is no second verb in 空调 (a device) nor in 调到. ``charset`` is the set of
+        the characters of ``text``, whose pieces the tokens are (``Segmenter.annotate``).
 
         The (lexicon, column) pairs of the tokens, the characters and the gaps are gathered first and
         counted in one loop; a query hits few of the bank's lexicons, and the others share ``NO_HITS``
@@ -244,12 +245,20 @@ class LexiconBank:
             else:
                 pairs += found
         chars = self.chars
-        # sorted: a set's order follows the process's hash seed, and the hits' order is the order their
-        # features are added in, so unsorted the same query could score differently in the last bits per process
-        for ch in sorted((frozenset("".join(free)) if self.longest_term_wins else charset) & self.char_set):
-            pairs += chars[ch]
-        gaps = [] if index.gap_heads.isdisjoint(charset) else [
-            k for c in charset & index.gap_heads for k, needed in index.gaps_by_char[c] if needed <= charset]
+        # the bank's single characters among the free tokens' (``free_chars``): those of the text (``charset``,
+        # a set already built) found in the free tokens, without a set of their characters (every character of a
+        # Chinese text is a new string object in a set). Sorted: a set's order follows the process's hash seed, and
+        # the hits' order is the order their features are added in, so unsorted the same query could score
+        # differently in the last bits per process
+        free_text = "".join(free) if self.longest_term_wins else text
+        for ch in sorted(charset & self.char_set):
+            if ch in free_text:
+                pairs += chars[ch]
+        gaps = []  # a loop: a text has one or two of the gaps' characters, too few for a comprehension to pay
+        for c in charset & index.gap_heads:
+            for k, needed in index.gaps_by_char[c]:
+                if needed <= charset:
+                    gaps.append(k)
         if index.gaps_always:
             gaps += [k for k, needed in index.gaps_always if needed <= charset]
         if gaps:

@@ -19,6 +19,22 @@ _FULL = {",": "，", ";": "；", ":": "：", "?": "？", "!": "！"}
 _PUNCT = re.compile(r"[\s\W_]+", re.UNICODE)
 
 
+#: the full-width marks queries are typed with, each with its NFKD decomposition (the half-width mark)
+_WIDE_MARKS = tuple((mark, unicodedata.normalize("NFKD", mark)) for mark in "，？！：；")
+
+
+def nfkc(text: str) -> str:
+    """``unicodedata.normalize("NFKC", text)``. A third of queries are not NFKC-stable, nearly all only for a
+    full-width comma or question mark; normalising them costs ~2 us. Replacing a character by its NFKD
+    decomposition leaves the text's NFKC as it was (NFKC composes the full decomposition, which is the same), so
+    once the common marks are replaced, a text that is NFKC-stable is its own NFKC; any other is normalised."""
+    if unicodedata.is_normalized("NFKC", text):
+        return text
+    for wide, narrow in _WIDE_MARKS:
+        text = text.replace(wide, narrow)
+    return text if unicodedata.is_normalized("NFKC", text) else unicodedata.normalize("NFKC", text)
+
+
 def without_spaces_near_chinese(text: str) -> str:
     return _SPACE_NEAR_CJK.sub("", text)
 
@@ -34,7 +50,7 @@ def without_final_stop(text: str) -> str:
 def clean(text: str) -> str:
     """The one normaliser: NFKC (full-width letters, digits and punctuation to half width), no spaces
     next to Chinese, runs of spaces as one, no final 。/！/… . Letter case is kept."""
-    text = _SPACES.sub(" ", _SPACE_NEAR_CJK.sub("", unicodedata.normalize("NFKC", text).strip()))
+    text = _SPACES.sub(" ", _SPACE_NEAR_CJK.sub("", nfkc(text).strip()))
     return _TRAILING.sub("", text)
 
 
@@ -42,7 +58,7 @@ def spaces_as_pauses(text: str) -> str:
     """A space between two Chinese characters as the pause it stands for (``，``): people who type
     without punctuation and ASR that marks pauses write 那个 天窗关了 空调开内循环; deleting the space
     would glue a hesitation to its command (那个天窗) and two commands into one."""
-    text = unicodedata.normalize("NFKC", text)
+    text = nfkc(text)
     return _SPACE_BETWEEN_CJK.sub("，", text.strip())
 
 

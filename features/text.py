@@ -8,7 +8,6 @@ import logging
 import math
 import re
 import threading
-import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import jieba
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from fastslow.features.lexicon import LEXICON_DIR, ROUTER_LEXICONS, LexiconBank, load_lexicon
-from fastslow.features.normalise import chinese_punctuation, clean, normalise, without_final_stop
+from fastslow.features.normalise import chinese_punctuation, clean, nfkc, normalise, without_final_stop
 
 try:  # jieba-rs: the same algorithm and dictionary, compiled (see RustCut)
     import rjieba
@@ -100,7 +99,7 @@ def text_forms(query: str) -> tuple[str, str]:
     NFKC pass. A query without white space (nearly every one) is NFKC-stable, so both normalisers only
     drop its final stop, and ``normalise`` lower-cases it; a query with white space takes the two
     definitions (``tests/test_text_layer_speed.py`` holds them equal)."""
-    stripped = unicodedata.normalize("NFKC", query).strip()
+    stripped = nfkc(query).strip()
     if _WHITE.search(stripped) is not None:
         return normalise(query), chinese_punctuation(clean(query))
     cleaned = without_final_stop(stripped)

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from functools import reduce
-from operator import add as _add
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,7 +20,8 @@ from fastslow.features import (
     TriggerMarkers, WordTokens,
 )
 from fastslow.features.extractors import (
-    FusedTfidf, LexiconFeatures, _Tfidf, csr_sums, gathered_sums, interleave, require_fitted,
+    FusedCharTfidf, FusedTfidf, LexiconFeatures, _Tfidf, char_ngrams, csr_sums, gathered_sums, interleave,
+    require_fitted,
 )
 from fastslow.features.references import BuiltinFunctions, EntityReferences
 from fastslow.models.routing.rules import Route
@@ -36,11 +36,24 @@ DENSE_ROWS = 4
 CONTROL_ACTIONS = ("on", "off", "adjust")
 
 
+def fused_tfidf(transformer: _Tfidf, offset: int, absent: int) -> FusedTfidf:
+    """A fitted tf-idf block as ``FusedTfidf``; a ``FusedCharTfidf`` (its batch from the texts' code points) when
+    its analyser is ``char_ngrams`` of unigrams and bigrams, as the router's ``CharNgrams`` is by default."""
+    args = (transformer.vocabulary_, transformer.idf_, transformer.sublinear_tf, offset, absent)
+    analyse = transformer.analyze_
+    if isinstance(analyse, partial) and analyse.func is char_ngrams and not analyse.args:
+        min_n, max_n = analyse.keywords.get("min_n", 1), analyse.keywords.get("max_n", 3)
+        if 1 <= min_n <= max_n <= 2:
+            return FusedCharTfidf(*args, min_n=min_n, max_n=max_n)
+    return FusedTfidf(*args)
+
+
 def row_softmax(x: np.ndarray) -> np.ndarray:
     """``scipy.special.softmax(x, axis=1)``, the same operations without its array-API dispatch and
-    ``np.max``'s (a third of a single query's routing time): the same floats, which a test holds."""
-    shifted = np.exp(x - x.max(axis=1, keepdims=True))
-    return shifted / shifted.sum(axis=1, keepdims=True)
+    ``np.max``'s (a third of a single query's routing time): the same floats, which a test holds. The
+    reductions are the ufuncs' own (what ``ndarray.max`` and ``sum`` call through a Python wrapper)."""
+    shifted = np.exp(x - np.maximum.reduce(x, axis=1, keepdims=True))
+    return shifted / np.add.reduce(shifted, axis=1, keepdims=True)
 
 
 def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
@@ -238,7 +251,8 @@ class Router(BaseEstimator, ClassifierMixin):
             starts.append(len(indices))
             self._append_rest(u, indices, data, others, absent)
         parts = [(np.asarray(indices, dtype=np.intp), np.asarray(data, dtype=np.float64), np.asarray(starts, dtype=np.intp))]
-        parts += [fused.batch([analyse(getattr(u, field_name)) for u in utterances])
+        parts += [fused.batch_texts([getattr(u, field_name) for u in utterances]) if isinstance(fused, FusedCharTfidf)
+                  else fused.batch([analyse(getattr(u, field_name)) for u in utterances])
                   for fused, analyse, field_name in tfidf_blocks]
         logits = csr_sums(weights, *interleave(parts, n))
         logits += self.intercept_
@@ -298,8 +312,7 @@ class Router(BaseEstimator, ClassifierMixin):
                     field_name = {CharNgrams: "text", WordTokens: "tokens"}.get(type(transformer))
                     if field_name is None:  # pragma: no cover - the router's union holds these two only
                         raise TypeError(f"no fused path for {type(transformer).__name__}")
-                    tfidf.append((FusedTfidf(transformer.vocabulary_, transformer.idf_, transformer.sublinear_tf,
-                                             offset, absent), transformer.analyze_, field_name))
+                    tfidf.append((fused_tfidf(transformer, offset, absent), transformer.analyze_, field_name))
                 elif not (isinstance(transformer, LexiconFeatures) and transformer.counts_only):
                     others.append((transformer, offset))
                 offset += transformer.n_columns
@@ -372,13 +385,13 @@ class Router(BaseEstimator, ClassifierMixin):
         primary_index = in_group.argmax(axis=1).tolist()
         secondary = proba >= self.secondary_threshold
         secondary[np.arange(len(utterances)), primary_index] = False
-        others: list[list[int]] = [[] for _ in utterances]
+        others: dict[int, list[int]] = {}
         for i, j in zip(*np.nonzero(secondary)):  # few: most rows have no second code
-            others[i].append(int(j))
+            others.setdefault(int(i), []).append(int(j))
+        second = {i: [classes[j] for j in sorted(js, key=lambda j: -proba[i, j])] for i, js in others.items()}
         rounded = np.round(by_label, 4).tolist()
         labels = label_index.tolist()
-        return [self._decided(u, labels[i], classes[primary_index[i]],
-                              [classes[j] for j in sorted(others[i], key=lambda j: -proba[i, j])], rounded[i])
+        return [self._decided(u, labels[i], classes[primary_index[i]], second.get(i, []), rounded[i])
                 for i, u in enumerate(utterances)]
 
     def _route_row(self, u, proba: list[float]) -> Route:
@@ -388,7 +401,12 @@ class Router(BaseEstimator, ClassifierMixin):
         order, which may differ from the matrix product's in the last bit (so does a product of fewer rows:
         BLAS adds in blocks), far below the 4 decimals a record shows."""
         members = self._label_members()
-        by_label = [reduce(_add, map(proba.__getitem__, classes), 0.0) for classes in members]
+        by_label = []  # a plain loop: faster than a reduce over a map per label for a few classes each
+        for label_classes in members:
+            total = 0.0
+            for j in label_classes:
+                total += proba[j]
+            by_label.append(total)
         label = first_argmax(by_label)
         floor = getattr(self, "fast_min_probability", 0.0)
         if floor and label == _FAST and by_label[_FAST] < floor:
@@ -398,7 +416,7 @@ class Router(BaseEstimator, ClassifierMixin):
         threshold = self.secondary_threshold
         second = sorted([j for j, p in enumerate(proba) if p >= threshold and j != primary], key=lambda j: -proba[j])
         classes = self._label_layout()[2]
-        return self._decided(u, label, classes[primary], [classes[j] for j in second],
+        return self._decided(u, label, classes[primary], [classes[j] for j in second] if second else [],
                              [round_like_numpy(p, 4) for p in by_label])
 
     def _label_members(self) -> list[tuple[int, ...]]:

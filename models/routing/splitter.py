@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from itertools import repeat
 
 from fastslow.features.lexicon import load_lexicon
 from fastslow.features.split import join_actionless, pieces_between
@@ -87,22 +88,28 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
         if lexicon.controls.isdisjoint(tokens):
             return whole
         pieces = command_runs(tokens, 0, len(tokens), lexicon)
-        if len(pieces) < 2:
+        if len(pieces) < 2 or is_one_request(tokens, lexicon):
             return whole
     else:
+        if is_one_request(tokens, lexicon):  # before the pieces are cut: they would not be used
+            return whole
         pieces = pieces_between(len(tokens), ((i, i + 1) for i, t in enumerate(tokens) if t in cuts))
         if lexicon.controls:
             pieces = [cut for a, b in pieces for cut in command_runs(tokens, a, b, lexicon)]
-    if any(t in lexicon.dependency or t in lexicon.triggers or t.endswith(lexicon.trigger_suffixes)
-           for t in tokens):
-        return whole
     if not lexicon.corrections.isdisjoint(tokens):  # 口语改口: only what is said after the last correction counts
         last = max(i for i, t in enumerate(tokens) if t in lexicon.corrections)
         pieces = [(a, b) for a, b in pieces if a > last]
     if len(pieces) < 2:
         return whole
-    merged = join_actionless(pieces, [any(t in lexicon.actions for t in tokens[a:b]) for a, b in pieces])
+    merged = join_actionless(pieces, [not lexicon.actions.isdisjoint(tokens[a:b]) for a, b in pieces])
     return merged if len(merged) >= 2 else whole
+
+
+def is_one_request(tokens: tuple[str, ...], lexicon: SplitLexicon) -> bool:
+    """Is the query a dependent chain (a dependency marker) or an automation (a trigger, or 时 glued to a
+    token), which is never split? Set tests and a C-level map rather than a test per token in Python."""
+    return (not lexicon.dependency.isdisjoint(tokens) or not lexicon.triggers.isdisjoint(tokens)
+            or any(map(str.endswith, tokens, repeat(lexicon.trigger_suffixes))))
 
 
 def _names_device(token: str, devices: frozenset) -> bool:
