@@ -94,14 +94,14 @@ class CRFModel:
     def state_scores(self, ids: np.ndarray, where: np.ndarray, positions: int) -> np.ndarray:
         """The state scores of ``positions`` positions, one row each: attribute ``ids[k]`` (``-1``: unknown,
         skipped) belongs to position ``where[k]``. Each position's weights are added from 0 in the order
-        they come in ``ids``, as crfsuite adds an item's attributes (``np.bincount`` adds in order), so an
-        attribute given twice counts twice and the sums are crfsuite's to the bit."""
-        n_labels = self.state.shape[1]
+        they come in ``ids``, as crfsuite adds an item's attributes (``np.bincount`` adds in order, a label
+        at a time), so an attribute given twice counts twice and the sums are crfsuite's to the bit."""
         known = ids >= 0
         ids, where = ids[known], where[known]
-        cells = (where[:, None] * n_labels + np.arange(n_labels)).ravel()
-        sums = np.bincount(cells, weights=self.state[ids].ravel(), minlength=positions * n_labels)
-        return sums.reshape(positions, n_labels)
+        scores = np.empty((positions, self.state.shape[1]))
+        for label in range(self.state.shape[1]):
+            scores[:, label] = np.bincount(where, weights=self.state[:, label][ids], minlength=positions)
+        return scores
 
     def decode(self, scores: np.ndarray, lengths: list[int], marginals: bool):
         """Viterbi label ids of every sequence and, with ``marginals``, the marginal probability of the
