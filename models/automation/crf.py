@@ -123,13 +123,13 @@ class CRFModel:
         col = np.arange(len(scores)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
         padded = np.zeros((batch, longest, n_labels))
         padded[row, col] = scores
-        path = self._viterbi(padded, by_rank, active)
-        flat = path[row, col].tolist()
+        path = self._viterbi(padded, by_rank, active)[row, col]
+        flat = path.tolist()
         cuts = np.cumsum(sizes).tolist()
         tags = [flat[a:b] for a, b in zip([0] + cuts, cuts)]
         if not marginals:
             return tags, [None] * batch
-        chosen = self._chosen_marginals(padded, active, path)[row, col].tolist()
+        chosen = self._chosen_marginals(scores, padded.shape, active, (row, col), path).tolist()
         return tags, [chosen[a:b] for a, b in zip([0] + cuts, cuts)]
 
     def _viterbi(self, padded: np.ndarray, lengths: np.ndarray, active: list[int]) -> np.ndarray:
@@ -159,15 +159,19 @@ class CRFModel:
             path[:n, t - 1] = (best[t - 1, :, :n].T + into[path[:n, t]]).argmax(axis=1)
         return path
 
-    def _chosen_marginals(self, padded: np.ndarray, active: list[int], path: np.ndarray) -> np.ndarray:
-        """Per position, the marginal probability of the label on ``path``: ``alpha * beta`` normalised over
-        the labels, both computed forward/backward with a normalisation at every position (crfsuite's
-        scaled ``crf1dc_alpha_score``/``crf1dc_beta_score``; any per-position scale cancels)."""
-        batch, longest, _ = padded.shape
-        expo = np.exp(padded - padded.max(axis=2, keepdims=True))
+    def _chosen_marginals(self, scores: np.ndarray, shape: tuple, active: list[int], at: tuple, path: np.ndarray):
+        """Per position, the marginal probability of the label on ``path`` (both in ``scores``' order; ``at``:
+        each position's place ``(sequence, step)`` in the sorted table of ``shape``): ``alpha * beta``
+        normalised over the labels, both computed forward/backward with a normalisation at every position
+        (crfsuite's scaled ``crf1dc_alpha_score``/``crf1dc_beta_score``; any per-position scale cancels).
+        What is not a position (past a sequence's end) is never computed on: exp is taken, and the products
+        formed, on the positions only."""
+        batch, longest, _ = shape
+        expo = np.ones(shape)
+        expo[at] = np.exp(scores - scores.max(axis=1, keepdims=True))
         exp_trans = self.exp_transition
-        alpha = np.ones_like(padded)  # (1s past a sequence's end: unused, but no 0/0)
-        beta = np.ones_like(padded)  # a sequence's last position keeps 1s
+        alpha = np.ones(shape)  # (1s past a sequence's end: unused, but no 0/0)
+        beta = np.ones(shape)  # a sequence's last position keeps 1s
         a = expo[:, 0]
         alpha[:, 0] = a / a.sum(axis=1, keepdims=True)
         for t in range(1, longest):
@@ -178,5 +182,5 @@ class CRFModel:
             n = active[t + 1]
             b = (beta[:n, t + 1] * expo[:n, t + 1]) @ exp_trans.T
             beta[:n, t] = b / b.sum(axis=1, keepdims=True)
-        joint = alpha * beta
-        return np.take_along_axis(joint, path[:, :, None], axis=2)[:, :, 0] / joint.sum(axis=2)
+        joint = alpha[at] * beta[at]
+        return joint[np.arange(len(path)), path] / joint.sum(axis=1)
