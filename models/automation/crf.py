@@ -138,18 +138,18 @@ class CRFModel:
         maximum. The back links are taken afterwards along the path only, from the same sums (so the same
         bits) with the first maximum, as crfsuite keeps a later ``i`` only when strictly higher.
 
-        The table is kept label-major (``best[t, i, sequence]``) so that the maximum over ``i`` is one
-        elementwise ``maximum`` of whole ``[sequence, label]`` planes, not a reduction over rows of 11 (half the
-        time for a batch; a maximum is the same double in any order)."""
+        The table is kept label-major (``best[t, i, sequence]``) and the candidates of a step are a fresh
+        ``cand[i, label, sequence]``, so that every elementwise loop runs along the sequences (not along rows
+        of 11 labels) and the maximum over ``i`` is one elementwise ``maximum`` of whole planes (a maximum is
+        the same double in any order)."""
         batch, longest, n_labels = padded.shape
         best = np.empty((longest, n_labels, batch))  # best[t]: crfsuite's alpha score at t (its Viterbi table)
         best[0] = padded[:, 0].T
-        cand = np.empty((n_labels, batch, n_labels))  # cand[i, sequence, label]
-        source = self.transition[:, None, :]
+        source = self.transition[:, :, None]
         for t in range(1, longest):
             n = active[t]
-            c = np.add(best[t - 1, :, :n, None], source, out=cand[:, :n])
-            best[t, :, :n] = np.add(np.maximum.reduce(c, axis=0), padded[:n, t]).T
+            cand = best[t - 1, :, None, :n] + source
+            np.add(np.maximum.reduce(cand, axis=0), padded[:n, t].T, out=best[t, :, :n])
         rows = np.arange(batch)
         into = self.into
         path = np.zeros((batch, longest), dtype=np.intp)

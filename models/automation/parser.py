@@ -676,8 +676,8 @@ class AutomationTagger(BaseEstimator):
         lengths = [len(text) for text in texts]
         scores = model.state_scores(ids, where, sum(lengths))
         label_ids, probs = model.decode(scores, lengths, marginals)
-        labels = model.labels
-        return [[labels[i] for i in path] for path in label_ids], probs
+        label = model.labels.__getitem__
+        return [list(map(label, path)) for path in label_ids], probs
 
     def _decode_crfsuite(self, texts, tokens, marginals: bool):
         tagger = self._tagger()
