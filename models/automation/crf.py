@@ -119,17 +119,19 @@ class CRFModel:
         by_rank = sizes[order]
         longest = int(by_rank[0])
         active = np.searchsorted(-by_rank, -np.arange(longest), side="left").tolist()  # active[t]: lengths > t
-        row = np.repeat(rank, sizes)  # every position's sequence (by rank) and place in it
-        col = np.arange(len(scores)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-        padded = np.zeros((batch, longest, n_labels))
-        padded[row, col] = scores
-        path = self._viterbi(padded, by_rank, active)[row, col]
+        # every position's slot in the (sequence by rank, step) table, and every slot's position (past a
+        # sequence's end: len(scores), a row of padding); tables are laid out and read with ``take``
+        slot = np.repeat(rank * longest, sizes) + np.arange(len(scores)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        position = np.full(batch * longest, len(scores), dtype=np.intp)
+        position[slot] = np.arange(len(scores))
+        padded = _table(scores, position, (batch, longest), 0.0)
+        path = self._viterbi(padded, by_rank, active).take(slot)
         flat = path.tolist()
         cuts = np.cumsum(sizes).tolist()
         tags = [flat[a:b] for a, b in zip([0] + cuts, cuts)]
         if not marginals:
             return tags, [None] * batch
-        chosen = self._chosen_marginals(scores, padded.shape, active, (row, col), path).tolist()
+        chosen = self._chosen_marginals(scores, position, slot, (batch, longest), active, path).tolist()
         return tags, [chosen[a:b] for a, b in zip([0] + cuts, cuts)]
 
     def _viterbi(self, padded: np.ndarray, lengths: np.ndarray, active: list[int]) -> np.ndarray:
@@ -159,19 +161,19 @@ class CRFModel:
             path[:n, t - 1] = (best[t - 1, :, :n].T + into[path[:n, t]]).argmax(axis=1)
         return path
 
-    def _chosen_marginals(self, scores: np.ndarray, shape: tuple, active: list[int], at: tuple, path: np.ndarray):
-        """Per position, the marginal probability of the label on ``path`` (both in ``scores``' order; ``at``:
-        each position's place ``(sequence, step)`` in the sorted table of ``shape``): ``alpha * beta``
-        normalised over the labels, both computed forward/backward with a normalisation at every position
-        (crfsuite's scaled ``crf1dc_alpha_score``/``crf1dc_beta_score``; any per-position scale cancels).
-        What is not a position (past a sequence's end) is never computed on: exp is taken, and the products
-        formed, on the positions only."""
-        batch, longest, _ = shape
-        expo = np.ones(shape)
-        expo[at] = np.exp(scores - scores.max(axis=1, keepdims=True))
+    def _chosen_marginals(self, scores: np.ndarray, position: np.ndarray, slot: np.ndarray, shape: tuple,
+                          active: list[int], path: np.ndarray) -> np.ndarray:
+        """Per position, the marginal probability of the label on ``path`` (both in ``scores``' order; ``slot``
+        and ``position`` as in ``decode``, ``shape`` the table's (sequences, steps)): ``alpha * beta`` normalised over the labels, both computed
+        forward/backward with a normalisation at every position (crfsuite's scaled
+        ``crf1dc_alpha_score``/``crf1dc_beta_score``; any per-position scale cancels). exp is taken, and the
+        products formed, on the positions only, never on the padding past a sequence's end."""
+        n_labels = scores.shape[1]
+        expo = _table(np.exp(scores - scores.max(axis=1, keepdims=True)), position, shape, 1.0)
+        longest = shape[1]
         exp_trans = self.exp_transition
-        alpha = np.ones(shape)  # (1s past a sequence's end: unused, but no 0/0)
-        beta = np.ones(shape)  # a sequence's last position keeps 1s
+        alpha = np.ones_like(expo)  # (1s past a sequence's end: unused, but no 0/0)
+        beta = np.ones_like(expo)  # a sequence's last position keeps 1s
         a = expo[:, 0]
         alpha[:, 0] = a / a.sum(axis=1, keepdims=True)
         for t in range(1, longest):
@@ -182,5 +184,13 @@ class CRFModel:
             n = active[t + 1]
             b = (beta[:n, t + 1] * expo[:n, t + 1]) @ exp_trans.T
             beta[:n, t] = b / b.sum(axis=1, keepdims=True)
-        joint = alpha[at] * beta[at]
+        joint = alpha.reshape(-1, n_labels).take(slot, axis=0) * beta.reshape(-1, n_labels).take(slot, axis=0)
         return joint[np.arange(len(path)), path] / joint.sum(axis=1)
+
+
+def _table(rows: np.ndarray, position: np.ndarray, shape: tuple, fill: float) -> np.ndarray:
+    """``rows`` (one per position) laid out in a table of ``shape`` slots: slot ``k`` holds
+    ``rows[position[k]]``, or ``fill``s where ``position[k]`` is ``len(rows)`` (``take``: a fancy assignment
+    of rows into a 3-d table costs several times more)."""
+    filled = np.concatenate([rows, np.full((1, rows.shape[1]), fill)])
+    return filled.take(position, axis=0).reshape(*shape, rows.shape[1])
