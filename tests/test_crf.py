@@ -107,7 +107,8 @@ def test_a_batchs_attribute_ids_are_each_texts_own(model, texts):
     (a duration at a text's end before a 后, a text opening with a clause end, a trigger word cut in two)."""
     tagger = model.automation.tagger_
     crf, index = tagger._crf()
-    edges = ["打开空调五分钟", "后关掉", "，到家时，", "上车", "时打开", "，", "a，b，c，d，e，f", "下雨就关窗，天晴就开窗"]
+    edges = ["打开空调五分钟", "后关掉", "，到家时，", "上车", "时打开", "，", "a，b，c，d，e，f", "下雨就关窗，天晴就开窗",
+             "打开\ud800空调"]  # a lone surrogate: the characters are read as code points
     batch = texts[:: max(1, len(texts) // 600)] + EDGE_TEXTS + edges + edges[::-1]
     want = [_known_features(crf, text, tagger.table_) for text in batch]
     assert _ids_by_character(index, batch) == want

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from itertools import chain, repeat
+from itertools import repeat
 from operator import add
 import tempfile
 import threading
@@ -395,8 +395,13 @@ class AttributeIndex:
         char_at = np.full(len(joined), -1, dtype=np.intp)  # the character at each place of joined
         char_at[at] = np.arange(total)
         everyone = np.arange(total)
-        ids = [np.full(total, self.bias, dtype=np.intp), self._grams(joined, at),
-               np.fromiter(map(self.kind_of.__getitem__, chain.from_iterable(lows)), dtype=np.intp, count=total)]
+        # each distinct character of joined is looked up once: its n-gram id (chars) and its k= attribute
+        code = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        distinct, which = np.unique(code, return_inverse=True)
+        distinct = list(map(chr, distinct.tolist()))
+        chars = np.fromiter(map(self.chars.get, distinct, repeat(0)), dtype=np.int64, count=len(distinct))[which]
+        kinds = np.fromiter(map(self.kind_of.__getitem__, distinct), dtype=np.intp, count=len(distinct))
+        ids = [np.full(total, self.bias, dtype=np.intp), self._grams(chars, at), kinds[which[at]]]
         where = [everyone, np.tile(everyone, len(GRAM_FEATURES)), everyone]
         clause, clause_start, in_text = self._clauses(joined, char_at, text_of, starts, total)
         ids.append(self.clause[np.minimum(in_text, 3)])
@@ -421,12 +426,11 @@ class AttributeIndex:
         where += [starts, starts + lengths - 1]
         return np.concatenate(ids), np.concatenate(where)
 
-    def _grams(self, joined: str, at: np.ndarray) -> np.ndarray:
-        """The attribute ids of the character n-grams around the characters at places ``at`` of ``joined``,
-        a family (``GRAM_FEATURES``) after the other. Every pair of neighbours in ``joined`` is looked up
+    def _grams(self, chars: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """The attribute ids of the character n-grams around the characters at places ``at`` of ``joined``
+        (``chars``: the id of each of its characters), a family (``GRAM_FEATURES``) after the other. Every pair of neighbours in ``joined`` is looked up
         once for its four families (lc and cr of a character are the pairs before and at it, ll and rr the
         pairs two before and one after)."""
-        chars = np.fromiter(map(self.chars.get, joined, repeat(0)), dtype=np.int64, count=len(joined))
         pairs = chars[:-1] * self.base + chars[1:]  # pairs[k]: joined[k:k + 2]
         row = self.pair_keys.searchsorted(pairs)
         row = np.where(self.pair_keys[row] == pairs, row, len(self.pair_keys) - 1)
