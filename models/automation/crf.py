@@ -112,7 +112,7 @@ class CRFModel:
         sizes = np.asarray(lengths, dtype=np.intp)
         if sizes.min() < 1 or sizes.sum() != len(scores):
             raise ValueError(f"{len(scores)} positions scored for sequences of lengths {list(lengths)}")
-        batch, n_labels = len(sizes), self.transition.shape[0]
+        batch = len(sizes)
         order = np.argsort(-sizes, kind="stable")  # longest first: the sequences still running at step t lead
         rank = np.empty(batch, dtype=np.intp)
         rank[order] = np.arange(batch)
@@ -164,13 +164,12 @@ class CRFModel:
     def _chosen_marginals(self, scores: np.ndarray, position: np.ndarray, slot: np.ndarray, shape: tuple,
                           active: list[int], path: np.ndarray) -> np.ndarray:
         """Per position, the marginal probability of the label on ``path`` (both in ``scores``' order; ``slot``
-        and ``position`` as in ``decode``, ``shape`` the table's (sequences, steps)): ``alpha * beta`` normalised over the labels, both computed
-        forward/backward with a normalisation at every position (crfsuite's scaled
-        ``crf1dc_alpha_score``/``crf1dc_beta_score``; any per-position scale cancels). exp is taken, and the
-        products formed, on the positions only, never on the padding past a sequence's end."""
-        n_labels = scores.shape[1]
+        and ``position`` as in ``decode``, ``shape`` the table's (sequences, steps)): ``alpha * beta``
+        normalised over the labels, both computed forward/backward with a normalisation at every position
+        (crfsuite's scaled ``crf1dc_alpha_score``/``crf1dc_beta_score``; any per-position scale cancels).
+        exp is taken, and the products formed, on the positions only, never on the padding."""
+        n_labels, longest = scores.shape[1], shape[1]
         expo = _table(np.exp(scores - scores.max(axis=1, keepdims=True)), position, shape, 1.0)
-        longest = shape[1]
         exp_trans = self.exp_transition
         alpha = np.ones_like(expo)  # (1s past a sequence's end: unused, but no 0/0)
         beta = np.ones_like(expo)  # a sequence's last position keeps 1s
