@@ -73,10 +73,19 @@ def test_a_small_batch_goes_through_crfsuite_and_agrees_with_the_numpy_batch(mod
     assert tagger.predict(["上车时打开空调"]) == [tagger._tagger().tag(tagger.features("上车时打开空调"))]
 
 
-def _ids_by_character(index, text, table, tokens=None):
-    ids, where = index.ids([text], table, [tokens])
+def _ids_by_character(index, texts, tokens=None):
+    """Per character of ``texts`` (one list per text), the known attribute ids ``index.ids`` gives it, in order."""
+    ids, where = index.ids(texts, tokens or [None] * len(texts))
     order = np.argsort(where, kind="stable")
-    return [[int(i) for i in ids[order][where[order] == k] if i >= 0] for k in range(len(text))]
+    ids, where = ids[order], where[order]
+    per_char = [[int(i) for i in ids[where == k] if i >= 0] for k in range(sum(map(len, texts)))]
+    cuts = np.cumsum([0] + [len(t) for t in texts]).tolist()
+    return [per_char[a:b] for a, b in zip(cuts, cuts[1:])]
+
+
+def _known_features(crf, text, table, tokens=None):
+    known = {a: i for i, a in enumerate(crf.attributes)}
+    return [[known[a] for a in item if a in known] for item in char_features(text, table, tokens)]
 
 
 def test_attribute_ids_are_the_known_feature_strings_in_their_order(model, texts):
@@ -84,22 +93,46 @@ def test_attribute_ids_are_the_known_feature_strings_in_their_order(model, texts
     in the same order and as many times: what crfsuite sums."""
     tagger = model.automation.tagger_
     crf, index = tagger._crf()
-    known = {a: i for i, a in enumerate(crf.attributes)}
     for text in texts[:: max(1, len(texts) // 1500)] + EDGE_TEXTS:
-        want = [[known[a] for a in item if a in known] for item in char_features(text, tagger.table_)]
-        assert _ids_by_character(index, text, tagger.table_) == want, text
+        assert _ids_by_character(index, [text]) == [_known_features(crf, text, tagger.table_)], text
     # the jieba token features (use_tokens), with tokens that stop matching the text halfway
     for text in EDGE_TEXTS:
         tokens = tuple(text[i:i + 2] for i in range(0, len(text), 2))[:3] + ("不在文中",)
-        want = [[known[a] for a in item if a in known] for item in char_features(text, tagger.table_, tokens)]
-        assert _ids_by_character(index, text, tagger.table_, tokens) == want
+        assert _ids_by_character(index, [text], [tokens]) == [_known_features(crf, text, tagger.table_, tokens)]
+
+
+def test_a_batchs_attribute_ids_are_each_texts_own(model, texts):
+    """ids reads a batch as one string (the texts between the n-grams' pads) and numbers the clauses over the
+    batch: no term, shape, clause or look range crosses from a text to its neighbours, whatever they are
+    (a duration at a text's end before a 后, a text opening with a clause end, a trigger word cut in two)."""
+    tagger = model.automation.tagger_
+    crf, index = tagger._crf()
+    edges = ["打开空调五分钟", "后关掉", "，到家时，", "上车", "时打开", "，", "a，b，c，d，e，f", "下雨就关窗，天晴就开窗",
+             "打开\ud800空调"]  # a lone surrogate: the characters are read as code points
+    batch = texts[:: max(1, len(texts) // 600)] + EDGE_TEXTS + edges + edges[::-1]
+    want = [_known_features(crf, text, tagger.table_) for text in batch]
+    assert _ids_by_character(index, batch) == want
+    tokens = [tuple(text[i:i + 2] for i in range(0, len(text), 2)) if k % 3 else None for k, text in enumerate(batch)]
+    assert _ids_by_character(index, batch, tokens) == \
+        [_known_features(crf, text, tagger.table_, tok) for text, tok in zip(batch, tokens)]
+
+
+def test_a_term_holding_the_pads_is_refused(model):
+    """ids reads the batch as one string with the n-grams' pads between the texts: a term holding one could
+    match across two texts, so such a word list is refused rather than read."""
+    from types import SimpleNamespace
+
+    crf, _ = model.automation.tagger_._crf()
+    table = SimpleNamespace(lists=[{"开\x03": (("B:x",), "I:x", None)}], scanner=None)
+    with pytest.raises(ValueError, match="pads"):
+        AttributeIndex(crf.attributes, table)
 
 
 def test_state_scores_add_the_weights_in_crfsuites_order_to_the_bit(model):
     tagger = model.automation.tagger_
     crf, index = tagger._crf()
     texts = EDGE_TEXTS * 2
-    ids, where = index.ids(texts, tagger.table_, [None] * len(texts))
+    ids, where = index.ids(texts, [None] * len(texts))
     total = sum(map(len, texts))
     scores = crf.state_scores(ids, where, total)
     expected = np.zeros_like(scores)

@@ -94,14 +94,14 @@ class CRFModel:
     def state_scores(self, ids: np.ndarray, where: np.ndarray, positions: int) -> np.ndarray:
         """The state scores of ``positions`` positions, one row each: attribute ``ids[k]`` (``-1``: unknown,
         skipped) belongs to position ``where[k]``. Each position's weights are added from 0 in the order
-        they come in ``ids``, as crfsuite adds an item's attributes (``np.bincount`` adds in order), so an
-        attribute given twice counts twice and the sums are crfsuite's to the bit."""
-        n_labels = self.state.shape[1]
+        they come in ``ids``, as crfsuite adds an item's attributes (``np.bincount`` adds in order, a label
+        at a time), so an attribute given twice counts twice and the sums are crfsuite's to the bit."""
         known = ids >= 0
         ids, where = ids[known], where[known]
-        cells = (where[:, None] * n_labels + np.arange(n_labels)).ravel()
-        sums = np.bincount(cells, weights=self.state[ids].ravel(), minlength=positions * n_labels)
-        return sums.reshape(positions, n_labels)
+        scores = np.empty((positions, self.state.shape[1]))
+        for label in range(self.state.shape[1]):
+            scores[:, label] = np.bincount(where, weights=self.state[:, label][ids], minlength=positions)
+        return scores
 
     def decode(self, scores: np.ndarray, lengths: list[int], marginals: bool):
         """Viterbi label ids of every sequence and, with ``marginals``, the marginal probability of the
@@ -112,24 +112,26 @@ class CRFModel:
         sizes = np.asarray(lengths, dtype=np.intp)
         if sizes.min() < 1 or sizes.sum() != len(scores):
             raise ValueError(f"{len(scores)} positions scored for sequences of lengths {list(lengths)}")
-        batch, n_labels = len(sizes), self.transition.shape[0]
+        batch = len(sizes)
         order = np.argsort(-sizes, kind="stable")  # longest first: the sequences still running at step t lead
         rank = np.empty(batch, dtype=np.intp)
         rank[order] = np.arange(batch)
         by_rank = sizes[order]
         longest = int(by_rank[0])
         active = np.searchsorted(-by_rank, -np.arange(longest), side="left").tolist()  # active[t]: lengths > t
-        row = np.repeat(rank, sizes)  # every position's sequence (by rank) and place in it
-        col = np.arange(len(scores)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-        padded = np.zeros((batch, longest, n_labels))
-        padded[row, col] = scores
-        path = self._viterbi(padded, by_rank, active)
-        flat = path[row, col].tolist()
+        # every position's slot in the (sequence by rank, step) table, and every slot's position (past a
+        # sequence's end: len(scores), a row of padding); tables are laid out and read with ``take``
+        slot = np.repeat(rank * longest, sizes) + np.arange(len(scores)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        position = np.full(batch * longest, len(scores), dtype=np.intp)
+        position[slot] = np.arange(len(scores))
+        padded = _table(scores, position, (batch, longest), 0.0)
+        path = self._viterbi(padded, by_rank, active).take(slot)
+        flat = path.tolist()
         cuts = np.cumsum(sizes).tolist()
         tags = [flat[a:b] for a, b in zip([0] + cuts, cuts)]
         if not marginals:
             return tags, [None] * batch
-        chosen = self._chosen_marginals(padded, active, path)[row, col].tolist()
+        chosen = self._chosen_marginals(scores, position, slot, (batch, longest), active, path).tolist()
         return tags, [chosen[a:b] for a, b in zip([0] + cuts, cuts)]
 
     def _viterbi(self, padded: np.ndarray, lengths: np.ndarray, active: list[int]) -> np.ndarray:
@@ -138,18 +140,18 @@ class CRFModel:
         maximum. The back links are taken afterwards along the path only, from the same sums (so the same
         bits) with the first maximum, as crfsuite keeps a later ``i`` only when strictly higher.
 
-        The table is kept label-major (``best[t, i, sequence]``) so that the maximum over ``i`` is one
-        elementwise ``maximum`` of whole ``[sequence, label]`` planes, not a reduction over rows of 11 (half the
-        time for a batch; a maximum is the same double in any order)."""
+        The table is kept label-major (``best[t, i, sequence]``) and the candidates of a step are a fresh
+        ``cand[i, label, sequence]``, so that every elementwise loop runs along the sequences (not along rows
+        of 11 labels) and the maximum over ``i`` is one elementwise ``maximum`` of whole planes (a maximum is
+        the same double in any order)."""
         batch, longest, n_labels = padded.shape
         best = np.empty((longest, n_labels, batch))  # best[t]: crfsuite's alpha score at t (its Viterbi table)
         best[0] = padded[:, 0].T
-        cand = np.empty((n_labels, batch, n_labels))  # cand[i, sequence, label]
-        source = self.transition[:, None, :]
+        source = self.transition[:, :, None]
         for t in range(1, longest):
             n = active[t]
-            c = np.add(best[t - 1, :, :n, None], source, out=cand[:, :n])
-            best[t, :, :n] = np.add(np.maximum.reduce(c, axis=0), padded[:n, t]).T
+            cand = best[t - 1, :, None, :n] + source
+            np.add(np.maximum.reduce(cand, axis=0), padded[:n, t].T, out=best[t, :, :n])
         rows = np.arange(batch)
         into = self.into
         path = np.zeros((batch, longest), dtype=np.intp)
@@ -159,15 +161,18 @@ class CRFModel:
             path[:n, t - 1] = (best[t - 1, :, :n].T + into[path[:n, t]]).argmax(axis=1)
         return path
 
-    def _chosen_marginals(self, padded: np.ndarray, active: list[int], path: np.ndarray) -> np.ndarray:
-        """Per position, the marginal probability of the label on ``path``: ``alpha * beta`` normalised over
-        the labels, both computed forward/backward with a normalisation at every position (crfsuite's
-        scaled ``crf1dc_alpha_score``/``crf1dc_beta_score``; any per-position scale cancels)."""
-        batch, longest, _ = padded.shape
-        expo = np.exp(padded - padded.max(axis=2, keepdims=True))
+    def _chosen_marginals(self, scores: np.ndarray, position: np.ndarray, slot: np.ndarray, shape: tuple,
+                          active: list[int], path: np.ndarray) -> np.ndarray:
+        """Per position, the marginal probability of the label on ``path`` (both in ``scores``' order; ``slot``
+        and ``position`` as in ``decode``, ``shape`` the table's (sequences, steps)): ``alpha * beta``
+        normalised over the labels, both computed forward/backward with a normalisation at every position
+        (crfsuite's scaled ``crf1dc_alpha_score``/``crf1dc_beta_score``; any per-position scale cancels).
+        exp is taken, and the products formed, on the positions only, never on the padding."""
+        n_labels, longest = scores.shape[1], shape[1]
+        expo = _table(np.exp(scores - scores.max(axis=1, keepdims=True)), position, shape, 1.0)
         exp_trans = self.exp_transition
-        alpha = np.ones_like(padded)  # (1s past a sequence's end: unused, but no 0/0)
-        beta = np.ones_like(padded)  # a sequence's last position keeps 1s
+        alpha = np.ones_like(expo)  # (1s past a sequence's end: unused, but no 0/0)
+        beta = np.ones_like(expo)  # a sequence's last position keeps 1s
         a = expo[:, 0]
         alpha[:, 0] = a / a.sum(axis=1, keepdims=True)
         for t in range(1, longest):
@@ -178,5 +183,13 @@ class CRFModel:
             n = active[t + 1]
             b = (beta[:n, t + 1] * expo[:n, t + 1]) @ exp_trans.T
             beta[:n, t] = b / b.sum(axis=1, keepdims=True)
-        joint = alpha * beta
-        return np.take_along_axis(joint, path[:, :, None], axis=2)[:, :, 0] / joint.sum(axis=2)
+        joint = alpha.reshape(-1, n_labels).take(slot, axis=0) * beta.reshape(-1, n_labels).take(slot, axis=0)
+        return joint[np.arange(len(path)), path] / joint.sum(axis=1)
+
+
+def _table(rows: np.ndarray, position: np.ndarray, shape: tuple, fill: float) -> np.ndarray:
+    """``rows`` (one per position) laid out in a table of ``shape`` slots: slot ``k`` holds
+    ``rows[position[k]]``, or ``fill``s where ``position[k]`` is ``len(rows)`` (``take``: a fancy assignment
+    of rows into a 3-d table costs several times more)."""
+    filled = np.concatenate([rows, np.full((1, rows.shape[1]), fill)])
+    return filled.take(position, axis=0).reshape(*shape, rows.shape[1])

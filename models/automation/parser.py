@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import os
 import re
-from itertools import chain, repeat
+from itertools import repeat
 from operator import add
 import tempfile
 import threading
@@ -101,6 +101,7 @@ class FeatureTable:
 #: the character n-gram features, by prefix: the ones a pruned feature list builds only when the CRF knows them
 GRAM_FEATURES = ("c=", "l=", "r=", "lc=", "cr=", "lcr=", "ll=", "rr=")
 _GRAM_SIZES = (1, 1, 1, 2, 2, 3, 2, 2)  # characters in a gram of each family
+_PAIR_FAMILIES = (3, 4, 6, 7)  # the families of two characters: lc, cr, ll, rr
 
 
 class KnownAttributes:
@@ -166,9 +167,15 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
                 last[cl] = pt
         looks += [(ahead, starts[cl], pt) for cl, pt in last.items()]
         looks += [(behind, pt + 1, ends[cl]) for cl, pt in first.items()]
-    # jieba tokens: where each character sits in its token, and the token itself
-    tok_pos = [""] * n
-    tok_of = [""] * n
+    tok_pos, tok_of = _token_layout(low, tokens)
+    return low, marks, clause_of, looks, tok_pos, tok_of
+
+
+def _token_layout(low: str, tokens: tuple[str, ...] | None) -> tuple[list[str], list[str]]:
+    """Per character of ``low``, where it sits in its jieba token (``S``, ``B``, ``M``, ``E``; ``""`` past the
+    first token that does not match the text, or without tokens) and that token (``""`` if longer than 4)."""
+    tok_pos = [""] * len(low)
+    tok_of = [""] * len(low)
     if tokens is not None:
         i = 0
         for tok in tokens:
@@ -179,7 +186,7 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
                 tok_pos[i + k] = "S" if length == 1 else ("B" if k == 0 else ("E" if k == length - 1 else "M"))
                 tok_of[i + k] = tok if length <= 4 else ""
             i += length
-    return low, marks, clause_of, looks, tok_pos, tok_of
+    return tok_pos, tok_of
 
 
 def with_looks(marks: list[list[str]], looks) -> list[list[str]]:
@@ -270,12 +277,12 @@ def tagging_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | N
 
 class AttributeIndex:
     """The attribute ids of a trained CRF keyed the way ``char_features`` makes its strings, so that ``ids``
-    finds the attributes of many texts at once and builds no string: the character n-grams as integer keys
-    (per family, its characters' ids in a vocabulary of the characters the n-grams hold) looked up with one
-    ``searchsorted``, the marks (a mark is its attribute's name, or ``-1``/``+1`` and the mark of the
-    character before/after) with dict lookups."""
+    finds the attributes of many texts at once and builds no string: the character n-grams by their
+    characters' ids in a vocabulary of the characters the n-grams hold (``_gram_tables``), the marks (a mark
+    is its attribute's name, or ``-1``/``+1`` and the mark of the character before/after) as codes, per term
+    of ``table``'s word lists and per number shape (``_term_codes``)."""
 
-    def __init__(self, attributes):
+    def __init__(self, attributes, table: FeatureTable):
         ids = {a: i for i, a in enumerate(attributes)}
         grams = []  # (family, gram, id) of every n-gram attribute
         for family, prefix in enumerate(GRAM_FEATURES):
@@ -284,20 +291,17 @@ class AttributeIndex:
                       if a.startswith(prefix) and len(a) == len(prefix) + size]
         self.chars = {ch: k for k, ch in enumerate(sorted({ch for _, g, _ in grams for ch in g}), 1)}  # 0: unknown
         self.base = len(self.chars) + 1
-        if len(GRAM_FEATURES) * self.base ** 3 >= 2 ** 63:
+        if self.base ** 3 >= 2 ** 63:
             raise ValueError(f"{len(self.chars)} characters in the CRF's n-grams: too many for int64 gram keys")
-        keys = np.array([self._key(f, [self.chars[ch] for ch in g]) for f, g, _ in grams], dtype=np.int64)
-        order = np.argsort(keys)
-        self.keys = keys[order]
-        self.gram_ids = np.array([i for _, _, i in grams], dtype=np.intp)[order]
+        self._gram_tables(grams)
         self.bias = ids.get("b", -1)
         self.kind_of = _ByCharClass({k: ids.get("k=" + k, -1) for k in "dcasp"})
         self.clause = np.array([ids.get(f, -1) for f in _CLAUSE_FEATURE], dtype=np.intp)
         self.token_pos = {p: ids.get("tp=" + p, -1) for p in "SBME"}
         self.token = {a[2:]: i for a, i in ids.items() if a.startswith("t=")}
-        self.mark = ids
         self._mark_codes(ids, before={a[2:]: i for a, i in ids.items() if a.startswith("-1") and a[2:3] in _LOCAL},
                          after={a[2:]: i for a, i in ids.items() if a.startswith("+1") and a[2:3] in _LOCAL})
+        self._term_codes(ids, table)
         self.bos, self.eos = ids.get("BOS", -1), ids.get("EOS", -1)
 
     def _mark_codes(self, ids: dict, before: dict, after: dict):
@@ -314,76 +318,103 @@ class AttributeIndex:
         for table, lookup in ((self.before_code, before), (self.after_code, after)):
             table[[self.mark_code[m] for m in lookup]] = list(lookup.values())
 
-    def _key(self, family: int, chars) -> int:
-        key = family
-        for c in chars:
-            key = key * self.base + c
-        return key * self.base ** (3 - len(chars))
+    def _term_codes(self, ids: dict, table: FeatureTable):
+        """The marks of ``table``'s terms and of the number shapes as codes. Every term of every word list is an
+        entry (``entry``: per word list, term -> entry number) with its word list, the codes of its first
+        character's marks (``B:`` and, if it has one, ``w:``), of its inner characters' mark, and its look
+        key's number (``-1``: none); per look key (by number) its word list and the attributes of being
+        ahead of / behind it; per shape its pattern, ``B:`` and ``I:`` codes and whether it is a duration."""
+        if any(pad in term for by_term in table.lists for term in by_term for pad in "\x02\x03"):
+            raise ValueError("a word list term holds the n-gram pads \\x02/\\x03 that AttributeIndex.ids reads "
+                             "between texts")
+        self.scanner = table.scanner
+        code = self.mark_code.get
+        looks: dict[str, int] = {}  # look key -> its number
+        look_list, self.entry, rows = [], [], []
+        for k, by_term in enumerate(table.lists):
+            self.entry.append({term: len(rows) + n for n, term in enumerate(by_term)})
+            for first, inner, look in by_term.values():
+                if look is not None and look not in looks:
+                    looks[look] = len(looks)
+                    look_list.append(k)
+                word = code(first[1], -1) if len(first) > 1 else None
+                rows.append((k, code(first[0], -1), -1 if word is None else word, word is not None, code(inner, -1),
+                             looks[look] if look is not None else -1))
+        columns = np.array(rows, dtype=np.intp).reshape(-1, 6).T
+        self.entry_list, self.entry_first, self.entry_word, self.entry_has_word, self.entry_inner, self.entry_look = \
+            columns
+        self.shape = tuple((pattern, code("B:" + tag, -1), code("I:" + tag, -1), tag == "dur")
+                           for pattern, tag in _SHAPES)
+        self.delay = code("delay", -1)
+        self.look_list = np.array(look_list, dtype=np.intp)
+        self.ahead = np.array([ids.get("ahead:" + key, -1) for key in looks], dtype=np.intp)
+        self.behind = np.array([ids.get("behind:" + key, -1) for key in looks], dtype=np.intp)
 
-    def ids(self, texts, table: FeatureTable, tokens) -> tuple[np.ndarray, np.ndarray]:
+    def _gram_tables(self, grams):
+        """The n-gram attributes by their characters' ids (``chars``): ``unigram[family, char]`` for the families
+        of one character (c, l, r; a row of ``base`` per family); for the grams of two and three characters,
+        their keys (the characters' ids as digits of base ``base``) sorted, each with its attribute per family
+        of that size (``pair_ids``: lc, cr, ll, rr; ``triple_ids``: lcr), then a key above every key with no
+        attribute (-1), so that a ``searchsorted`` always lands on a row. Only the grams the CRF has are
+        rows: the tables grow with the attributes, not with the square of the characters."""
+        self.unigram = np.full((3, self.base), -1, dtype=np.intp)
+        pairs, triples = {}, {}
+        for family, gram, i in grams:
+            digits = [self.chars[ch] for ch in gram]
+            if len(digits) == 1:
+                self.unigram[family, digits[0]] = i
+            elif len(digits) == 2:
+                pairs.setdefault(digits[0] * self.base + digits[1], [-1] * len(_PAIR_FAMILIES))[
+                    _PAIR_FAMILIES.index(family)] = i
+            else:
+                triples[(digits[0] * self.base + digits[1]) * self.base + digits[2]] = i
+        past = np.iinfo(np.int64).max
+        self.pair_keys = np.array(sorted(pairs) + [past], dtype=np.int64)
+        self.pair_ids = np.array([pairs[k] for k in sorted(pairs)] + [[-1] * len(_PAIR_FAMILIES)],
+                                 dtype=np.intp).reshape(-1, len(_PAIR_FAMILIES))
+        self.triple_keys = np.array(sorted(triples) + [past], dtype=np.int64)
+        self.triple_ids = np.array([triples[k] for k in sorted(triples)] + [-1], dtype=np.intp)
+
+    def ids(self, texts, tokens) -> tuple[np.ndarray, np.ndarray]:
         """The attributes of every character of ``texts`` (none empty; ``tokens`` one entry per text, or
         ``None``) as two arrays: ``ids[k]`` (``-1``: unknown to the CRF) belongs to the character at
         ``where[k]`` (the characters of all texts numbered one after another). Per character its ids come
-        in the order of ``char_features(text, table, tokens)``; characters interleave (a whole family at
-        a time, every character's)."""
-        # one pass over the texts keeps flat lists of plain strings and ints (no per-character lists stay alive)
-        lows, clause_of, counts, flat = [], [], [], []
-        look_ids, look_starts, look_sizes = [], [], []
-        token_at, token_ids, named_at, named_ids = [], [], [], []
-        mark_get = self.mark.get
-        offset = 0
-        for text, tok in zip(texts, tokens):
-            low, marks, clauses, looks, tok_pos, tok_of = _char_layout(text, table, tok)
-            lows.append(low)
-            clause_of += clauses
-            counts += map(len, marks)
-            flat += chain.from_iterable(marks)
-            for mark, a, b in looks:
-                if b > a:
-                    look_ids.append(mark_get(mark, -1))
-                    look_starts.append(offset + a)
-                    look_sizes.append(b - a)
-            if tok is not None:
-                for i, (tp, word) in enumerate(zip(tok_pos, tok_of)):
-                    if tp:
-                        token_at.append(offset + i)
-                        token_ids.append(self.token_pos[tp])
-                        if word:
-                            named_at.append(offset + i)
-                            named_ids.append(self.token.get(word, -1))
-            offset += len(text)
-        total = offset
-        lengths = np.array([len(low) for low in lows], dtype=np.intp)
+        in the order of ``char_features(text, table, tokens)``, what crfsuite sums; the characters
+        interleave (a family, a word list, a shape at a time).
+
+        The texts are read as one string, each between the n-grams' pads (two ``\\x02``, two ``\\x03``:
+        in no term and no shape, so no match crosses from one text to the next): one lexicon scan and one
+        search per shape for the whole batch, the rest numpy."""
+        lows = [lowered(text) for text in texts]
+        lengths = np.fromiter(map(len, lows), dtype=np.intp, count=len(lows))
+        total = int(lengths.sum())
         starts = np.cumsum(lengths) - lengths
+        text_of = np.repeat(np.arange(len(lows)), lengths)
         joined = "".join(["\x02\x02" + low + "\x03\x03" for low in lows])
-        chars = np.fromiter(map(self.chars.get, joined, repeat(0)), dtype=np.int64, count=len(joined))
-        at = np.arange(total) + 2 + 4 * np.repeat(np.arange(len(lows)), lengths)  # each character's place in joined
-        base = self.base
-        c0, left, right, left2, right2 = chars[at], chars[at - 1], chars[at + 1], chars[at - 2], chars[at + 2]
-        keys = np.concatenate([c0 * base * base, left * base * base, right * base * base,
-                               (left * base + c0) * base, (c0 * base + right) * base, (left * base + c0) * base + right,
-                               (left2 * base + left) * base, (right * base + right2) * base])
-        keys += np.repeat(np.arange(len(GRAM_FEATURES), dtype=np.int64) * base ** 3, total)
-        found = np.searchsorted(self.keys, keys).clip(max=len(self.keys) - 1)
-        grams = np.where(self.keys[found] == keys, self.gram_ids[found], -1)
-        kinds = np.fromiter(map(self.kind_of.__getitem__, chain.from_iterable(lows)), dtype=np.intp, count=total)
-        clauses = self.clause[np.minimum(np.array(clause_of, dtype=np.intp), 3)]
+        at = np.arange(total) + 2 + 4 * text_of  # each character's place in joined
+        char_at = np.full(len(joined), -1, dtype=np.intp)  # the character at each place of joined
+        char_at[at] = np.arange(total)
         everyone = np.arange(total)
-        ids = [np.full(total, self.bias, dtype=np.intp), grams, kinds, clauses]
-        where = [everyone, np.tile(everyone, len(GRAM_FEATURES)), everyone, everyone]
-        if token_at:
-            ids += [np.array(token_ids, dtype=np.intp), np.array(named_ids, dtype=np.intp)]
-            where += [np.array(token_at, dtype=np.intp), np.array(named_at, dtype=np.intp)]
-        # the marks of each character, its clause-structure marks (ranges), the marks of the character before
-        # it ("-1") and after it ("+1"): clause-structure marks are never copied to the neighbours (``_LOCAL``)
-        owner = np.repeat(everyone, np.array(counts, dtype=np.intp))
-        codes = np.fromiter(map(self.mark_code.get, flat, repeat(-1)), dtype=np.intp, count=len(flat))
+        # each distinct character of joined is looked up once: its n-gram id (chars) and its k= attribute
+        code = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        distinct, which = np.unique(code, return_inverse=True)
+        distinct = list(map(chr, distinct.tolist()))
+        chars = np.fromiter(map(self.chars.get, distinct, repeat(0)), dtype=np.int64, count=len(distinct))[which]
+        kinds = np.fromiter(map(self.kind_of.__getitem__, distinct), dtype=np.intp, count=len(distinct))
+        ids = [np.full(total, self.bias, dtype=np.intp), self._grams(chars, at), kinds[which[at]]]
+        where = [everyone, np.tile(everyone, len(GRAM_FEATURES)), everyone]
+        clause, clause_start, in_text = self._clauses(joined, char_at, text_of, starts, total)
+        ids.append(self.clause[np.minimum(in_text, 3)])
+        where.append(everyone)
+        if any(tok is not None for tok in tokens):
+            self._tokens(lows, tokens, starts, ids, where)
+        # each character's marks, its clause-structure marks, the marks of the character before it ("-1") and
+        # after it ("+1"): clause-structure marks are never copied to the neighbours (``_LOCAL``)
+        codes, owner, look_at, look_key = self._marks(joined, char_at)
         ids.append(self.own[codes])
         where.append(owner)
-        if look_ids:
-            sizes = np.array(look_sizes, dtype=np.intp)
-            ids.append(np.repeat(np.array(look_ids, dtype=np.intp), sizes))
-            where.append(np.arange(int(sizes.sum())) + np.repeat(np.array(look_starts) - (np.cumsum(sizes) - sizes), sizes))
+        if len(look_at):
+            self._looks(look_at, look_key, clause, clause_start, text_of, ids, where)
         last = np.zeros(total, dtype=bool)
         last[starts + lengths - 1] = True
         first = np.zeros(total, dtype=bool)
@@ -394,6 +425,117 @@ class AttributeIndex:
         ids += [np.full(len(lows), self.bos, dtype=np.intp), np.full(len(lows), self.eos, dtype=np.intp)]
         where += [starts, starts + lengths - 1]
         return np.concatenate(ids), np.concatenate(where)
+
+    def _grams(self, chars: np.ndarray, at: np.ndarray) -> np.ndarray:
+        """The attribute ids of the character n-grams around the characters at places ``at`` of ``joined``
+        (``chars``: the id of each of its characters), a family (``GRAM_FEATURES``) after the other. Every pair of neighbours in ``joined`` is looked up
+        once for its four families (lc and cr of a character are the pairs before and at it, ll and rr the
+        pairs two before and one after)."""
+        pairs = chars[:-1] * self.base + chars[1:]  # pairs[k]: joined[k:k + 2]
+        row = self.pair_keys.searchsorted(pairs)
+        row = np.where(self.pair_keys[row] == pairs, row, len(self.pair_keys) - 1)
+        lc, cr, ll, rr = (self.pair_ids[row[at + shift], k] for k, shift in enumerate((-1, 0, -2, 1)))
+        triples = pairs[at - 1] * self.base + chars[at + 1]
+        found = self.triple_keys.searchsorted(triples)
+        lcr = np.where(self.triple_keys[found] == triples, self.triple_ids[found], -1)
+        c, l, r = self.unigram
+        return np.concatenate([c[chars[at]], l[chars[at - 1]], r[chars[at + 1]], lc, cr, lcr, ll, rr])
+
+    @staticmethod
+    def _clauses(joined: str, char_at, text_of, starts, total: int):
+        """Every character's clause numbered over all texts, where each clause's clause-structure ranges start
+        (after the end mark that opens it; one entry past the last clause, ``total``: a clause's ranges end
+        where the next one's start), and every character's clause in its text (``_char_layout``'s)."""
+        end_marks = char_at[[m.start() for m in _CLAUSE_BREAK.finditer(joined)]]  # each opens the next clause
+        opened = np.zeros(total, dtype=np.intp)
+        opened[end_marks] = 1
+        clause = np.cumsum(opened) + text_of  # a text opens a clause too
+        clause_start = np.empty(int(clause[-1]) + 2, dtype=np.intp)
+        clause_start[clause[starts] - opened[starts]] = starts
+        clause_start[clause[end_marks]] = end_marks + 1
+        clause_start[-1] = total
+        return clause, clause_start, clause - (clause[starts] - opened[starts])[text_of]
+
+    def _marks(self, joined: str, char_at):
+        """The lexicon and shape marks of every character as ``codes`` of characters ``owner``, each
+        character's in the order ``_char_layout`` gives them (by word list, then by shape; a term's ``B:``
+        before its ``w:``, a duration's ``delay`` after it), and the look points of the word lists (the first
+        character of a term with a look key, and that key's number). A mark is given to a run of characters
+        (start, size, code); the runs are put in that order, then unrolled."""
+        at, end, entry = [], [], []
+        for terms, found in zip(self.entry, self.scanner.scan(joined)):
+            if found:
+                a, b, t = zip(*found)
+                at += a
+                end += b
+                entry += map(terms.__getitem__, t)
+        a, b, e = (np.array(x, dtype=np.intp) for x in (at, end, entry))
+        rank = self.entry_list[e] * 3
+        runs = [(a, np.ones_like(a), self.entry_first[e], rank),
+                (a, self.entry_has_word[e], self.entry_word[e], rank + 1),
+                (a + 1, b - a - 1, self.entry_inner[e], rank + 2)]
+        if _NUMERAL.search(joined) is not None:
+            after = 3 * len(self.entry)  # the shapes come after every word list
+            for k, (pattern, begin, inside, is_duration) in enumerate(self.shape):
+                spans = [m.span() for m in pattern.finditer(joined)]
+                if not spans:
+                    continue
+                sa, sb = np.array(spans, dtype=np.intp).T
+                ones = np.ones_like(sa)
+                rank = ones * (after + 3 * k)
+                runs += [(sa, ones, ones * begin, rank), (sa + 1, sb - sa - 1, ones * inside, rank + 1)]
+                if is_duration:
+                    delayed = [joined.startswith(("后", "以后", "之后"), stop) for stop in sb.tolist()]
+                    runs.append((sa, (sb - sa) * np.array(delayed), ones * self.delay, rank + 2))
+        starts, sizes, codes, ranks = (np.concatenate(column) for column in zip(*runs))
+        order = np.argsort(ranks, kind="stable")
+        sizes = sizes[order]
+        owner = char_at[_ranges(starts[order], sizes)]
+        looked = self.entry_look[e] >= 0
+        return np.repeat(codes[order], sizes), owner, char_at[a[looked]], self.entry_look[e][looked]
+
+    def _looks(self, look_at, look_key, clause, clause_start, text_of, ids: list, where: list):
+        """The clause-structure marks (``_char_layout``'s ``looks``): per look key and clause holding its
+        points, ``ahead`` from the clause's start to its last point there, ``behind`` from after its first
+        point there to the clause's end. A character gets them by word list, a list's keys by where each is
+        first seen in the text, ``ahead`` before ``behind``: the order of ``_char_layout``'s ranges."""
+        groups = look_key * len(clause_start) + clause[look_at]  # (key, clause)
+        order = np.lexsort((look_at, groups))
+        groups, points, keys = groups[order], look_at[order], look_key[order]
+        opens = np.flatnonzero(np.r_[True, groups[1:] != groups[:-1]])
+        lowest, highest = points[opens], points[np.r_[opens[1:], len(points)] - 1]
+        key, cl = keys[opens], clause[lowest]
+        in_text = np.unique(text_of[look_at] * len(self.ahead) + look_key, return_inverse=True)[1]
+        seen = np.full(in_text.max() + 1, len(clause), dtype=np.intp)
+        np.minimum.at(seen, in_text, look_at)  # where each key is first seen in its text
+        seen = seen[in_text[order][opens]]
+        begin = np.concatenate([clause_start[cl], lowest + 1])
+        size = np.concatenate([highest, clause_start[cl + 1]]) - begin
+        rank = np.lexsort((np.repeat([0, 1], len(key)), np.tile(seen, 2), np.tile(self.look_list[key], 2)))
+        size = size[rank]
+        ids.append(np.repeat(np.concatenate([self.ahead[key], self.behind[key]])[rank], size))
+        where.append(_ranges(begin[rank], size))
+
+    def _tokens(self, lows, tokens, starts, ids: list, where: list):
+        """The jieba token features (``tp=``, ``t=``) of the texts that have tokens."""
+        token_at, token_ids, named_at, named_ids = [], [], [], []
+        for low, tok, offset in zip(lows, tokens, starts.tolist()):
+            if tok is None:
+                continue
+            for i, (tp, word) in enumerate(zip(*_token_layout(low, tok))):
+                if tp:
+                    token_at.append(offset + i)
+                    token_ids.append(self.token_pos[tp])
+                    if word:
+                        named_at.append(offset + i)
+                        named_ids.append(self.token.get(word, -1))
+        ids += [np.array(token_ids, dtype=np.intp), np.array(named_ids, dtype=np.intp)]
+        where += [np.array(token_at, dtype=np.intp), np.array(named_at, dtype=np.intp)]
+
+
+def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The numbers of the ranges ``starts[k]:starts[k] + sizes[k]`` (sizes >= 0), one range after the other."""
+    return np.arange(int(sizes.sum())) + np.repeat(starts - (np.cumsum(sizes) - sizes), sizes)
 
 
 class _ByCharClass(dict):
@@ -449,7 +591,7 @@ class AutomationTagger(BaseEstimator):
         crf = self.__dict__.get("_crf_arrays")
         if crf is None:
             model = CRFModel.from_bytes(self.model_)
-            crf = self.__dict__["_crf_arrays"] = (model, AttributeIndex(model.attributes))
+            crf = self.__dict__["_crf_arrays"] = (model, AttributeIndex(model.attributes, self.table_))
         return crf
 
     # -- fit / predict
@@ -534,12 +676,12 @@ class AutomationTagger(BaseEstimator):
 
     def _decode_numpy(self, texts, tokens, marginals: bool):
         model, index = self._crf()
-        ids, where = index.ids(texts, self.table_, tokens)
+        ids, where = index.ids(texts, tokens)
         lengths = [len(text) for text in texts]
         scores = model.state_scores(ids, where, sum(lengths))
         label_ids, probs = model.decode(scores, lengths, marginals)
-        labels = model.labels
-        return [[labels[i] for i in path] for path in label_ids], probs
+        label = model.labels.__getitem__
+        return [list(map(label, path)) for path in label_ids], probs
 
     def _decode_crfsuite(self, texts, tokens, marginals: bool):
         tagger = self._tagger()
