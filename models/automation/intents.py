@@ -23,7 +23,7 @@ from sklearn.linear_model import LogisticRegression
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
 from fastslow.features.extractors import (
-    FusedTfidf, char_ngrams, csr_sums, gathered_sum, gathered_sums, interleave, require_fitted, tfidf_row,
+    FusedCharTfidf, FusedTfidf, char_ngrams, csr_sums, gathered_sum, gathered_sums, interleave, require_fitted, tfidf_row,
 )
 from fastslow.features.memo import TextMemo
 from fastslow.models.automation.rules import INTENT_VEHICLE, lowered
@@ -143,19 +143,32 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         self.weights_ = np.ascontiguousarray(self.model_.coef_.T, dtype=np.float64)  # (features, classes)
         self.intercept_ = self.model_.intercept_.astype(np.float64)
 
-    def _grams(self, low: str) -> list[str]:
-        """``analyze_(low)``: for the character analyzer without lower-casing or accent stripping (how it is
-        fitted) that is ``char_ngrams`` of the text with runs of white space made one space, without
-        scikit-learn's per-gram Python loop; any other vectorizer runs its own analyzer."""
+    def _plain_char_range(self) -> tuple[int, int] | None:
+        """The vectorizer's ``ngram_range`` when its analyzer is the character analyzer without lower-casing or
+        accent stripping (how it is fitted), else None."""
         ngram_range = self.__dict__.get("_char_range", False)
         if ngram_range is False:
             v = self.vectorizer_
             plain = (v.analyzer == "char" and not v.lowercase and v.strip_accents is None and v.preprocessor is None
                      and v.input == "content")
             ngram_range = self.__dict__["_char_range"] = tuple(v.ngram_range) if plain else None
+        return ngram_range
+
+    def _grams(self, low: str) -> list[str]:
+        """``analyze_(low)``: for the plain character analyzer (``_plain_char_range``) that is ``char_ngrams`` of
+        the text with runs of white space made one space, without scikit-learn's per-gram Python loop; any
+        other vectorizer runs its own analyzer."""
+        ngram_range = self._plain_char_range()
         if ngram_range is None:
             return self.analyze_(low)
         return char_ngrams(_WHITE_SPACES.sub(" ", low), *ngram_range)
+
+    def _batch_tfidf(self, tfidf: FusedTfidf, lows: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The tf-idf entries of a batch: from the texts' code points (``FusedCharTfidf.batch_texts``) for the plain
+        character analyzer, ``batch`` of each text's ``_grams`` for any other; the same entries."""
+        if isinstance(tfidf, FusedCharTfidf):
+            return tfidf.batch_texts([_WHITE_SPACES.sub(" ", low) for low in lows])
+        return tfidf.batch([self._grams(low) for low in lows])
 
     def _row(self, s: str) -> tuple[list, list]:
         """One subquery's feature columns and values (the definition ``decision_function`` is held to)."""
@@ -195,7 +208,7 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         else:
             n = len(lows)
             guess = (np.asarray(keyword, dtype=np.intp), np.full(n, float(self.keyword_weight)), np.arange(n))
-            scores = csr_sums(weights, *interleave([tfidf.batch([self._grams(low) for low in lows]), guess], n))
+            scores = csr_sums(weights, *interleave([self._batch_tfidf(tfidf, lows), guess], n))
         scores += self.intercept_
         return scores
 
@@ -211,13 +224,19 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         return scores
 
     def _fused(self) -> tuple[FusedTfidf, np.ndarray, list[str]]:
-        """The tf-idf block as ``FusedTfidf``, the coefficients with a zero row for its absent grams, and
-        the class names as ``str`` (built on first use, never pickled)."""
+        """The tf-idf block as ``FusedTfidf`` (a ``FusedCharTfidf`` for the plain character analyzer of grams up
+        to three characters, as fitted), the coefficients with a zero row for its absent grams, and the class
+        names as ``str`` (built on first use, never pickled)."""
         require_fitted(self, "weights_")
         fused = self.__dict__.get("_fused_parts")
         if fused is None:
             weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1]))])
-            tfidf = FusedTfidf(self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf, absent=len(self.weights_))
+            args = (self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf)
+            ngram_range = self._plain_char_range()
+            if ngram_range is not None and 1 <= ngram_range[0] <= ngram_range[1] <= 3:
+                tfidf = FusedCharTfidf(*args, absent=len(self.weights_), min_n=ngram_range[0], max_n=ngram_range[1])
+            else:
+                tfidf = FusedTfidf(*args, absent=len(self.weights_))
             fused = self.__dict__["_fused_parts"] = (tfidf, weights, [str(c) for c in self.classes_])
         return fused
 
