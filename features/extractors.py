@@ -186,9 +186,9 @@ class FusedCharTfidf(FusedTfidf):
     """A ``FusedTfidf`` of ``char_ngrams(text, min_n, max_n)`` with ``max_n`` ≤ 3 whose batch starts from the texts
     (``batch_texts``): each gram is an integer of its code points, a document's distinct grams and their counts
     come from one ``np.unique`` for the batch (ordered by first occurrence, as ``batch`` counts them), and their
-    columns from ``np.searchsorted`` in the vocabulary's integers. No gram string is built and no dict is looked
-    up per gram (in a vocabulary of ~19,000 grams a lookup costs ~100 ns, mostly cache misses). The entries are
-    ``batch``'s of the texts' ``char_ngrams``, bit for bit (a test holds it).
+    columns from a hash table of the vocabulary's integers (``_columns``). No gram string is built and no dict is
+    looked up per gram (in a vocabulary of ~19,000 grams a lookup costs ~100 ns, mostly cache misses). The
+    entries are ``batch``'s of the texts' ``char_ngrams``, bit for bit (a test holds it).
 
     A gram's integer and its document's number share one int64 for ``np.unique``: unigrams and bigrams as their
     integer (42 bits); trigrams (63 bits) in the base of the batch's largest code point plus two instead of
@@ -196,6 +196,9 @@ class FusedCharTfidf(FusedTfidf):
 
     BITS = 21  # a code point (at most 0x10FFFF) in 21 bits; a bigram (a + 1, b) in 42, a trigram in 63
     KEY_BITS = 63  # a document's number times the grams' span, plus the gram, below 2**63
+    EMPTY = -1  # a free slot of the hash table (no gram's integer is negative)
+    SLOTS_PER_GRAM = 8  # the table's size: the power of two above this many slots a vocabulary gram (one or more free)
+    FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2**64 over the golden ratio: multiplicative hashing
 
     def __init__(self, vocabulary: dict, idf, sublinear: bool = True, offset: int = 0, absent: int | None = None,
                  min_n: int = 1, max_n: int = 2):
@@ -205,9 +208,43 @@ class FusedCharTfidf(FusedTfidf):
         self.min_n, self.max_n = min_n, max_n
         coded = {self.code(gram): col for gram, col in self.vocabulary.items() if 1 <= len(gram) <= 3}
         codes = np.fromiter(coded, dtype=np.int64, count=len(coded))
-        order = np.argsort(codes)
-        self.codes = codes[order]
-        self.code_cols = np.fromiter(coded.values(), dtype=np.intp, count=len(coded))[order]
+        self._fill_table(codes, np.fromiter(coded.values(), dtype=np.intp, count=len(coded)))
+
+    def _home(self, codes: np.ndarray) -> np.ndarray:
+        """Each integer's first slot in the table: the top ``table_bits`` of its product with ``FIBONACCI``."""
+        return ((codes.view(np.uint64) * self.FIBONACCI) >> np.uint64(64 - self.table_bits)).astype(np.intp)
+
+    def _fill_table(self, codes: np.ndarray, cols: np.ndarray) -> None:
+        """The vocabulary's integers in an open-addressing table (``SLOTS_PER_GRAM``), each in the first free slot
+        from its home on (linear probing), a probe a round for all that are not placed yet: every slot between an
+        integer's home and its own is taken, so a look-up may stop at a free one."""
+        self.table_bits = max(1, (self.SLOTS_PER_GRAM * len(codes)).bit_length())
+        size = 1 << self.table_bits
+        self.slots = np.full(size, self.EMPTY, dtype=np.int64)
+        self.slot_cols = np.zeros(size, dtype=np.intp)
+        home, pending, probe = self._home(codes), np.arange(len(codes)), 0
+        while len(pending):
+            at = (home[pending] + probe) & (size - 1)
+            free = self.slots[at] == self.EMPTY
+            taken, first = np.unique(at[free], return_index=True)  # one integer a free slot
+            chosen = pending[free][first]
+            self.slots[taken], self.slot_cols[taken] = codes[chosen], cols[chosen]
+            pending = np.setdiff1d(pending, chosen, assume_unique=True)
+            probe += 1
+
+    def _columns(self, grams: np.ndarray) -> np.ndarray:
+        """The vocabulary's column of each gram's integer, ``absent`` for a gram out of it: each integer's slots
+        from its home on, up to its own or a free one (~0.3 µs a hundred grams; ``np.searchsorted`` in the
+        sorted integers takes ~4, a mispredicted branch a step)."""
+        cols = np.full(len(grams), self.absent, dtype=np.intp)
+        at, which, mask = self._home(grams), np.arange(len(grams)), len(self.slots) - 1
+        while len(which):
+            slot = self.slots.take(at)
+            hit = slot == grams
+            cols[which[hit]] = self.slot_cols.take(at[hit])
+            going = (slot != self.EMPTY) & ~hit
+            which, at, grams = which[going], (at[going] + 1) & mask, grams[going]
+        return cols
 
     @classmethod
     def code(cls, gram: str) -> int:
@@ -254,15 +291,13 @@ class FusedCharTfidf(FusedTfidf):
         by_first = np.argsort(first, kind="stable")
         key_doc, count = keys[by_first] // span, count[by_first]
         key_gram = gram[order[first[by_first]]]  # in 2**21, the vocabulary's base
-        at = np.minimum(np.searchsorted(self.codes, key_gram), max(len(self.codes) - 1, 0))
-        found = self.codes[at] == key_gram if len(self.codes) else np.zeros(len(keys), dtype=bool)
         sizes = np.bincount(key_doc, minlength=n) + 1  # each document's entries after its zero entry
         starts = np.zeros(n, dtype=np.intp)
         np.cumsum(sizes[:-1], out=starts[1:])
-        cols = np.full(int(sizes.sum()), self.absent, dtype=np.intp)  # the zero entries, and grams out of the vocabulary
+        cols = np.full(int(sizes.sum()), self.absent, dtype=np.intp)  # the zero entries
         counts = np.ones(len(cols), dtype=np.intp)
         at_entry = np.arange(len(keys)) + key_doc + 1  # after the zero entries of this document and the ones before it
-        cols[at_entry[found]] = self.code_cols[at[found]]
+        cols[at_entry] = self._columns(key_gram)
         counts[at_entry] = count
         return cols, self._weights(cols, counts, sizes), starts
 

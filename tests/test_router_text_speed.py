@@ -96,6 +96,21 @@ def test_char_tfidf_from_code_points_is_the_batch_of_char_ngrams(texts, grams, n
     assert_same_entries(fused.batch_texts(texts), want)
     fused.KEY_BITS = 0  # no room for a document: the grams' path
     assert_same_entries(fused.batch_texts(texts), want)
+    assert_same_entries(CrowdedCharTfidf(*args, *ngram_range).batch_texts(texts), want)
+
+
+class CrowdedCharTfidf(FusedCharTfidf):
+    SLOTS_PER_GRAM = 1  # a hash table nearly full: long runs of probes, wrapping round its end
+
+
+def test_the_grams_hash_table_finds_every_vocabulary_gram_and_nothing_else():
+    grams = sorted({a + b + c for a in "打开空调 a\U0001F600" for b in ["", *"开空调 "] for c in ["", *"调a"]})
+    vocabulary = {g: i for i, g in enumerate(grams) if i % 3}
+    for fused_type in (FusedCharTfidf, CrowdedCharTfidf):
+        fused = fused_type(vocabulary, [1.0] * len(grams), True, 0, None, 1, 3)
+        assert (fused.slots != fused.EMPTY).sum() == len(vocabulary) < len(fused.slots)
+        codes = np.array([fused.code(g) for g in grams], dtype=np.int64)
+        assert fused._columns(codes).tolist() == [vocabulary.get(g, fused.absent) for g in grams]
 
 
 def test_char_tfidf_from_code_points_takes_the_grams_path_past_the_keys_room(monkeypatch):
