@@ -71,3 +71,43 @@ def test_the_intent_batch_of_random_texts_is_the_batch_of_their_grams(model):
         assert_same_entries(intents._batch_tfidf(fused, lows), plain.batch([intents._grams(low) for low in lows]))
 
     check()
+
+
+def plain_keyword_intent(subquery, taxonomy, lex, control=False) -> str:
+    """``keyword_intent`` as written before its stages: the taxonomy in priority order, the rule at each control intent."""
+    from fastslow.models.automation.intents import CONTROL_INTENTS, OTHER, control_intent
+
+    low = lowered(subquery)
+    for intent, pattern in zip(taxonomy.intents, taxonomy.keywords):
+        if intent in CONTROL_INTENTS:
+            if control is False:
+                control = control_intent(subquery, lex)
+            if control:
+                return control
+        if pattern is not None and pattern.search(low):
+            return intent
+    return OTHER
+
+
+def test_the_keyword_guess_in_stages_is_the_loop_over_the_taxonomy(model):
+    import pickle
+
+    from fastslow.models.automation.intents import IntentTaxonomy, control_intent, keyword_intent
+
+    intents = model.automation.intents_
+    lex, subqueries = intents.lexicons_, bundled_subqueries()
+    taxonomy = IntentTaxonomy.load()
+    assert taxonomy.keyword_stages and "keyword_stages" in taxonomy.__dict__
+    assert "keyword_stages" not in pickle.loads(pickle.dumps(taxonomy)).__dict__  # built on first use, never pickled
+    for t in (intents.taxonomy_, taxonomy, IntentTaxonomy(taxonomy.intents[::-1], taxonomy.keywords[::-1])):
+        guesses = [keyword_intent(s, t, lex) for s in subqueries]
+        assert guesses == [plain_keyword_intent(s, t, lex) for s in subqueries]
+        assert guesses == [keyword_intent(s, t, lex, control_intent(s, lex)) for s in subqueries]
+        assert len(set(guesses)) > 5
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.text(alphabet=list("提醒我去吗?？打开空调主驾座椅音乐导航天气蓝牙电话锁车 "), max_size=10))
+    def check(text):
+        assert keyword_intent(text, taxonomy, lex) == plain_keyword_intent(text, taxonomy, lex)
+
+    check()

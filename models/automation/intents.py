@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +56,22 @@ class IntentTaxonomy:
             raise ValueError(f"{path}: the taxonomy must hold {CAR_CONTROL}, {DEVICE_CONTROL} and {OTHER}")
         return cls(intents, keywords)
 
+    @cached_property
+    def keyword_stages(self) -> tuple[list, list]:
+        """``(intent, pattern.search)`` of the intents with a keyword expression, in priority order, before the
+        control rule's place (the first control intent) and from there on: the rule answers the same at each
+        control intent, so ``keyword_intent`` asks it once between the two (built on first use, never pickled)."""
+        rule = min(self.intents.index(intent) for intent in CONTROL_INTENTS)
+        searches = [(intent, pattern.search if pattern is not None else None)
+                    for intent, pattern in zip(self.intents, self.keywords)]
+        return ([(i, search) for i, search in searches[:rule] if search is not None],
+                [(i, search) for i, search in searches[rule:] if search is not None])
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("keyword_stages", None)
+        return state
+
 
 def control_intent(subquery: str, lex: AutomationLexicons) -> str | None:
     """车载控制 vs 设备控制 by seat and device kind (see the module doc); None without a device.
@@ -75,15 +92,20 @@ def keyword_intent(subquery: str, taxonomy: IntentTaxonomy, lex: AutomationLexic
     """A first guess from the taxonomy's keywords in priority order, the control rule in its place
     (``control``: ``control_intent(subquery, lex)`` when the caller has it, ``False`` when not).
 
-    Used to pre-label hand-written data and as a feature of the classifier, never as the answer."""
+    Used to pre-label hand-written data and as a feature of the classifier, never as the answer. Loops over the
+    taxonomy's ``keyword_stages`` (no per-intent tests of the control rule's place; a test holds it to the loop
+    over the taxonomy)."""
     low = lowered(subquery)
-    for intent, pattern in zip(taxonomy.intents, taxonomy.keywords):
-        if intent in CONTROL_INTENTS:
-            if control is False:
-                control = control_intent(subquery, lex)
-            if control:
-                return control
-        if pattern is not None and pattern.search(low):
+    before, after = taxonomy.keyword_stages
+    for intent, search in before:
+        if search(low):
+            return intent
+    if control is False:
+        control = control_intent(subquery, lex)
+    if control:
+        return control
+    for intent, search in after:
+        if search(low):
             return intent
     return OTHER
 
