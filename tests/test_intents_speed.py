@@ -111,3 +111,12 @@ def test_the_keyword_guess_in_stages_is_the_loop_over_the_taxonomy(model):
         assert keyword_intent(text, taxonomy, lex) == plain_keyword_intent(text, taxonomy, lex)
 
     check()
+
+
+def test_a_matchers_categories_are_those_of_its_matches(model):
+    lex = model.automation.lexicons_
+    texts = [lowered(s) for s in bundled_subqueries()] + ["", "打开主驾空调和电视", "播放音乐"]
+    for matcher in (lex.device_kinds, lex.positions):
+        found = [matcher.categories(t) for t in texts]
+        assert found == [{category for *_, category in matcher.find(t)} for t in texts]
+        assert sum(bool(f) for f in found) > 10

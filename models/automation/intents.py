@@ -35,6 +35,7 @@ DENSE_ROWS = 4  # up to this many subqueries, scores are computed one by one wit
 PREDICT_MEMO = 65536  # distinct subqueries whose intent a process keeps (``IntentClassifier.predict``)
 CAR_CONTROL, DEVICE_CONTROL, OTHER = INTENT_VEHICLE, "设备控制", "其他"
 CONTROL_INTENTS = (CAR_CONTROL, DEVICE_CONTROL)
+NOT_A_DEVICE = frozenset({"media"})  # the one device kind that makes no control intent (``control_intent``)
 _WHITE_SPACES = re.compile(r"\s\s+")  # scikit-learn's own (``_VectorizerMixin._white_spaces``)
 
 
@@ -76,12 +77,11 @@ class IntentTaxonomy:
 def control_intent(subquery: str, lex: AutomationLexicons) -> str | None:
     """车载控制 vs 设备控制 by seat and device kind (see the module doc); None without a device.
 
-    Reads the matchers ``devices_in`` and ``seat_mentions`` read, for the kinds alone and whether any seat
-    is named (a test holds it to them)."""
+    Reads the matchers ``devices_in`` and ``seat_mentions`` read, for the kinds alone (``Matcher.categories``)
+    and whether any seat is named (a test holds it to them)."""
     low = lowered(subquery)
-    kinds = {kind for *_, kind in lex.device_kinds.find(low)}
-    kinds.discard("media")
-    if not kinds:
+    kinds = lex.device_kinds.categories(low)
+    if kinds <= NOT_A_DEVICE:
         return None
     if "car" in kinds or lex.positions.search(low) is not None:
         return CAR_CONTROL
