@@ -384,6 +384,11 @@ class Matcher:
             found.append((start, end, term, category[term]))
         return found
 
+    def categories(self, lowered: str) -> set:
+        """The categories of ``find``'s matches, without their places (its ``findall`` alone)."""
+        terms = self.pattern.findall(lowered) if self.pattern is not None else None
+        return set(map(self.category.__getitem__, terms)) if terms else set()
+
     def search(self, lowered: str):
         return self.pattern.search(lowered) if self.pattern is not None else None
 

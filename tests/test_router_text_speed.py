@@ -84,7 +84,7 @@ ALPHABET = ["a", "b", "空", "调", "开", " ", "，", "1", "Z", "\U0001F600", "
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.text(alphabet=ALPHABET, max_size=10), max_size=7),
        st.sets(st.text(alphabet=ALPHABET, min_size=1, max_size=3), max_size=12),
-       st.sampled_from([(1, 1), (1, 2), (2, 2)]), st.booleans(), st.integers(0, 4))
+       st.sampled_from([(1, 1), (1, 2), (2, 2), (1, 3), (2, 3), (3, 3)]), st.booleans(), st.integers(0, 4))
 def test_char_tfidf_from_code_points_is_the_batch_of_char_ngrams(texts, grams, ngram_range, sublinear, offset):
     """Any texts (empty ones, a character outside the BMP, a lone surrogate), any vocabulary (grams of three
     characters, which ``char_ngrams`` up to 2 never gives), sublinear tf or raw counts, repeated grams."""
@@ -94,13 +94,42 @@ def test_char_tfidf_from_code_points_is_the_batch_of_char_ngrams(texts, grams, n
     want = FusedTfidf(*args).batch([char_ngrams(t, *ngram_range) for t in texts])
     fused = FusedCharTfidf(*args, *ngram_range)
     assert_same_entries(fused.batch_texts(texts), want)
-    fused.DOC_SHIFT = 62  # room for two documents only: more take the grams' path
+    fused.KEY_BITS = 0  # no room for a document: the grams' path
+    assert_same_entries(fused.batch_texts(texts), want)
+    assert_same_entries(CrowdedCharTfidf(*args, *ngram_range).batch_texts(texts), want)
+
+
+class CrowdedCharTfidf(FusedCharTfidf):
+    SLOTS_PER_GRAM = 1  # a hash table nearly full: long runs of probes, wrapping round its end
+
+
+def test_the_grams_hash_table_finds_every_vocabulary_gram_and_nothing_else():
+    grams = sorted({a + b + c for a in "打开空调 a\U0001F600" for b in ["", *"开空调 "] for c in ["", *"调a"]})
+    vocabulary = {g: i for i, g in enumerate(grams) if i % 3}
+    for fused_type in (FusedCharTfidf, CrowdedCharTfidf):
+        fused = fused_type(vocabulary, [1.0] * len(grams), True, 0, None, 1, 3)
+        assert (fused.slots != fused.EMPTY).sum() == len(vocabulary) < len(fused.slots)
+        codes = np.array([fused.code(g) for g in grams], dtype=np.int64)
+        assert fused._columns(codes).tolist() == [vocabulary.get(g, fused.absent) for g in grams]
+
+
+def test_char_tfidf_from_code_points_takes_the_grams_path_past_the_keys_room(monkeypatch):
+    """A batch's keys fit beside its grams' span up to the last document (n * span < 2**KEY_BITS), in the base of
+    its largest code point plus two for trigrams; past that the batch takes the grams' path."""
+    texts = ["打开空调", "a\U0001F600b", "", "开 调"]
+    fused = FusedCharTfidf({"开": 0, "空调": 1, "打开空": 2}, [1.0, 2.0, 3.0], True, 0, None, 1, 3)
+    want = FusedTfidf(fused.vocabulary, fused.idf[:-1].tolist(), True).batch([char_ngrams(t, 1, 3) for t in texts])
+    room = (len(texts) * (0x1F600 + 2) ** 3).bit_length()
+    fused.KEY_BITS = room - 1
+    assert_same_entries(fused.batch_texts(texts), want)
+    monkeypatch.setattr(fused, "batch", None)  # not called: the keys fit
+    fused.KEY_BITS = room
     assert_same_entries(fused.batch_texts(texts), want)
 
 
-def test_char_tfidf_from_code_points_takes_unigrams_and_bigrams_only():
+def test_char_tfidf_from_code_points_takes_grams_of_up_to_three_characters():
     with pytest.raises(ValueError):
-        FusedCharTfidf({"abc": 0}, [1.0], True, 0, None, 1, 3)
+        FusedCharTfidf({"abcd": 0}, [1.0], True, 0, None, 1, 4)
 
 
 @pytest.mark.parametrize("ngram_range, fused_type", [((1, 2), FusedCharTfidf), ((2, 2), FusedCharTfidf),

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ from sklearn.linear_model import LogisticRegression
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
 from fastslow.features.extractors import (
-    FusedTfidf, char_ngrams, csr_sums, gathered_sum, gathered_sums, interleave, require_fitted, tfidf_row,
+    FusedCharTfidf, FusedTfidf, char_ngrams, csr_sums, gathered_sum, gathered_sums, interleave, require_fitted, tfidf_row,
 )
 from fastslow.features.memo import TextMemo
 from fastslow.models.automation.rules import INTENT_VEHICLE, lowered
@@ -34,6 +35,7 @@ DENSE_ROWS = 4  # up to this many subqueries, scores are computed one by one wit
 PREDICT_MEMO = 65536  # distinct subqueries whose intent a process keeps (``IntentClassifier.predict``)
 CAR_CONTROL, DEVICE_CONTROL, OTHER = INTENT_VEHICLE, "设备控制", "其他"
 CONTROL_INTENTS = (CAR_CONTROL, DEVICE_CONTROL)
+NOT_A_DEVICE = frozenset({"media"})  # the one device kind that makes no control intent (``control_intent``)
 _WHITE_SPACES = re.compile(r"\s\s+")  # scikit-learn's own (``_VectorizerMixin._white_spaces``)
 
 
@@ -55,16 +57,31 @@ class IntentTaxonomy:
             raise ValueError(f"{path}: the taxonomy must hold {CAR_CONTROL}, {DEVICE_CONTROL} and {OTHER}")
         return cls(intents, keywords)
 
+    @cached_property
+    def keyword_stages(self) -> tuple[list, list]:
+        """``(intent, pattern.search)`` of the intents with a keyword expression, in priority order, before the
+        control rule's place (the first control intent) and from there on: the rule answers the same at each
+        control intent, so ``keyword_intent`` asks it once between the two (built on first use, never pickled)."""
+        rule = min(self.intents.index(intent) for intent in CONTROL_INTENTS)
+        searches = [(intent, pattern.search if pattern is not None else None)
+                    for intent, pattern in zip(self.intents, self.keywords)]
+        return ([(i, search) for i, search in searches[:rule] if search is not None],
+                [(i, search) for i, search in searches[rule:] if search is not None])
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("keyword_stages", None)
+        return state
+
 
 def control_intent(subquery: str, lex: AutomationLexicons) -> str | None:
     """车载控制 vs 设备控制 by seat and device kind (see the module doc); None without a device.
 
-    Reads the matchers ``devices_in`` and ``seat_mentions`` read, for the kinds alone and whether any seat
-    is named (a test holds it to them)."""
+    Reads the matchers ``devices_in`` and ``seat_mentions`` read, for the kinds alone (``Matcher.categories``)
+    and whether any seat is named (a test holds it to them)."""
     low = lowered(subquery)
-    kinds = {kind for *_, kind in lex.device_kinds.find(low)}
-    kinds.discard("media")
-    if not kinds:
+    kinds = lex.device_kinds.categories(low)
+    if kinds <= NOT_A_DEVICE:
         return None
     if "car" in kinds or lex.positions.search(low) is not None:
         return CAR_CONTROL
@@ -75,15 +92,20 @@ def keyword_intent(subquery: str, taxonomy: IntentTaxonomy, lex: AutomationLexic
     """A first guess from the taxonomy's keywords in priority order, the control rule in its place
     (``control``: ``control_intent(subquery, lex)`` when the caller has it, ``False`` when not).
 
-    Used to pre-label hand-written data and as a feature of the classifier, never as the answer."""
+    Used to pre-label hand-written data and as a feature of the classifier, never as the answer. Loops over the
+    taxonomy's ``keyword_stages`` (no per-intent tests of the control rule's place; a test holds it to the loop
+    over the taxonomy)."""
     low = lowered(subquery)
-    for intent, pattern in zip(taxonomy.intents, taxonomy.keywords):
-        if intent in CONTROL_INTENTS:
-            if control is False:
-                control = control_intent(subquery, lex)
-            if control:
-                return control
-        if pattern is not None and pattern.search(low):
+    before, after = taxonomy.keyword_stages
+    for intent, search in before:
+        if search(low):
+            return intent
+    if control is False:
+        control = control_intent(subquery, lex)
+    if control:
+        return control
+    for intent, search in after:
+        if search(low):
             return intent
     return OTHER
 
@@ -143,19 +165,32 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         self.weights_ = np.ascontiguousarray(self.model_.coef_.T, dtype=np.float64)  # (features, classes)
         self.intercept_ = self.model_.intercept_.astype(np.float64)
 
-    def _grams(self, low: str) -> list[str]:
-        """``analyze_(low)``: for the character analyzer without lower-casing or accent stripping (how it is
-        fitted) that is ``char_ngrams`` of the text with runs of white space made one space, without
-        scikit-learn's per-gram Python loop; any other vectorizer runs its own analyzer."""
+    def _plain_char_range(self) -> tuple[int, int] | None:
+        """The vectorizer's ``ngram_range`` when its analyzer is the character analyzer without lower-casing or
+        accent stripping (how it is fitted), else None."""
         ngram_range = self.__dict__.get("_char_range", False)
         if ngram_range is False:
             v = self.vectorizer_
             plain = (v.analyzer == "char" and not v.lowercase and v.strip_accents is None and v.preprocessor is None
                      and v.input == "content")
             ngram_range = self.__dict__["_char_range"] = tuple(v.ngram_range) if plain else None
+        return ngram_range
+
+    def _grams(self, low: str) -> list[str]:
+        """``analyze_(low)``: for the plain character analyzer (``_plain_char_range``) that is ``char_ngrams`` of
+        the text with runs of white space made one space, without scikit-learn's per-gram Python loop; any
+        other vectorizer runs its own analyzer."""
+        ngram_range = self._plain_char_range()
         if ngram_range is None:
             return self.analyze_(low)
         return char_ngrams(_WHITE_SPACES.sub(" ", low), *ngram_range)
+
+    def _batch_tfidf(self, tfidf: FusedTfidf, lows: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The tf-idf entries of a batch: from the texts' code points (``FusedCharTfidf.batch_texts``) for the plain
+        character analyzer, ``batch`` of each text's ``_grams`` for any other; the same entries."""
+        if isinstance(tfidf, FusedCharTfidf):
+            return tfidf.batch_texts([_WHITE_SPACES.sub(" ", low) for low in lows])
+        return tfidf.batch([self._grams(low) for low in lows])
 
     def _row(self, s: str) -> tuple[list, list]:
         """One subquery's feature columns and values (the definition ``decision_function`` is held to)."""
@@ -195,7 +230,7 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         else:
             n = len(lows)
             guess = (np.asarray(keyword, dtype=np.intp), np.full(n, float(self.keyword_weight)), np.arange(n))
-            scores = csr_sums(weights, *interleave([tfidf.batch([self._grams(low) for low in lows]), guess], n))
+            scores = csr_sums(weights, *interleave([self._batch_tfidf(tfidf, lows), guess], n))
         scores += self.intercept_
         return scores
 
@@ -211,13 +246,19 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         return scores
 
     def _fused(self) -> tuple[FusedTfidf, np.ndarray, list[str]]:
-        """The tf-idf block as ``FusedTfidf``, the coefficients with a zero row for its absent grams, and
-        the class names as ``str`` (built on first use, never pickled)."""
+        """The tf-idf block as ``FusedTfidf`` (a ``FusedCharTfidf`` for the plain character analyzer of grams up
+        to three characters, as fitted), the coefficients with a zero row for its absent grams, and the class
+        names as ``str`` (built on first use, never pickled)."""
         require_fitted(self, "weights_")
         fused = self.__dict__.get("_fused_parts")
         if fused is None:
             weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1]))])
-            tfidf = FusedTfidf(self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf, absent=len(self.weights_))
+            args = (self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf)
+            ngram_range = self._plain_char_range()
+            if ngram_range is not None and 1 <= ngram_range[0] <= ngram_range[1] <= 3:
+                tfidf = FusedCharTfidf(*args, absent=len(self.weights_), min_n=ngram_range[0], max_n=ngram_range[1])
+            else:
+                tfidf = FusedTfidf(*args, absent=len(self.weights_))
             fused = self.__dict__["_fused_parts"] = (tfidf, weights, [str(c) for c in self.classes_])
         return fused
 
