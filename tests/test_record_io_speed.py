@@ -1,6 +1,7 @@
 """The fast paths of building a query's texts and its record's capture entries give what their
 definitions give, on every bundled text and on generated text aimed at their edges."""
 
+import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -8,6 +9,7 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from fastslow.features.normalise import _PUNCT, fold, normalise
+from fastslow.models.capture import candidates
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl",
@@ -59,3 +61,60 @@ _EDGY = st.text(alphabet="上车时打开空调ΑΣσςİIiＡａＳΣ１2，,�
 @given(st.one_of(_EDGY, st.text(max_size=12), st.sampled_from(bundled_texts())))
 def test_fold_is_its_definition_on_generated_text(text):
     assert fold(text) == _fold_reference(text)
+
+
+# ---- capture: a group's identity and its idempotency key
+
+_SORTED_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+_JSON = json.JSONEncoder(ensure_ascii=False)
+
+
+def _identity_reference(group: dict) -> str:
+    """``normalised_group`` as defined: the JSON of the folded condition and subqueries, keys sorted."""
+    return _SORTED_JSON.encode({"condition": fold(group.get("condition")),
+                                "querys": [fold(q.get("subquery")) for q in group.get("querys") or []]})
+
+
+def _key_reference(query_id, query: str, group: dict, occurrence: int) -> str:
+    """``idempotency_key`` as defined: sha256 of the JSON of the key's source, the identity and the occurrence."""
+    source = ["id", query_id] if query_id is not None else ["query", fold(query)]
+    blob = _JSON.encode([*source, _identity_reference(group), occurrence])
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@lru_cache(maxsize=1)
+def bundled_groups() -> tuple[tuple[str, dict], ...]:
+    out = []
+    for path in FILES:
+        for line in (ROOT / path).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                out += [(row["query"], g) for g in row.get("expected") or row.get("automation") or []
+                        if isinstance(g, dict)]
+    return tuple(out)
+
+
+def test_identities_and_keys_are_their_definitions_on_every_bundled_group():
+    groups = bundled_groups()
+    assert len(groups) > 500
+    for n, (query, group) in enumerate(groups):
+        assert candidates.normalised_group(group) == _identity_reference(group)
+        for query_id in (None, f"q-{n}", n, -n):
+            assert candidates.idempotency_key(query_id, query, group, n % 3) == _key_reference(query_id, query, group, n % 3)
+
+
+#: what JSON escapes or NFKC changes: quotes, a backslash, control characters, line separators (no surrogate: no input holds one)
+_ODD = st.text(alphabet='上车时打开空调"\\/\b\f\n\r\t\x00\x1f\x7f\u2028\u2029é ，,Ａ', max_size=10)
+_IDS = st.one_of(st.none(), _ODD, st.integers(), st.integers(min_value=10 ** 30, max_value=10 ** 40), st.floats(),
+                 st.booleans())
+_GROUPS = st.fixed_dictionaries(
+    {"condition": st.one_of(st.none(), st.just("default"), _ODD),
+     "querys": st.lists(st.fixed_dictionaries({"subquery": st.one_of(_ODD, st.none())}), max_size=3)})
+
+
+@settings(max_examples=800, deadline=None)
+@given(_IDS, _ODD, _GROUPS, st.integers(min_value=0, max_value=5))
+def test_identities_and_keys_are_their_definitions_on_generated_groups(query_id, query, group, occurrence):
+    assert candidates.normalised_group(group) == _identity_reference(group)
+    assert candidates.idempotency_key(query_id, query, group, occurrence) == \
+        _key_reference(query_id, query, group, occurrence)
