@@ -6,10 +6,13 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from fastslow.features.normalise import _PUNCT, fold, normalise
+from fastslow.data.io import bad_json_value, bad_value_error
 from fastslow.models.capture import candidates
+from fastslow.models.record import InputError, validate_input
 
 ROOT = Path(__file__).resolve().parents[1]
 FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl",
@@ -118,3 +121,24 @@ def test_identities_and_keys_are_their_definitions_on_generated_groups(query_id,
     assert candidates.normalised_group(group) == _identity_reference(group)
     assert candidates.idempotency_key(query_id, query, group, occurrence) == \
         _key_reference(query_id, query, group, occurrence)
+
+
+# ---- input validation: a field's bad value is found and named as ``bad_json_value`` names it
+
+@pytest.mark.parametrize("name, value", [
+    ("id", "a\ud800"), ("id", float("nan")),
+    ("context", [{"role": "user", "system": None, "text": "好\udcff"}]), ("context", [{"role": "user", "x": 1e400}]),
+    ("endpoint", "car\ud800"), ("existing_tasks", [{"id": "t1", "querys": [{"subquery": "\ud83d"}]}]),
+])
+def test_a_bad_value_of_a_field_is_named_as_bad_json_value_names_it(name, value):
+    with pytest.raises(InputError) as caught:
+        validate_input({"query": "打开空调", name: value})
+    field, message = bad_value_error(bad_json_value(value, name))
+    assert str(caught.value) == f"{field}: {message}"
+
+
+def test_rows_without_earlier_turns_have_an_empty_context():
+    for context in (None, []):
+        assert validate_input({"query": "打开空调", "context": context})["context"] == []
+    with pytest.raises(InputError, match=r"^context: must be a list"):
+        validate_input({"query": "打开空调", "context": ""})
