@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 
 from fastslow.features.normalise import _PUNCT, fold, normalise
 from fastslow.data.io import bad_json_value, bad_value_error
-from fastslow.models.capture import candidates
+from fastslow.models.capture import candidates, policy
 from fastslow.models.record import InputError, validate_input
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -142,3 +142,46 @@ def test_rows_without_earlier_turns_have_an_empty_context():
         assert validate_input({"query": "打开空调", "context": context})["context"] == []
     with pytest.raises(InputError, match=r"^context: must be a list"):
         validate_input({"query": "打开空调", "context": ""})
+
+
+# ---- capture signals: the strict checks, with their shortcuts, accept and refuse what the checkers do
+
+def _signals_reference(values: dict):
+    """``CaptureSignals(**values)``'s verdict as the checkers alone give it: the signals, or the error message."""
+    for name in policy._BOOL_FIELDS:
+        if name in values and not isinstance(values[name], bool):
+            return f"{name} must be true or false, got {values[name]!r}"
+    if values.get("concrete_deliverable") is not None and not isinstance(values["concrete_deliverable"], bool):
+        return f"concrete_deliverable must be true or false, got {values['concrete_deliverable']!r}"
+    owner = values.get("owner", policy.TaskOwner.UNKNOWN)
+    if isinstance(owner, bool) or not isinstance(owner, (str, policy.TaskOwner)) \
+            or owner not in policy.TaskOwner._value2member_map_:
+        return f"owner must be one of user, other, unknown, got {owner!r}"
+    for name in policy._TASK_REF_FIELDS:
+        ref = values.get(name)
+        if ref is not None and (not isinstance(ref, str) or not ref.strip()):
+            return f"{name} must be a non-empty task id or null, got {ref!r}"
+    for name in policy._CONFIDENCE_FIELDS:
+        try:
+            policy._check_confidence(name, values.get(name))
+        except policy.CaptureSignalError as exc:
+            return str(exc)
+    return {**values, "owner": policy.TaskOwner(owner)}
+
+
+_ANY = st.one_of(st.booleans(), st.none(), st.integers(-2, 2), st.floats(allow_nan=True), st.sampled_from(
+    ["user", "other", "unknown", "x", " ", "t1", *policy.TaskOwner]))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.dictionaries(st.sampled_from(policy.CaptureSignals.field_names()), _ANY))
+def test_capture_signals_accept_and_refuse_as_their_checkers(values):
+    expected = _signals_reference(values)
+    try:
+        signals = policy.CaptureSignals(**values)
+    except policy.CaptureSignalError as exc:
+        assert str(exc) == expected
+    else:
+        assert isinstance(expected, dict)
+        assert all(getattr(signals, name) == value and type(getattr(signals, name)) is type(value)
+                   for name, value in expected.items())
