@@ -87,5 +87,16 @@ def surface(query) -> str:
 
 def fold(text) -> str:
     """``normalise`` without any space or punctuation: the identity of a condition, subquery or task
-    name (上车时， 打开 空调 == 上车时打开空调). ``None``: ``""``."""
-    return "" if text is None else _PUNCT.sub("", normalise(str(text)))
+    name (上车时， 打开 空调 == 上车时打开空调). ``None``: ``""``.
+
+    A text whose NFKC holds no white space (nearly every one) is that NFKC lower-cased without
+    punctuation: ``normalise`` then only drops a final run of stops, which are punctuation and not
+    cased (so lower-casing what comes before them gives the same), and the fold drops them anyway. Any
+    other text takes the definition (``tests/test_text_layer_speed.py`` holds the two equal)."""
+    if text is None:
+        return ""
+    text = str(text)
+    stable = nfkc(text)
+    if _SPACES.search(stable) is None:
+        return _PUNCT.sub("", stable.lower())
+    return _PUNCT.sub("", normalise(text))

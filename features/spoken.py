@@ -408,8 +408,9 @@ def surface_strip(normalised: str, stripped: str, surface: str) -> str | None:
     the marks it keeps have the neighbours they had. Else ``None``: the parser strips the surface itself."""
     if surface == normalised:
         return stripped
-    if surface == chinese_punctuation(normalised):
-        return chinese_punctuation(stripped)
+    marked = chinese_punctuation(normalised)
+    if surface == marked:
+        return marked if stripped == normalised else chinese_punctuation(stripped)  # most strip nothing
     return None
 
 

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal, Optional, Union, get_args, get_origi
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints
 
-from fastslow.data.io import bad_json_value, bad_value_error, has_surrogate
+from fastslow.data.io import bad_json_value, bad_value_error, has_surrogate, json_clean
 from fastslow.models.capture.policy import CandidateAction, Interruption, Outcome
 from fastslow.models.routing.rules import Route, default_route, fast_system_pending
 from fastslow.models.taxonomy import DEFAULT_ROUTE, ENDPOINTS, LABELS, REASON_CODES
@@ -238,7 +238,7 @@ def _objects(value: Any, field: str, allowed: tuple[str, ...] | None = None) -> 
 
 
 def _check_context(context: Any) -> list[dict]:
-    if context is None:
+    if context is None or (context.__class__ is list and not context):  # most queries come without earlier turns
         return []
     turns = []
     for where, turn in _objects(context, "context"):
@@ -276,8 +276,8 @@ def validate_input(raw: Any, max_query_chars: int = DEFAULT_MAX_QUERY_CHARS, val
             raise InputError("query", "not valid UTF-8 text")
         for name in ("id", "context", "endpoint", "existing_tasks"):  # echoed or hashed: UTF-8 and JSON
             value = raw.get(name)
-            if value is not None and (found := bad_json_value(value, name)):  # most rows leave most of them out
-                raise InputError(*bad_value_error(found))
+            if value is not None and not json_clean(value):  # most rows leave most of them out; nearly all are clean
+                raise InputError(*bad_value_error(bad_json_value(value, name)))
     qid = raw.get("id")
     if qid is not None and (isinstance(qid, bool) or not isinstance(qid, (str, int))):
         raise InputError("id", f"must be a string or an integer, got {type(qid).__name__}")

@@ -95,21 +95,29 @@ class CaptureSignals:
     ownership_confidence: float | None = None
 
     def __post_init__(self) -> None:
+        # what passes a check at a glance (a bool, a ``TaskOwner``, a float in [0, 1]) skips its checker: signals are
+        # built for every capture item of every scored query
         for name in _BOOL_FIELDS:
-            _check_bool(name, getattr(self, name))
+            value = getattr(self, name)
+            if value is not True and value is not False:  # not isinstance(value, bool): bool has no subclasses
+                _check_bool(name, value)
         value = self.concrete_deliverable
         if value is not None:
             _check_bool("concrete_deliverable", value)
         owner = self.owner
-        if isinstance(owner, bool) or not isinstance(owner, (str, TaskOwner)) or owner not in TaskOwner._value2member_map_:
-            raise CaptureSignalError(f"owner must be one of user, other, unknown, got {owner!r}")
-        object.__setattr__(self, "owner", TaskOwner(owner))
+        if owner.__class__ is not TaskOwner:  # a member passes and is its own ``TaskOwner(owner)``
+            if isinstance(owner, bool) or not isinstance(owner, (str, TaskOwner)) \
+                    or owner not in TaskOwner._value2member_map_:
+                raise CaptureSignalError(f"owner must be one of user, other, unknown, got {owner!r}")
+            object.__setattr__(self, "owner", TaskOwner(owner))
         for name in _TASK_REF_FIELDS:
             ref = getattr(self, name)
             if ref is not None and (not isinstance(ref, str) or not ref.strip()):
                 raise CaptureSignalError(f"{name} must be a non-empty task id or null, got {ref!r}")
         for name in _CONFIDENCE_FIELDS:
-            _check_confidence(name, getattr(self, name))
+            value = getattr(self, name)
+            if value is not None and (value.__class__ is not float or not 0.0 <= value <= 1.0):
+                _check_confidence(name, value)
 
     @classmethod
     def field_names(cls) -> tuple[str, ...]:
