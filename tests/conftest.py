@@ -3,7 +3,33 @@ throw-away SQLite MLflow store, exactly as `python train.py` does."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: bundled files whose texts the fast-path tests hold each fast path to its definition on
+ROUTING_FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl")
+AUTOMATION_FILES = ("data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl",
+                    "data/automation/train/core.jsonl")
+
+
+def bundled_rows(files) -> list[dict]:
+    """Every row of the bundled JSONL ``files`` (paths in the repository), in order."""
+    return [json.loads(line) for path in files
+            for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def bundled_queries(files) -> list[str]:
+    """The distinct queries of ``files``, sorted."""
+    return sorted({row["query"] for row in bundled_rows(files)})
+
+
+def bundled_subqueries(files=AUTOMATION_FILES) -> list[str]:
+    """The distinct subqueries of the expected groups of ``files``, sorted."""
+    return sorted({q["subquery"] for row in bundled_rows(files)
+                   for g in (row.get("expected") or []) for q in g["querys"]})
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -4,25 +4,14 @@ for bit, on every bundled subquery and on random texts (no timings are asserted)
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
+from conftest import bundled_subqueries
+
 from fastslow.features.extractors import FusedCharTfidf, FusedTfidf
 from fastslow.models.automation.rules import lowered
-
-ROOT = Path(__file__).resolve().parents[1]
-AUTOMATION_FILES = ("data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl",
-                    "data/automation/train/core.jsonl")
-
-
-def bundled_subqueries() -> list[str]:
-    return sorted({q["subquery"] for path in AUTOMATION_FILES
-                   for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()
-                   for g in (json.loads(line).get("expected") or []) for q in g["querys"]})
-
 
 def plain_tfidf(intents) -> FusedTfidf:
     """The tf-idf block as the definition: ``FusedTfidf`` with the classifier's own vocabulary."""

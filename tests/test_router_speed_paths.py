@@ -5,25 +5,16 @@ plain ones. No timings are asserted (see benchmarks/)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
+from conftest import ROUTING_FILES, bundled_queries, bundled_rows
 from fastslow.models.record import InputError, validate_input
 from fastslow.serve.server import _dumps, invalid_value
-
-ROOT = Path(__file__).resolve().parents[1]
-ROUTING_FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl")
-
-
-def bundled_routing_queries() -> list[str]:
-    return sorted({json.loads(line)["query"] for path in ROUTING_FILES
-                   for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()})
-
 
 def test_the_servers_json_is_json_dumps_byte_for_byte(model):
     """The encoder without the check for circular references writes what ``json.dumps`` writes, on the
     record of every bundled query (explanations too: floats of every size) and on text that UTF-8 cannot
     hold (the ASCII fallback)."""
-    queries = bundled_routing_queries()
+    queries = bundled_queries(ROUTING_FILES)
     records = model.score([{"id": i, "query": q, "explain": i % 7 == 0} for i, q in enumerate(queries)])
     for payload in [*records, {"records": records[:50]}, {"id": "\ud800", "x": [1e-05, 1e16, -0.0, 2**70]}]:
         try:
@@ -43,8 +34,7 @@ def _validated(raw, **options):
 def test_validation_after_the_servers_value_check_is_the_full_validation():
     """``values_checked`` skips only checks that cannot fail once ``invalid_value`` passed the body: the same
     clean item, or the same error, on every bundled input and on inputs wrong in other ways."""
-    rows = [json.loads(line) for path in (*ROUTING_FILES, "data/fixtures/automation_v1.jsonl")
-            for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = bundled_rows((*ROUTING_FILES, "data/fixtures/automation_v1.jsonl"))
     rows += [{"query": " "}, {"query": 3}, {"query": "开空调", "id": True}, {"query": "开空调", "endpoint": "moon"},
              {"query": "开空调", "context": [{"role": "robot", "text": "x"}]}, {"query": "开空调", "explain": "yes"},
              {"query": "开空调", "existing_tasks": [{"id": "t1", "querys": [{"subquery": 1}]}]}, {"query": "开" * 1001}]

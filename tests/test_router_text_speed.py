@@ -3,25 +3,22 @@ bundled routing query (no timings are asserted; see benchmarks/)."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import ROUTING_FILES, bundled_queries
 from fastslow.features.extractors import FusedCharTfidf, FusedTfidf, char_ngrams
 from fastslow.features.split import join_actionless, pieces_between
 from fastslow.models.routing.splitter import command_runs, split_subrequests
 
-ROOT = Path(__file__).resolve().parents[1]
-ROUTING_FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl",
-                 "data/train/generated.jsonl")
+GENERATED_FILE = "data/train/generated.jsonl"
 
 
 def bundled_routing_queries() -> list[str]:
-    return sorted({json.loads(line)["query"] for path in ROUTING_FILES
-                   for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()})
+    """The bundled routing queries, the generated training rows too."""
+    return bundled_queries((*ROUTING_FILES, GENERATED_FILE))
 
 
 def plain_split_subrequests(tokens, lexicon):

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import AUTOMATION_FILES, ROUTING_FILES, bundled_queries, bundled_rows, bundled_subqueries
 from fastslow.features import extractors
 from fastslow.models.automation.rules import lowered
 from fastslow.models.pipeline import Memo
@@ -61,7 +62,7 @@ def test_fused_logits_are_the_fitted_pipelines_up_to_rounding_on_every_bundled_q
     """The fused tf-idf path against its definition (the feature union's matrix times the coefficients):
     the same numbers, but for the last bits of rounding (products and sums in another order)."""
     router = model.router
-    utterances = router.utterances(bundled_routing_queries())
+    utterances = router.utterances(bundled_queries(ROUTING_FILES))
     fused = router._logits(utterances)
     reference = router.pipeline_.named_steps["classify"].decision_function(
         router.pipeline_.named_steps["features"].transform(utterances))
@@ -141,11 +142,6 @@ def test_row_softmax_is_scipys_softmax_bit_for_bit(model):
     assert np.array_equal(router_module.row_softmax(scaled[:1]), softmax(scaled[:1], axis=1))
 
 
-def bundled_routing_queries() -> list[str]:
-    return sorted({json.loads(line)["query"] for path in ROUTING_FILES
-                   for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()})
-
-
 def route_fields(route) -> tuple:
     """Every field of a ``Route``, ``alternatives`` too (equality leaves it out)."""
     return (*dataclasses.astuple(route), route.alternatives)
@@ -157,7 +153,7 @@ def test_a_single_route_is_the_matrix_routes_on_every_bundled_query(model, monke
     under 快 of 0.9 sends many rows through ``fast_floor``."""
     router = model.router
     monkeypatch.setattr(router, "fast_min_probability", floor)
-    utterances = router.utterances(bundled_routing_queries())
+    utterances = router.utterances(bundled_queries(ROUTING_FILES))
     batch = router.route(utterances)
     assert len(utterances) > router_module.DENSE_ROWS
     singles = [router.route([u])[0] for u in utterances]
@@ -211,9 +207,7 @@ def test_intents_of_a_batch_are_the_intents_one_by_one_with_or_without_the_memo(
 
 def test_fused_intent_scores_are_the_models_up_to_rounding_on_every_bundled_subquery(model):
     intents = model.automation.intents_
-    subqueries = sorted({q["subquery"] for path in AUTOMATION_FILES
-                         for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()
-                         for g in (json.loads(line).get("expected") or []) for q in g["querys"]})
+    subqueries = bundled_subqueries()
     assert len(subqueries) > 100
     fused = intents.decision_function(subqueries)
     reference = np.vstack([sum(w * intents.weights_[c] for c, w in zip(*intents._row(s))) for s in subqueries])
@@ -234,9 +228,7 @@ def test_intent_prediction_computes_the_control_rule_once_and_answers_as_its_def
     assert all(lowered(lowered(ch)) == lowered(ch) for ch in map(chr, range(0x110000)) if not 0xD800 <= ord(ch) <= 0xDFFF)
     assert all(lowered(lowered(t)) == lowered(t) for t in ("ΑΣ", "ΑΣ Β", "İΣ", "AΣİx"))
     intents = model.automation.intents_
-    subqueries = sorted({q["subquery"] for path in AUTOMATION_FILES
-                         for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()
-                         for g in (json.loads(line).get("expected") or []) for q in g["querys"]})
+    subqueries = bundled_subqueries()
     reference = intents.decision_function(subqueries)  # the keyword guess computing control_intent itself
     lex, taxonomy = intents.lexicons_, intents.taxonomy_
     want = [resolve_intent(s, str(intents.classes_[k]), lex) for s, k in zip(subqueries, reference.argmax(axis=1))]
@@ -252,8 +244,7 @@ def test_the_parser_reuses_the_segmenters_strip_and_gets_the_text_it_would_strip
     from fastslow.models.automation.parser import surface_of
 
     lex = model.automation.lexicons_
-    queries = sorted({json.loads(line)["query"] for path in (*ROUTING_FILES, *AUTOMATION_FILES)
-                      for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()})
+    queries = bundled_queries((*ROUTING_FILES, *AUTOMATION_FILES))
     utterances = model.router.utterances(queries)
     reused = [u for u in utterances if u.spoken_surface is not None]
     assert len(reused) > len(utterances) // 2  # most: full-width marks alone no longer force a second strip
@@ -400,17 +391,11 @@ def _bundled_automation_texts():
     from fastslow.models.automation.parser import surface_of
     from fastslow.models.lifecycle.dataset import DEV_FILE, load_labelled
 
-    rows = [json.loads(line) for path in ("data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl")
-            for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = bundled_rows(AUTOMATION_FILES[:2])
     return [t for t in {surface_of(r["query"]) for r in rows + load_labelled(DEV_FILE)} if t]
 
 
-from pathlib import Path  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-AUTOMATION_FILES = ("data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl",
-                    "data/automation/train/core.jsonl")
-ROUTING_FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl")
 
 
 def test_the_pruned_crf_features_are_the_known_ones_in_order_and_tag_alike(model):
@@ -598,8 +583,7 @@ def test_rows_whose_values_the_server_checked_score_as_unchecked_rows(model):
     (error records included) as the full validation, on the bundled rows and rows that fail validation."""
     from fastslow.serve.server import invalid_value
 
-    rows = [json.loads(line) for path in (*ROUTING_FILES[:2], *AUTOMATION_FILES)
-            for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = bundled_rows((*ROUTING_FILES[:2], *AUTOMATION_FILES))
     rows += ROWS + [{"query": "x" * 2000}, {"query": 3}, {"query": "好的", "context": [{"role": "bot"}]}, ["好的"],
                     {"query": "好的", "endpoint": "tv", "id": 1.5}, {"query": "打开空调", "explain": "yes"}]
     rows = [row for row in rows if invalid_value(row) is None]

@@ -1,27 +1,10 @@
 """The cheaper paths after the router (intents, capture) give what their definitions give, on every bundled text."""
 
-import json
-from pathlib import Path
 
 import numpy as np
 
-from fastslow.models.automation.rules import devices_in, lowered, seat_mentions
-
-ROOT = Path(__file__).resolve().parents[1]
-AUTOMATION_FILES = ("data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl",
-                    "data/automation/train/core.jsonl")
-
-
-def bundled_subqueries() -> list[str]:
-    return sorted({q["subquery"] for path in AUTOMATION_FILES
-                   for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()
-                   for g in (json.loads(line).get("expected") or []) for q in g["querys"]})
-
-
-def bundled_queries() -> list[str]:
-    return sorted({json.loads(line)["query"] for path in AUTOMATION_FILES
-                   for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip()})
-
+from conftest import AUTOMATION_FILES, bundled_queries, bundled_subqueries
+from fastslow.models.automation.rules import devices_in, seat_mentions
 
 def test_control_intent_is_its_rule_over_devices_in_and_seat_mentions(model):
     from fastslow.models.automation.intents import CAR_CONTROL, DEVICE_CONTROL, control_intent
@@ -33,7 +16,7 @@ def test_control_intent_is_its_rule_over_devices_in_and_seat_mentions(model):
         return CAR_CONTROL if seat_mentions(text, lex) or "car" in kinds else DEVICE_CONTROL
 
     lex = model.automation.lexicons_
-    texts = bundled_subqueries() + bundled_queries() + ["打开主驾空调", "打开空调", "播放音乐", "İ打开HUD", ""]
+    texts = bundled_subqueries() + bundled_queries(AUTOMATION_FILES) + ["打开主驾空调", "打开空调", "播放音乐", "İ打开HUD", ""]
     answers = [control_intent(t, lex) for t in texts]
     assert answers == [definition(t, lex) for t in texts]
     assert {CAR_CONTROL, DEVICE_CONTROL, None} <= set(answers)
