@@ -4,37 +4,30 @@ definitions give, on every bundled text and on generated text aimed at their edg
 import hashlib
 import json
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import AUTOMATION_FILES, ROUTING_FILES, bundled_rows
 from fastslow.features.normalise import _PUNCT, fold, normalise
 from fastslow.data.io import bad_json_value, bad_value_error
 from fastslow.models.capture import candidates, policy
 from fastslow.models.record import InputError, validate_input
 
-ROOT = Path(__file__).resolve().parents[1]
-FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl",
-         "data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl",
-         "data/automation/train/core.jsonl")
+FILES = (*ROUTING_FILES, *AUTOMATION_FILES)
 
 
 @lru_cache(maxsize=1)
 def bundled_texts() -> tuple[str, ...]:
     """Every query, condition and subquery of the bundled data."""
     texts = set()
-    for path in FILES:
-        for line in (ROOT / path).read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            row = json.loads(line)
-            texts.add(row["query"])
-            for group in row.get("expected") or row.get("automation") or []:
-                if isinstance(group, dict):
-                    texts.update(t for t in [group.get("condition")] if isinstance(t, str))
-                    texts.update(q.get("subquery") for q in group.get("querys") or []
-                                 if isinstance(q, dict) and isinstance(q.get("subquery"), str))
+    for row in bundled_rows(FILES):
+        texts.add(row["query"])
+        for group in row.get("expected") or row.get("automation") or []:
+            if isinstance(group, dict):
+                texts.update(t for t in [group.get("condition")] if isinstance(t, str))
+                texts.update(q.get("subquery") for q in group.get("querys") or []
+                             if isinstance(q, dict) and isinstance(q.get("subquery"), str))
     return tuple(sorted(texts))
 
 
@@ -87,14 +80,8 @@ def _key_reference(query_id, query: str, group: dict, occurrence: int) -> str:
 
 @lru_cache(maxsize=1)
 def bundled_groups() -> tuple[tuple[str, dict], ...]:
-    out = []
-    for path in FILES:
-        for line in (ROOT / path).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                out += [(row["query"], g) for g in row.get("expected") or row.get("automation") or []
-                        if isinstance(g, dict)]
-    return tuple(out)
+    return tuple((row["query"], g) for row in bundled_rows(FILES)
+                 for g in row.get("expected") or row.get("automation") or [] if isinstance(g, dict))
 
 
 def test_identities_and_keys_are_their_definitions_on_every_bundled_group():

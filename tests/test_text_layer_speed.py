@@ -2,27 +2,19 @@
 text where a path has edges the bundled queries may miss): building utterances, matching lexicons, the
 disfluency stripper and the context state are speed, never a change of output."""
 
-import json
 from functools import lru_cache
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import AUTOMATION_FILES, ROUTING_FILES, bundled_rows as read_rows
 from fastslow.features import lexicon, spoken, text as text_module
 from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.features.normalise import normalise, surface
 
-ROOT = Path(__file__).resolve().parents[1]
-FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl",
-         "data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl",
-         "data/automation/train/core.jsonl")
-
-
 @lru_cache(maxsize=1)
 def bundled_rows() -> tuple[dict, ...]:
-    return tuple(json.loads(line) for path in FILES
-                 for line in (ROOT / path).read_text(encoding="utf-8").splitlines() if line.strip())
+    return tuple(read_rows((*ROUTING_FILES, *AUTOMATION_FILES)))
 
 
 def bundled_queries() -> list[str]:
