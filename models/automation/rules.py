@@ -52,7 +52,8 @@ RULE_MEMO = 16384
 _HOUR_ONLY = re.compile(r".+点钟?|.+:")
 _AMOUNT_UNIT = re.compile(r"度|%|倍|公里|米|档|级")
 _MINUTES_END = re.compile(r"(半|刻|分)$")
-_SENTENCE_STOPS = re.compile(r"[。！？；!?;]+")
+_SENTENCE_STOP_CHARS = "。！？；!?;"
+_SENTENCE_STOPS = re.compile(f"[{_SENTENCE_STOP_CHARS}]+")
 _BA = re.compile("把")
 _MINUTES_OR_HOUR_END = re.compile(r"(半|刻|分|整|钟)$")
 _BA_LEAD = re.compile(r"把(?:那个|这个)?$")
@@ -443,43 +444,50 @@ def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicon
     提醒我: connectors.txt, ``break``) and a super-task clause said after a whole command (关闭所有的灯|把这个存成
     智能场景) are their own actions."""
     out: list[Span] = []
+    words = _action_cut_words(lex)
     for sp in spans:
-        if sp.kind != "A":
-            out.append(sp)
-            continue
-        low = lowered(sp.text)
-        stop = _SENTENCE_STOPS.search(sp.text.rstrip(_EDGE_PUNCT))
-        if stop and stop.start() > 0:  # 打开加湿器。导航去公司: a sentence ends the request and the condition's scope
-            out += split_inside_action(text, [Span("A", sp.start, sp.start + stop.start(), sp.text[:stop.start()], sp.intent),
-                                              Span("A", sp.start + stop.end(), sp.end, sp.text[stop.end():])], lex)
-            continue
-        said_first = _condition_said_first(sp.text, lex)
-        if said_first:  # 上班的路上|播放早间新闻: a condition said first, tagged with its command
-            out += [Span("C", sp.start, sp.start + said_first, sp.text[:said_first]),
-                    Span("A", sp.start + said_first, sp.end, sp.text[said_first:], sp.intent)]
-            continue
-        ends = [(a, b) for a, b, _, cat in lex.scope_end.find(low) if cat == "scope_end" and 0 < a and b < len(low)] \
-            if lex.scope_end.search(low) else []  # (one search first: most spans hold no scope end at all)
-        if ends:
-            a, b = ends[0]
-            out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent),
-                    Span("E", sp.start + a, sp.start + b, sp.text[a:b]), Span("A", sp.start + b, sp.end, sp.text[b:])]
-            continue
-        reminder = next(((a, b) for a, b, _, cat in lex.breaks.find(low) if cat == "break" and a > 0
-                         and lex.reminder_verbs.prefix(low[b:])), None) if lex.breaks.search(low) else None
-        if reminder is not None:  # 仪表上亮灯|并且|提醒我: a reminder after a sequence connector is its own request
-            a, b = reminder
-            out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent), Span("A", sp.start + b, sp.end, sp.text[b:])]
-            continue
-        cut = next((m.start() for m in _BA.finditer(sp.text) if m.start() > 0
-                    and _management_after_command(sp.text[:m.start()], sp.text[m.start():], lex)), None) \
-            if sp.text.find("把", 1) > 0 else None  # (no 把 after its first character: no clause to cut off)
-        if cut is not None:
-            out += [Span("A", sp.start, sp.start + cut, sp.text[:cut], sp.intent),
-                    Span("A", sp.start + cut, sp.end, sp.text[cut:])]
-            continue
-        out.append(sp)
+        if sp.kind != "A" or words.search(lowered(sp.text)) is None:
+            out.append(sp)  # (one search first: most action spans hold none of the words a cut needs)
+        else:
+            out += split_one_action(text, sp, lex)
     return out
+
+
+def split_one_action(text: str, sp: Span, lex: AutomationLexicons) -> list[Span]:
+    """``split_inside_action`` of one action span ``sp``: the spans it becomes (``[sp]`` when it holds one request)."""
+    low = lowered(sp.text)
+    stop = _SENTENCE_STOPS.search(sp.text.rstrip(_EDGE_PUNCT))
+    if stop and stop.start() > 0:  # 打开加湿器。导航去公司: a sentence ends the request and the condition's scope
+        return split_inside_action(text, [Span("A", sp.start, sp.start + stop.start(), sp.text[:stop.start()], sp.intent),
+                                          Span("A", sp.start + stop.end(), sp.end, sp.text[stop.end():])], lex)
+    said_first = _condition_said_first(sp.text, lex)
+    if said_first:  # 上班的路上|播放早间新闻: a condition said first, tagged with its command
+        return [Span("C", sp.start, sp.start + said_first, sp.text[:said_first]),
+                Span("A", sp.start + said_first, sp.end, sp.text[said_first:], sp.intent)]
+    ends = [(a, b) for a, b, _, cat in lex.scope_end.find(low) if cat == "scope_end" and 0 < a and b < len(low)]
+    if ends:
+        a, b = ends[0]
+        return [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent),
+                Span("E", sp.start + a, sp.start + b, sp.text[a:b]), Span("A", sp.start + b, sp.end, sp.text[b:])]
+    reminder = next(((a, b) for a, b, _, cat in lex.breaks.find(low) if cat == "break" and a > 0
+                     and lex.reminder_verbs.prefix(low[b:])), None)
+    if reminder is not None:  # 仪表上亮灯|并且|提醒我: a reminder after a sequence connector is its own request
+        a, b = reminder
+        return [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent), Span("A", sp.start + b, sp.end, sp.text[b:])]
+    cut = next((m.start() for m in _BA.finditer(sp.text) if m.start() > 0
+                and _management_after_command(sp.text[:m.start()], sp.text[m.start():], lex)), None)
+    if cut is not None:
+        return [Span("A", sp.start, sp.start + cut, sp.text[:cut], sp.intent),
+                Span("A", sp.start + cut, sp.end, sp.text[cut:])]
+    return [sp]
+
+
+@once_per_lexicons
+def _action_cut_words(lex: AutomationLexicons) -> re.Pattern:
+    """One pattern of everything ``split_one_action`` cuts at: a sentence stop, a suffix trigger of two characters or
+    more (``_condition_said_first``), a scope-end word, a connector and 把. An action span in which none occurs is
+    left as it is, whatever the rest of the rule would ask of it (a test holds it on every bundled text)."""
+    return term_pattern({*_SENTENCE_STOP_CHARS, *_long_suffixes(lex), *lex.scope_end.category, *lex.breaks.category, "把"})
 
 
 def _condition_said_first(action: str, lex: AutomationLexicons) -> int:
@@ -502,7 +510,12 @@ def _condition_said_first(action: str, lex: AutomationLexicons) -> int:
 def _long_suffix_triggers(lex: AutomationLexicons) -> re.Pattern | None:
     """One pattern of the suffix triggers of two characters or more (以后, 的时候): a text in which none of them
     occurs finds none of them among its triggers (None when there are no such words)."""
-    return term_pattern({t for t, cat in lex.triggers.category.items() if cat == "suffix" and len(t) >= 2})
+    return term_pattern(_long_suffixes(lex))
+
+
+def _long_suffixes(lex: AutomationLexicons) -> set[str]:
+    """The suffix triggers of two characters or more (以后, 的时候)."""
+    return {t for t, cat in lex.triggers.category.items() if cat == "suffix" and len(t) >= 2}
 
 
 def _sequence_gap(gap: str, lex: AutomationLexicons) -> bool:
