@@ -47,3 +47,13 @@ def test_an_action_span_without_any_cut_word_is_left_as_it_is():
             assert rules.split_one_action(text, sp, LEX) == [sp], text
         assert rules.split_inside_action(text, [sp], LEX) == rules.split_one_action(text, sp, LEX), text
     assert skipped > len(PIECES) // 2
+
+
+def test_a_suffix_trigger_at_the_end_is_found_as_the_triggers_find_it():
+    ends = 0
+    for text in PIECES:
+        low = rules.lowered(text)
+        said = any(e == len(low) and e - a >= 2 and cat == "suffix" for a, e, _, cat in LEX.triggers.find(low))
+        assert rules._ends_in_suffix_trigger(low, LEX) == said, text
+        ends += said
+    assert ends > 500

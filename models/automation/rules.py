@@ -383,8 +383,10 @@ def _time_starts(low: str, lex: AutomationLexicons) -> list[int]:
 
 
 def _ends_in_suffix_trigger(low: str, lex: AutomationLexicons) -> bool:
-    """Does ``low`` end with a suffix trigger of two characters or more (以后, 的时候, 之后)?"""
-    return any(e == len(low) and e - a >= 2 and cat == "suffix" for a, e, _, cat in lex.triggers.find(low))
+    """Does ``low`` end with a suffix trigger of two characters or more (以后, 的时候, 之后)? (Only a text that ends
+    with one of those words can: most do not, and their triggers are not looked for.)"""
+    return low.endswith(_long_suffixes(lex)) and any(
+        e == len(low) and e - a >= 2 and cat == "suffix" for a, e, _, cat in lex.triggers.find(low))
 
 
 #: 不到, 没到, 快到, 要到: the word is part of the state said before it, no condition starts there
@@ -513,9 +515,10 @@ def _long_suffix_triggers(lex: AutomationLexicons) -> re.Pattern | None:
     return term_pattern(_long_suffixes(lex))
 
 
-def _long_suffixes(lex: AutomationLexicons) -> set[str]:
-    """The suffix triggers of two characters or more (以后, 的时候)."""
-    return {t for t, cat in lex.triggers.category.items() if cat == "suffix" and len(t) >= 2}
+@once_per_lexicons
+def _long_suffixes(lex: AutomationLexicons) -> tuple[str, ...]:
+    """The suffix triggers of two characters or more (以后, 的时候), found once per lexicons object."""
+    return tuple(sorted(t for t, cat in lex.triggers.category.items() if cat == "suffix" and len(t) >= 2))
 
 
 def _sequence_gap(gap: str, lex: AutomationLexicons) -> bool:
@@ -809,8 +812,7 @@ def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexi
     ``split_run_on`` then cuts it off). Not before a 就 that ends a compound condition (晚饭前20分钟后转向灯关闭就…:
     spec 复合条件完整性); a 就 that only starts a once marker (就一次) ends nothing."""
     out: list[Span] = []
-    then = tuple(lex.triggers.terms("then"))
-    low = lowered(text)
+    low, then = None, ()
     for k, sp in enumerate(spans):
         if sp.kind == "A" and k == 0:
             cut = condition_inside_action(sp.text, lex)
@@ -819,9 +821,10 @@ def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexi
                 out += [Span("C", sp.start, m, text[sp.start:m]), Span("A", m, sp.end, text[m:sp.end], sp.intent)]
                 continue
         if sp.kind == "C":
+            if low is None:  # (only condition spans read these: a text without one never lowers)
+                low, then = lowered(text), tuple(lex.triggers.terms("then"))
             follows = low[sp.end:]
-            once_next = lex.once.prefix(follows) or lex.once.prefix(follows[1:])
-            if not follows.startswith(then) or once_next:
+            if not follows.startswith(then) or lex.once.prefix(follows) or lex.once.prefix(follows[1:]):
                 cut = trailing_command_start(sp.text, lex)
                 if cut is not None:
                     m = sp.start + cut
@@ -1031,6 +1034,8 @@ def _after_joiner(text: str, prev: Span, sp: Span) -> Span:
     """The second of two action spans, started after the joiner between them when the tagger began it inside
     a word (打开车库门|和玄|关灯: the object is 玄关灯, not 关灯)."""
     gap = text[prev.end:sp.start]
+    if not gap:
+        return sp  # spans that touch (most of them)
     for joiner in _OBJECT_JOINERS:
         if gap.startswith(joiner) and len(gap) > len(joiner) and not _PAUSE_OR_SPACE.search(gap):
             start = prev.end + len(joiner)
