@@ -672,8 +672,8 @@ def whole_words_at_edges(text: str, spans: Sequence[Span], lex: AutomationLexico
     where it does (暂停播客回|到家以后, 一个|半小时后, 先放首歌等我|上车了) it takes the whole word, from the span
     before it or from what no span covered."""
     out = list(spans)
-    if not any(sp.kind == "C" for sp in out):
-        return out  # only condition spans change
+    if not any(sp.kind == "C" and sp.start > 0 for sp in out):
+        return out  # only a condition span with text before it changes: what it takes comes from before it
     low = lowered(text)
     words = [(a, b) for a, b, *_ in lex.events.find(low)] + [m.span() for m in _TIME_AMOUNT.finditer(low)]
     prefixes = lex.triggers.terms("prefix")
@@ -745,6 +745,9 @@ def leading_time_condition(text: str, spans: Sequence[Span], lex: AutomationLexi
 def time_prefix(low: str, lex: AutomationLexicons) -> int:
     """How many characters at the start of ``low`` are a time point: days, periods, weekdays and a clock
     time (明天早上七点半, 除夕晚上八点, 下周一); 0 when it holds neither a clock time nor a day."""
+    first = low[:1]
+    if not first.isdecimal() and first not in _time_point_firsts(lex):
+        return 0  # neither a clock time nor a time word starts ``low`` (most commands): the loop would stop at once
     pos, anchored = 0, False
     while pos < len(low):
         m = SPOKEN_CLOCK.match(low, pos)
@@ -762,13 +765,29 @@ def time_prefix(low: str, lex: AutomationLexicons) -> int:
     return pos if anchored else 0
 
 
+#: the Chinese numerals a clock time of ``SPOKEN_CLOCK`` can start with (besides a digit, ``\d``)
+_CLOCK_NUMERALS = "零一二两三四五六七八九十"
+
+
+@once_per_lexicons
+def _time_point_firsts(lex: AutomationLexicons) -> frozenset:
+    """The characters other than digits that a time point of ``time_prefix`` can start with: a clock time's numeral and
+    the first character of a day, weekday or period word."""
+    return frozenset(_CLOCK_NUMERALS) | {t[0] for t, cat in lex.time_words.category.items() if cat in ("day", "week", "period")}
+
+
+@per_lexicons(RULE_MEMO)
+def inner_suffix_ends(condition: str, lex: AutomationLexicons) -> tuple[int, ...]:
+    """Where each suffix trigger of a condition span (以后, 的时候, 时) ends short of the span's end: where a command
+    or the subject of the action after it may start (``trailing_command_start``, ``subject_after_trigger`` ask it of
+    the same span)."""
+    return tuple(e for _, e, _, cat in lex.triggers.find(lowered(condition)) if cat == "suffix" and e < len(condition))
+
+
 def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | None:
     """Where a whole command starts right after a suffix trigger inside a condition span: the command runs
     to the span's end (下班的时候|放点音乐) or to a condition after it (车速超过一百的时候|把音量调高|车速低于…)."""
-    low = lowered(condition)
-    for _, e, _, cat in lex.triggers.find(low):
-        if cat != "suffix" or e >= len(condition):
-            continue
+    for e in inner_suffix_ends(condition, lex):
         rest = condition[e:]
         if not may_hold_command(rest, lex):
             continue  # no verb, reminder or memo word after the trigger: no whole command in any piece of it
@@ -843,10 +862,7 @@ def subject_after_trigger(condition: str, lex: AutomationLexicons) -> int | None
     """Where a condition span that ran past its suffix trigger into the subject of the action after it
     (熄火后|车门, 人走开以后|车门自己: what the car does by itself, said subject first) should end: after
     the trigger, when all that follows it is device names and a self word. None otherwise."""
-    low = lowered(condition)
-    for _, e, _, cat in lex.triggers.find(low):
-        if cat != "suffix" or e >= len(condition):
-            continue
+    for e in inner_suffix_ends(condition, lex):
         rest = _SELF_WORDS.sub("", condition[e:])
         if rest and is_bare_device(rest, lex):
             return e
