@@ -997,8 +997,7 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
                           text[lead.start() + (prev.end if prev is not None else 0): sp.end], sp.intent)
         if prev is not None and prev.kind == "A" and sp.kind == "A":
             sp = _after_joiner(text, prev, sp)
-        touching = prev is not None and only_fillers(text[prev.end:sp.start], lex)
-        if prev is not None and prev.kind == "A" and touching:
+        if prev is not None and prev.kind == "A" and only_fillers(text[prev.end:sp.start], lex):  # (touching)
             gap = lowered(text[prev.end:sp.start].strip(_EDGE_PUNCT))
             if sp.kind == "A" and _management_after_command(prev.text, sp.text, lex):
                 pass  # 关闭所有的灯|把这个存成智能场景: a whole command, then the clause that saves it
