@@ -1,25 +1,21 @@
 """The span repairs' fast paths (models/automation/rules.py, the rules ``repair_spans`` runs on tagged texts) held
 to their definitions on every bundled automation text, the pieces of each, and the hand-marked spans.
 
-Each shortcut is a test that says "nothing to do" before the rule asks its questions: where it answers so, the
-rule's definition must leave the spans as they are (and it must answer so often, or it saves nothing)."""
+Each shortcut says "nothing to do here" before the rule asks its questions: where it says so, the rule's definition
+(or the matcher the shortcut stands for) must find nothing to do either, and it must say so often, or it saves nothing."""
 
 from __future__ import annotations
 
-import json
 import re
 
 from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.models.automation import rules
 from fastslow.models.automation.parser import surface_of
 
-from conftest import ROOT
+from conftest import AUTOMATION_FILES, bundled_rows
 
 LEX = load_automation_lexicons()
-_FILES = ("data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl", "data/dev/routing_dev.jsonl",
-          "data/automation/train/core.jsonl", "data/automation/train/generated.jsonl")
-ROWS = [json.loads(line) for path in _FILES for line in (ROOT / path).read_text(encoding="utf-8").splitlines()
-        if line.strip()]
+ROWS = bundled_rows(AUTOMATION_FILES + ("data/automation/train/generated.jsonl", "data/dev/routing_dev.jsonl"))
 TEXTS = sorted({t for t in (surface_of(r.get("query") or r.get("text") or "") for r in ROWS) if t})
 #: the examples the rules' docstrings give
 EXAMPLES = ("打开加湿器。导航去公司", "上班的路上播放早间新闻", "提醒我充电对了今天天气怎么样", "仪表上亮灯并且提醒我",
@@ -29,8 +25,8 @@ PIECES = sorted({*TEXTS, *EXAMPLES, *(p for t in TEXTS for p in re.split(r"[，,
                  *(sp.text for r in ROWS if r.get("markup") for sp in rules.parse_markup(r["markup"])[1])})
 
 
-def _whole(text: str, kind: str = "A") -> rules.Span:
-    return rules.Span(kind, 0, len(text), text)
+def _whole(text: str) -> rules.Span:
+    return rules.Span("A", 0, len(text), text)
 
 
 def test_the_texts_are_many():
