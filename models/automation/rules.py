@@ -52,7 +52,8 @@ RULE_MEMO = 16384
 _HOUR_ONLY = re.compile(r".+点钟?|.+:")
 _AMOUNT_UNIT = re.compile(r"度|%|倍|公里|米|档|级")
 _MINUTES_END = re.compile(r"(半|刻|分)$")
-_SENTENCE_STOPS = re.compile(r"[。！？；!?;]+")
+_SENTENCE_STOP_CHARS = "。！？；!?;"
+_SENTENCE_STOPS = re.compile(f"[{_SENTENCE_STOP_CHARS}]+")
 _BA = re.compile("把")
 _MINUTES_OR_HOUR_END = re.compile(r"(半|刻|分|整|钟)$")
 _BA_LEAD = re.compile(r"把(?:那个|这个)?$")
@@ -382,8 +383,10 @@ def _time_starts(low: str, lex: AutomationLexicons) -> list[int]:
 
 
 def _ends_in_suffix_trigger(low: str, lex: AutomationLexicons) -> bool:
-    """Does ``low`` end with a suffix trigger of two characters or more (以后, 的时候, 之后)?"""
-    return any(e == len(low) and e - a >= 2 and cat == "suffix" for a, e, _, cat in lex.triggers.find(low))
+    """Does ``low`` end with a suffix trigger of two characters or more (以后, 的时候, 之后)? (Only a text that ends
+    with one of those words can: most do not, and their triggers are not looked for.)"""
+    return low.endswith(_long_suffixes(lex)) and any(
+        e == len(low) and e - a >= 2 and cat == "suffix" for a, e, _, cat in lex.triggers.find(low))
 
 
 #: 不到, 没到, 快到, 要到: the word is part of the state said before it, no condition starts there
@@ -443,43 +446,50 @@ def split_inside_action(text: str, spans: Sequence[Span], lex: AutomationLexicon
     提醒我: connectors.txt, ``break``) and a super-task clause said after a whole command (关闭所有的灯|把这个存成
     智能场景) are their own actions."""
     out: list[Span] = []
+    words = _action_cut_words(lex)
     for sp in spans:
-        if sp.kind != "A":
-            out.append(sp)
-            continue
-        low = lowered(sp.text)
-        stop = _SENTENCE_STOPS.search(sp.text.rstrip(_EDGE_PUNCT))
-        if stop and stop.start() > 0:  # 打开加湿器。导航去公司: a sentence ends the request and the condition's scope
-            out += split_inside_action(text, [Span("A", sp.start, sp.start + stop.start(), sp.text[:stop.start()], sp.intent),
-                                              Span("A", sp.start + stop.end(), sp.end, sp.text[stop.end():])], lex)
-            continue
-        said_first = _condition_said_first(sp.text, lex)
-        if said_first:  # 上班的路上|播放早间新闻: a condition said first, tagged with its command
-            out += [Span("C", sp.start, sp.start + said_first, sp.text[:said_first]),
-                    Span("A", sp.start + said_first, sp.end, sp.text[said_first:], sp.intent)]
-            continue
-        ends = [(a, b) for a, b, _, cat in lex.scope_end.find(low) if cat == "scope_end" and 0 < a and b < len(low)] \
-            if lex.scope_end.search(low) else []  # (one search first: most spans hold no scope end at all)
-        if ends:
-            a, b = ends[0]
-            out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent),
-                    Span("E", sp.start + a, sp.start + b, sp.text[a:b]), Span("A", sp.start + b, sp.end, sp.text[b:])]
-            continue
-        reminder = next(((a, b) for a, b, _, cat in lex.breaks.find(low) if cat == "break" and a > 0
-                         and lex.reminder_verbs.prefix(low[b:])), None) if lex.breaks.search(low) else None
-        if reminder is not None:  # 仪表上亮灯|并且|提醒我: a reminder after a sequence connector is its own request
-            a, b = reminder
-            out += [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent), Span("A", sp.start + b, sp.end, sp.text[b:])]
-            continue
-        cut = next((m.start() for m in _BA.finditer(sp.text) if m.start() > 0
-                    and _management_after_command(sp.text[:m.start()], sp.text[m.start():], lex)), None) \
-            if sp.text.find("把", 1) > 0 else None  # (no 把 after its first character: no clause to cut off)
-        if cut is not None:
-            out += [Span("A", sp.start, sp.start + cut, sp.text[:cut], sp.intent),
-                    Span("A", sp.start + cut, sp.end, sp.text[cut:])]
-            continue
-        out.append(sp)
+        if sp.kind != "A" or words.search(lowered(sp.text)) is None:
+            out.append(sp)  # (one search first: most action spans hold none of the words a cut needs)
+        else:
+            out += split_one_action(text, sp, lex)
     return out
+
+
+def split_one_action(text: str, sp: Span, lex: AutomationLexicons) -> list[Span]:
+    """``split_inside_action`` of one action span ``sp``: the spans it becomes (``[sp]`` when it holds one request)."""
+    low = lowered(sp.text)
+    stop = _SENTENCE_STOPS.search(sp.text.rstrip(_EDGE_PUNCT))
+    if stop and stop.start() > 0:  # 打开加湿器。导航去公司: a sentence ends the request and the condition's scope
+        return split_inside_action(text, [Span("A", sp.start, sp.start + stop.start(), sp.text[:stop.start()], sp.intent),
+                                          Span("A", sp.start + stop.end(), sp.end, sp.text[stop.end():])], lex)
+    said_first = _condition_said_first(sp.text, lex)
+    if said_first:  # 上班的路上|播放早间新闻: a condition said first, tagged with its command
+        return [Span("C", sp.start, sp.start + said_first, sp.text[:said_first]),
+                Span("A", sp.start + said_first, sp.end, sp.text[said_first:], sp.intent)]
+    ends = [(a, b) for a, b, _, cat in lex.scope_end.find(low) if cat == "scope_end" and 0 < a and b < len(low)]
+    if ends:
+        a, b = ends[0]
+        return [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent),
+                Span("E", sp.start + a, sp.start + b, sp.text[a:b]), Span("A", sp.start + b, sp.end, sp.text[b:])]
+    reminder = next(((a, b) for a, b, _, cat in lex.breaks.find(low) if cat == "break" and a > 0
+                     and lex.reminder_verbs.prefix(low[b:])), None)
+    if reminder is not None:  # 仪表上亮灯|并且|提醒我: a reminder after a sequence connector is its own request
+        a, b = reminder
+        return [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent), Span("A", sp.start + b, sp.end, sp.text[b:])]
+    cut = next((m.start() for m in _BA.finditer(sp.text) if m.start() > 0
+                and _management_after_command(sp.text[:m.start()], sp.text[m.start():], lex)), None)
+    if cut is not None:
+        return [Span("A", sp.start, sp.start + cut, sp.text[:cut], sp.intent),
+                Span("A", sp.start + cut, sp.end, sp.text[cut:])]
+    return [sp]
+
+
+@once_per_lexicons
+def _action_cut_words(lex: AutomationLexicons) -> re.Pattern:
+    """One pattern of everything ``split_one_action`` cuts at: a sentence stop, a suffix trigger of two characters or
+    more (``_condition_said_first``), a scope-end word, a connector and 把. An action span in which none occurs is
+    left as it is, whatever the rest of the rule would ask of it (a test holds it on every bundled text)."""
+    return term_pattern({*_SENTENCE_STOP_CHARS, *_long_suffixes(lex), *lex.scope_end.category, *lex.breaks.category, "把"})
 
 
 def _condition_said_first(action: str, lex: AutomationLexicons) -> int:
@@ -502,7 +512,13 @@ def _condition_said_first(action: str, lex: AutomationLexicons) -> int:
 def _long_suffix_triggers(lex: AutomationLexicons) -> re.Pattern | None:
     """One pattern of the suffix triggers of two characters or more (以后, 的时候): a text in which none of them
     occurs finds none of them among its triggers (None when there are no such words)."""
-    return term_pattern({t for t, cat in lex.triggers.category.items() if cat == "suffix" and len(t) >= 2})
+    return term_pattern(_long_suffixes(lex))
+
+
+@once_per_lexicons
+def _long_suffixes(lex: AutomationLexicons) -> tuple[str, ...]:
+    """The suffix triggers of two characters or more (以后, 的时候), found once per lexicons object."""
+    return tuple(sorted(t for t, cat in lex.triggers.category.items() if cat == "suffix" and len(t) >= 2))
 
 
 def _sequence_gap(gap: str, lex: AutomationLexicons) -> bool:
@@ -656,8 +672,8 @@ def whole_words_at_edges(text: str, spans: Sequence[Span], lex: AutomationLexico
     where it does (暂停播客回|到家以后, 一个|半小时后, 先放首歌等我|上车了) it takes the whole word, from the span
     before it or from what no span covered."""
     out = list(spans)
-    if not any(sp.kind == "C" for sp in out):
-        return out  # only condition spans change
+    if not any(sp.kind == "C" and sp.start > 0 for sp in out):
+        return out  # only a condition span with text before it changes: what it takes comes from before it
     low = lowered(text)
     words = [(a, b) for a, b, *_ in lex.events.find(low)] + [m.span() for m in _TIME_AMOUNT.finditer(low)]
     prefixes = lex.triggers.terms("prefix")
@@ -729,6 +745,9 @@ def leading_time_condition(text: str, spans: Sequence[Span], lex: AutomationLexi
 def time_prefix(low: str, lex: AutomationLexicons) -> int:
     """How many characters at the start of ``low`` are a time point: days, periods, weekdays and a clock
     time (明天早上七点半, 除夕晚上八点, 下周一); 0 when it holds neither a clock time nor a day."""
+    first = low[:1]
+    if not first.isdecimal() and first not in _time_point_firsts(lex):
+        return 0  # neither a clock time nor a time word starts ``low`` (most commands): the loop would stop at once
     pos, anchored = 0, False
     while pos < len(low):
         m = SPOKEN_CLOCK.match(low, pos)
@@ -746,13 +765,29 @@ def time_prefix(low: str, lex: AutomationLexicons) -> int:
     return pos if anchored else 0
 
 
+#: the Chinese numerals a clock time of ``SPOKEN_CLOCK`` can start with (besides a digit, ``\d``)
+_CLOCK_NUMERALS = "零一二两三四五六七八九十"
+
+
+@once_per_lexicons
+def _time_point_firsts(lex: AutomationLexicons) -> frozenset:
+    """The characters other than digits that a time point of ``time_prefix`` can start with: a clock time's numeral and
+    the first character of a day, weekday or period word."""
+    return frozenset(_CLOCK_NUMERALS) | {t[0] for t, cat in lex.time_words.category.items() if cat in ("day", "week", "period")}
+
+
+@per_lexicons(RULE_MEMO)
+def inner_suffix_ends(condition: str, lex: AutomationLexicons) -> tuple[int, ...]:
+    """Where each suffix trigger of a condition span (以后, 的时候, 时) ends short of the span's end: where a command
+    or the subject of the action after it may start (``trailing_command_start``, ``subject_after_trigger`` ask it of
+    the same span)."""
+    return tuple(e for _, e, _, cat in lex.triggers.find(lowered(condition)) if cat == "suffix" and e < len(condition))
+
+
 def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | None:
     """Where a whole command starts right after a suffix trigger inside a condition span: the command runs
     to the span's end (下班的时候|放点音乐) or to a condition after it (车速超过一百的时候|把音量调高|车速低于…)."""
-    low = lowered(condition)
-    for _, e, _, cat in lex.triggers.find(low):
-        if cat != "suffix" or e >= len(condition):
-            continue
+    for e in inner_suffix_ends(condition, lex):
         rest = condition[e:]
         if not may_hold_command(rest, lex):
             continue  # no verb, reminder or memo word after the trigger: no whole command in any piece of it
@@ -796,8 +831,7 @@ def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexi
     ``split_run_on`` then cuts it off). Not before a 就 that ends a compound condition (晚饭前20分钟后转向灯关闭就…:
     spec 复合条件完整性); a 就 that only starts a once marker (就一次) ends nothing."""
     out: list[Span] = []
-    then = tuple(lex.triggers.terms("then"))
-    low = lowered(text)
+    low, then = None, ()
     for k, sp in enumerate(spans):
         if sp.kind == "A" and k == 0:
             cut = condition_inside_action(sp.text, lex)
@@ -806,9 +840,10 @@ def split_trailing_command(text: str, spans: Sequence[Span], lex: AutomationLexi
                 out += [Span("C", sp.start, m, text[sp.start:m]), Span("A", m, sp.end, text[m:sp.end], sp.intent)]
                 continue
         if sp.kind == "C":
+            if low is None:  # (only condition spans read these: a text without one never lowers)
+                low, then = lowered(text), tuple(lex.triggers.terms("then"))
             follows = low[sp.end:]
-            once_next = lex.once.prefix(follows) or lex.once.prefix(follows[1:])
-            if not follows.startswith(then) or once_next:
+            if not follows.startswith(then) or lex.once.prefix(follows) or lex.once.prefix(follows[1:]):
                 cut = trailing_command_start(sp.text, lex)
                 if cut is not None:
                     m = sp.start + cut
@@ -827,10 +862,7 @@ def subject_after_trigger(condition: str, lex: AutomationLexicons) -> int | None
     """Where a condition span that ran past its suffix trigger into the subject of the action after it
     (熄火后|车门, 人走开以后|车门自己: what the car does by itself, said subject first) should end: after
     the trigger, when all that follows it is device names and a self word. None otherwise."""
-    low = lowered(condition)
-    for _, e, _, cat in lex.triggers.find(low):
-        if cat != "suffix" or e >= len(condition):
-            continue
+    for e in inner_suffix_ends(condition, lex):
         rest = _SELF_WORDS.sub("", condition[e:])
         if rest and is_bare_device(rest, lex):
             return e
@@ -965,8 +997,7 @@ def join_fragments(text: str, spans: Sequence[Span], lex: AutomationLexicons) ->
                           text[lead.start() + (prev.end if prev is not None else 0): sp.end], sp.intent)
         if prev is not None and prev.kind == "A" and sp.kind == "A":
             sp = _after_joiner(text, prev, sp)
-        touching = prev is not None and only_fillers(text[prev.end:sp.start], lex)
-        if prev is not None and prev.kind == "A" and touching:
+        if prev is not None and prev.kind == "A" and only_fillers(text[prev.end:sp.start], lex):  # (touching)
             gap = lowered(text[prev.end:sp.start].strip(_EDGE_PUNCT))
             if sp.kind == "A" and _management_after_command(prev.text, sp.text, lex):
                 pass  # 关闭所有的灯|把这个存成智能场景: a whole command, then the clause that saves it
@@ -1018,6 +1049,8 @@ def _after_joiner(text: str, prev: Span, sp: Span) -> Span:
     """The second of two action spans, started after the joiner between them when the tagger began it inside
     a word (打开车库门|和玄|关灯: the object is 玄关灯, not 关灯)."""
     gap = text[prev.end:sp.start]
+    if not gap:
+        return sp  # spans that touch (most of them)
     for joiner in _OBJECT_JOINERS:
         if gap.startswith(joiner) and len(gap) > len(joiner) and not _PAUSE_OR_SPACE.search(gap):
             start = prev.end + len(joiner)
