@@ -342,3 +342,20 @@ def test_a_builtin_behaviour_is_vehicle_control_and_keeps_its_zidong():
     assert assemble(text, spans, LEX) == [{"condition": "紧急刹车时", "builtin": True,
                                            "querys": [{"subquery": "自动打开双闪", "intent": "车载控制"}]}]
     assert groups("[C:到家以后][A:自动打开客厅空调]") == [("到家以后", ["自动打开客厅空调"], False)]
+
+
+def test_whole_words_at_edges_takes_the_longest_prefix_trigger_whatever_the_set_order(monkeypatch):
+    """每当 and its 当 both end 放首歌每当: the condition takes 每当, in whatever order the process's string
+    hashing lists the prefix triggers (a ``frozenset``); the first found would depend on it."""
+    from fastslow.models.automation.rules import Span, whole_words_at_edges
+
+    lex = LEX
+    text = "放首歌每当上车了"
+    spans = [Span("A", 0, 5, "放首歌每当", None), Span("C", 5, 8, "上车了", None)]
+    prefixes = lex.triggers.terms("prefix")
+    assert {"每当", "当"} <= prefixes
+    for order in (("当", "每当"), ("每当", "当")):
+        listed = order + tuple(sorted(prefixes - set(order)))
+        monkeypatch.setattr(type(lex.triggers), "terms", lambda self, *categories, listed=listed: listed)
+        action, condition = whole_words_at_edges(text, spans, lex)
+        assert (action.text, condition.text) == ("放首歌", "每当上车了"), order

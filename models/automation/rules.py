@@ -693,8 +693,9 @@ def whole_words_at_edges(text: str, spans: Sequence[Span], lex: AutomationLexico
             said = lowered(prev.text)
             for who in ("我", "你", ""):
                 head = said[: len(said) - len(who)] if who and said.endswith(who) else (said if not who else None)
-                trigger = next((t for t in prefixes if head and head.endswith(t) and len(t) < len(head)
-                                and (len(t) >= 2 or t in _RUN_ON_SHORT)), None)
+                # the longest that fits (每当 before its 当): ``prefixes`` is a set, whose order changes per process
+                trigger = max((t for t in prefixes if head and head.endswith(t) and len(t) < len(head)
+                               and (len(t) >= 2 or t in _RUN_ON_SHORT)), key=len, default=None)
                 if trigger:  # 先放首歌等我|上车了: the prefix trigger (and its subject) start the condition
                     a = prev.end - len(trigger) - len(who)
                     out[k - 1] = Span("A", prev.start, a, text[prev.start:a], prev.intent)
