@@ -37,3 +37,12 @@ def test_a_few_subqueries_score_as_rows_of_the_batch_bit_for_bit(model):
             assert np.array_equal(few, batch[start:start + size])
             assert np.array_equal(np.signbit(few), np.signbit(batch[start:start + size]))
     assert intents.decision_function([]).shape == (0, batch.shape[1])
+
+
+def test_a_capture_enum_members_value_is_read_as_its_underscore_value():
+    """``capture_candidates`` writes ``member._value_`` (no enum property call): it is ``member.value``, a str."""
+    from fastslow.models.capture.policy import CandidateAction, Interruption, Outcome
+
+    for enum in (Outcome, Interruption, CandidateAction):
+        for member in enum:
+            assert member._value_ is member.value and member._value_.__class__ is str

@@ -216,43 +216,43 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         keyword = [self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_, control)]
                    for low, control in zip(lows, controls)]
         if not lows:
-            scores = np.zeros((0, weights.shape[1]))
-        elif len(lows) <= DENSE_ROWS:  # as ``_row``: each subquery's tf-idf entries, then its keyword's; one gather
+            return np.zeros((0, weights.shape[1]))
+        if len(lows) <= DENSE_ROWS:  # as ``_row``: each subquery's tf-idf entries, then its keyword's; one gather
             cols, values, ends = [], [], []
+            intercept = len(weights) - 1
             for low, k in zip(lows, keyword):
                 row_cols, row_values = tfidf.entries(self._grams(low))
                 cols += row_cols
-                cols.append(k)
+                cols += k, intercept
                 values += row_values
-                values.append(self.keyword_weight)
+                values += self.keyword_weight, 1.0
                 ends.append(len(cols))
-            scores = gathered_sums(weights, cols, values, ends)
-        else:
-            n = len(lows)
-            guess = (np.asarray(keyword, dtype=np.intp), np.full(n, float(self.keyword_weight)), np.arange(n))
-            scores = csr_sums(weights, *interleave([self._batch_tfidf(tfidf, lows), guess], n))
+            return gathered_sums(weights, cols, values, ends)
+        n = len(lows)
+        guess = (np.asarray(keyword, dtype=np.intp), np.full(n, float(self.keyword_weight)), np.arange(n))
+        scores = csr_sums(weights, *interleave([self._batch_tfidf(tfidf, lows), guess], n))
         scores += self.intercept_
         return scores
 
     def _scores_one(self, low: str, control) -> np.ndarray:
         """One lowered subquery's row of ``_decision``, 1-d: its tf-idf entries and its keyword guess's
-        gathered and added in the batch's order, then the intercept."""
+        gathered and added in the batch's order, then the intercept (the last row of ``_fused``'s weights, times
+        1.0: the same sum as adding it after, without another numpy call)."""
         tfidf, weights, _ = self._fused()
         cols, values = tfidf.entries(self._grams(low))  # fresh lists: the keyword's entry goes last, as in ``_row``
-        cols.append(self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_, control)])
-        values.append(self.keyword_weight)
-        scores = gathered_sum(weights, cols, values)
-        scores += self.intercept_
-        return scores
+        cols += self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_, control)], len(weights) - 1
+        values += self.keyword_weight, 1.0
+        return gathered_sum(weights, cols, values)
 
     def _fused(self) -> tuple[FusedTfidf, np.ndarray, list[str]]:
         """The tf-idf block as ``FusedTfidf`` (a ``FusedCharTfidf`` for the plain character analyzer of grams up
-        to three characters, as fitted), the coefficients with a zero row for its absent grams, and the class
-        names as ``str`` (built on first use, never pickled)."""
+        to three characters, as fitted), the coefficients with a zero row for its absent grams and the intercept
+        as the last row (which the few-row paths gather as an entry of value 1.0), and the class names as ``str``
+        (built on first use, never pickled)."""
         require_fitted(self, "weights_")
         fused = self.__dict__.get("_fused_parts")
         if fused is None:
-            weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1]))])
+            weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1])), self.intercept_[None, :]])
             args = (self.vocabulary_, self.idf_, self.vectorizer_.sublinear_tf)
             ngram_range = self._plain_char_range()
             if ngram_range is not None and 1 <= ngram_range[0] <= ngram_range[1] <= 3:
@@ -274,7 +274,13 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         memo = self.__dict__.get("_predicted")
         if memo is None:
             memo = self.__dict__["_predicted"] = TextMemo(PREDICT_MEMO)
-        missing = [s for s in dict.fromkeys(X) if s not in memo]
+        if len(X) == 1:  # the server's usual request: one subquery, nothing to de-duplicate
+            intent = memo.get(X[0])  # an intent is a str, never None
+            if intent is not None:
+                return [intent]
+            missing = X
+        else:
+            missing = [s for s in dict.fromkeys(X) if s not in memo]
         if missing:
             if len(memo) + len(missing) > memo.size:
                 memo.clear()

@@ -774,7 +774,9 @@ class AutomationParser(BaseEstimator):
         memo = [memo_edit_group(t, lex) if t else None for t in texts]  # a rule, not the tagger's call
         signal = [bool(t) and m is None and has_condition_signal(t, lex) for t, m in zip(texts, memo)]
         signalled = [t for t, s in zip(texts, signal) if s]
-        if with_confidence:
+        if not signalled:  # most single queries: no tagger call at all
+            tag_lists, marginal_lists = [], []
+        elif with_confidence:
             tag_lists, marginal_lists = self.tagger_.predict_marginals(signalled)
         else:
             tag_lists, marginal_lists = self.tagger_.predict(signalled), [None] * len(signalled)

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 from fastslow.features.normalise import fold
 
-from fastslow.models.capture.policy import CaptureSignals, TaskOwner, run_capture_policy
+from fastslow.models.capture.policy import CandidateAction, CaptureSignals, TaskOwner, run_capture_policy
 
 DEFAULT_CONDITION = "default"
 #: words that ask to change (or drop) a named habit / rule / task: such a group refines that task
@@ -158,17 +158,18 @@ def capture_candidates(item: dict, groups: Sequence[dict], group_confidences: Se
         confidence = fallback_confidence if confidence is None else confidence
         signals = group_signals(item["query"], group, confidence, existing)
         result = run_capture_policy(signals)
-        entry = {
-            "outcome": result.outcome.value,
-            "interruption": result.interruption.value,
-            "candidate_action": result.candidate_action.value if result.candidate_action else None,
+        action = result.candidate_action
+        entry = {  # a member's ``_value_`` is its ``value``, read without the enum property's Python call (~0.3 us)
+            "outcome": result.outcome._value_,
+            "interruption": result.interruption._value_,
+            "candidate_action": action._value_ if action is not None else None,
             "condition": group["condition"],
             "querys": [dict(q) for q in group.get("querys") or []],
             "capture_confidence": signals.capture_confidence,
             "idempotency_key": _key(source, identity, occurrence),  # idempotency_key(id, query, group, occurrence)
         }
         target = signals.duplicate_of or signals.refines_task
-        if target is not None and result.candidate_action is not None and result.candidate_action.value != "create":
+        if target is not None and action is not None and action is not CandidateAction.CREATE:
             entry["target_task_id"] = target
         out.append(entry)
     return out
