@@ -2015,20 +2015,31 @@ def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
     connectors (然后, 并且, ，) and at the start of each command of an unpunctuated run (``command_cuts``).
     A piece without an action (哎那个, 太暗了) joins the next one. This is the
     fast path: the tagger is not needed to find actions where nothing can be a condition."""
+    subs = []
+    for a, b in plain_pieces(text, lex):
+        piece = text[a:b]
+        cuts = command_cuts(piece, lex)
+        for command in ([piece[c:d] for c, d in zip([0, *cuts], [*cuts, len(piece)])] if cuts else [piece]):
+            sub = clean_subquery(command, lex)
+            if sub:
+                subs.append(add_missing_verb(sub, lex))
+    return [Group(None, subs, [""] * len(subs), [None] * len(subs))] if subs else []
+
+
+def plain_pieces(text: str, lex: AutomationLexicons) -> list[tuple[int, int]]:
+    """(start, end) of the pieces of ``plain_groups`` before its command cuts: ``text`` between its pauses and
+    split connectors (``plain_breaks``), a piece without an action joined to the next one."""
+    breaks = plain_breaks(text, lex)
+    if not breaks:
+        return [(0, len(text))] if text else []  # (most texts: one piece, the whole text)
     low = lowered(text)
-    cuts = [(start, end) for start, end, kind in plain_breaks(text, lex)
+    cuts = [(start, end) for start, end, kind in breaks
             # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
             if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
     bounds = pieces_between(len(text), cuts)
     # one piece stays itself whether or not it has an action (join_actionless): no need to ask
-    merged = bounds if len(bounds) == 1 else join_actionless(
+    return bounds if len(bounds) == 1 else join_actionless(
         bounds, [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds])
-    pieces = []
-    for a, b in merged:
-        cuts = command_cuts(text[a:b], lex)
-        pieces += [(a + c, a + d) for c, d in zip([0] + cuts, cuts + [b - a])]
-    subs = [add_missing_verb(s, lex) for s in (clean_subquery(text[a:b], lex) for a, b in pieces) if s]
-    return [Group(None, subs, [""] * len(subs), [None] * len(subs))] if subs else []
 
 
 IntentFn = Callable[[list[str]], list[str]]
