@@ -57,3 +57,22 @@ def test_plain_groups_answer_as_their_definition_on_every_bundled_text_and_piece
 @given(_RUNS)
 def test_plain_groups_answer_as_their_definition_on_random_runs(text):
     assert rules.plain_groups(text, LEX) == _plain_groups_reference(text, LEX)
+
+
+# ---- the signal: a numeral and a time mark before the time/number shapes
+
+def test_every_time_shape_holds_a_numeral_and_a_time_mark():
+    from fastslow.features.automation_lexicons import _NUMERAL, _TIME_MARK, _TIME_NUMBER_RE
+
+    lows = [rules.lowered(t) for t in PIECES]
+    shapes = [m.group() for t in lows for m in _TIME_NUMBER_RE.finditer(t)]
+    assert len(shapes) > 1000 and all(_NUMERAL.search(s) and _TIME_MARK.search(s) for s in shapes)
+    assert [LEX.signal(t) for t in lows] == [LEX.signal.pattern.search(t) is not None for t in lows]
+    assert any(_NUMERAL.search(t) and not _TIME_MARK.search(t) for t in lows)  # the new exit is taken
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(["0", "12", "٣", "%", "百分之", "百", "一", "两", "三十", "几", "点", "点钟", "半", "个", "分钟", "分",
+                                  "小时", "钟头", "秒", "号", "度", ":", "：", " ", "\t", "档", "打开", "a"]), max_size=6).map("".join))
+def test_the_signal_answers_as_its_pattern_on_random_numbers_and_units(text):
+    assert LEX.signal(text) == (LEX.signal.pattern.search(text) is not None)
