@@ -1146,7 +1146,6 @@ def filler_edges(lex: AutomationLexicons) -> FillerEdges:
 def strip_fillers(text: str, lex: AutomationLexicons) -> str:
     """Spoken fillers and politeness off both ends: ``帮我打开空调吧`` → ``打开空调``."""
     edges = filler_edges(lex)
-    prefixes, suffixes, soft = edges.prefixes, edges.suffixes, edges.soft
     prev = None
     while prev != text:
         prev = text
@@ -1154,11 +1153,12 @@ def strip_fillers(text: str, lex: AutomationLexicons) -> str:
         low = lowered(text)
         # the longest filler at the start is a prefix filler only if it begins with a prefix filler's character
         head = lex.fillers.prefix(low) if low[:1] in edges.prefix_firsts else None
-        if head and head in prefixes and len(text) > len(head):
+        if head and head in edges.prefixes and len(text) > len(head):
             text = text[len(head):]
             low = lowered(text)
         if low[-1:] not in edges.suffix_lasts:
             continue  # no suffix filler ends with its last character
+        suffixes, soft = edges.suffixes, edges.soft
         for size in range(min(len(text) - 1, lex.fillers.max_len), 0, -1):
             if low[-size:] in suffixes:
                 text = text[:-size]
@@ -1402,7 +1402,8 @@ _BARE_REST = re.compile(r"^[的和与、,，\s]*$")
 def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
     """Only device (and seat) names, nothing else: ``座椅加热``, ``主驾座椅通风``, ``客厅灯``."""
     low = lowered(text)
-    if low[:1] not in _name_firsts(lex) and not _BARE_REST.match(low[:1]):
+    first = low[:1]
+    if first not in _name_firsts(lex) and not _BARE_REST.match(first):
         return False  # its first character is left over: no device or seat name starts with it, and it joins none
     devices = lex.device_kinds.find(low) if lex.device_kinds.search(low) else None
     if not devices:
@@ -1941,7 +1942,7 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
     for span in raw.actions:
         cleaned, said = without_once(clean_subquery(span.text, lex), lex)
         once = once or said
-        if lowered(cleaned) in filler_edges(lex).suffixes and (condition or len(raw.actions) > 1):
+        if (condition or len(raw.actions) > 1) and lowered(cleaned) in filler_edges(lex).suffixes:
             continue  # a polite tail said after the request (关上车窗好吗) is no request of its own
         if cleaned:
             actions.append(add_missing_verb(reminder_from_noun(cleaned, lex), lex))
