@@ -2038,9 +2038,13 @@ def plain_pieces(text: str, lex: AutomationLexicons) -> list[tuple[int, int]]:
             # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
             if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
     bounds = pieces_between(len(text), cuts)
-    # one piece stays itself whether or not it has an action (join_actionless): no need to ask
-    return bounds if len(bounds) == 1 else join_actionless(
-        bounds, [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds])
+    if len(bounds) <= 1:
+        return bounds  # one piece stays itself whether or not it has an action (join_actionless): no need to ask
+    actions = [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds[:-1]]
+    # after pieces without an action, the last one takes them in whether or not it has one: no need to ask
+    a, b = bounds[-1]
+    actions.append(any(actions) and (has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex)))
+    return join_actionless(bounds, actions)
 
 
 IntentFn = Callable[[list[str]], list[str]]
