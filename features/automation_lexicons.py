@@ -83,6 +83,9 @@ _TIME_NUMBER_RE = re.compile(_TIME_NUMBER)
 #: a character every match of ``_TIME_NUMBER`` holds (a digit, %, or a Chinese numeral: 百 of 百分之, 一 of 一点):
 #: a text without one (most plain requests) is answered with one character-class search
 _NUMERAL = re.compile(rf"[\d%{_CN}]")
+#: and a character of its units or marks every match holds as well (分 of 分钟 and 百分之, 时 of 小时, 钟 of 钟头, 点, :):
+#: a text with a numeral but none of them (调到二档, 打开一下) is answered without the shapes' search
+_TIME_MARK = re.compile(r"[分时钟秒号%度点:]")
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,8 @@ class Signal:
         if automaton is None:
             automaton = self._build()
         return next(automaton.iter(lowered_text), None) is not None or (
-            _NUMERAL.search(lowered_text) is not None and _TIME_NUMBER_RE.search(lowered_text) is not None)
+            _NUMERAL.search(lowered_text) is not None and _TIME_MARK.search(lowered_text) is not None
+            and _TIME_NUMBER_RE.search(lowered_text) is not None)
 
     def _build(self):
         automaton = ahocorasick.Automaton()

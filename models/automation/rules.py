@@ -1180,7 +1180,6 @@ def filler_edges(lex: AutomationLexicons) -> FillerEdges:
 def strip_fillers(text: str, lex: AutomationLexicons) -> str:
     """Spoken fillers and politeness off both ends: ``帮我打开空调吧`` → ``打开空调``."""
     edges = filler_edges(lex)
-    prefixes, suffixes, soft = edges.prefixes, edges.suffixes, edges.soft
     prev = None
     while prev != text:
         prev = text
@@ -1188,11 +1187,12 @@ def strip_fillers(text: str, lex: AutomationLexicons) -> str:
         low = lowered(text)
         # the longest filler at the start is a prefix filler only if it begins with a prefix filler's character
         head = lex.fillers.prefix(low) if low[:1] in edges.prefix_firsts else None
-        if head and head in prefixes and len(text) > len(head):
+        if head and head in edges.prefixes and len(text) > len(head):
             text = text[len(head):]
             low = lowered(text)
         if low[-1:] not in edges.suffix_lasts:
             continue  # no suffix filler ends with its last character
+        suffixes, soft = edges.suffixes, edges.soft
         for size in range(min(len(text) - 1, lex.fillers.max_len), 0, -1):
             if low[-size:] in suffixes:
                 text = text[:-size]
@@ -1436,7 +1436,8 @@ _BARE_REST = re.compile(r"^[的和与、,，\s]*$")
 def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
     """Only device (and seat) names, nothing else: ``座椅加热``, ``主驾座椅通风``, ``客厅灯``."""
     low = lowered(text)
-    if low[:1] not in _name_firsts(lex) and not _BARE_REST.match(low[:1]):
+    first = low[:1]
+    if first not in _name_firsts(lex) and not _BARE_REST.match(first):
         return False  # its first character is left over: no device or seat name starts with it, and it joins none
     devices = lex.device_kinds.find(low) if lex.device_kinds.search(low) else None
     if not devices:
@@ -1975,7 +1976,7 @@ def rewrite_group(text: str, raw: RawGroup, lex: AutomationLexicons) -> list[Gro
     for span in raw.actions:
         cleaned, said = without_once(clean_subquery(span.text, lex), lex)
         once = once or said
-        if lowered(cleaned) in filler_edges(lex).suffixes and (condition or len(raw.actions) > 1):
+        if (condition or len(raw.actions) > 1) and lowered(cleaned) in filler_edges(lex).suffixes:
             continue  # a polite tail said after the request (关上车窗好吗) is no request of its own
         if cleaned:
             actions.append(add_missing_verb(reminder_from_noun(cleaned, lex), lex))
@@ -2049,20 +2050,35 @@ def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
     connectors (然后, 并且, ，) and at the start of each command of an unpunctuated run (``command_cuts``).
     A piece without an action (哎那个, 太暗了) joins the next one. This is the
     fast path: the tagger is not needed to find actions where nothing can be a condition."""
+    subs = []
+    for a, b in plain_pieces(text, lex):
+        piece = text[a:b]
+        cuts = command_cuts(piece, lex)
+        for command in ([piece[c:d] for c, d in zip([0, *cuts], [*cuts, len(piece)])] if cuts else [piece]):
+            sub = clean_subquery(command, lex)
+            if sub:
+                subs.append(add_missing_verb(sub, lex))
+    return [Group(None, subs, [""] * len(subs), [None] * len(subs))] if subs else []
+
+
+def plain_pieces(text: str, lex: AutomationLexicons) -> list[tuple[int, int]]:
+    """(start, end) of the pieces of ``plain_groups`` before its command cuts: ``text`` between its pauses and
+    split connectors (``plain_breaks``), a piece without an action joined to the next one."""
+    breaks = plain_breaks(text, lex)
+    if not breaks:
+        return [(0, len(text))] if text else []  # (most texts: one piece, the whole text)
     low = lowered(text)
-    cuts = [(start, end) for start, end, kind in plain_breaks(text, lex)
+    cuts = [(start, end) for start, end, kind in breaks
             # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
             if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
     bounds = pieces_between(len(text), cuts)
-    # one piece stays itself whether or not it has an action (join_actionless): no need to ask
-    merged = bounds if len(bounds) == 1 else join_actionless(
-        bounds, [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds])
-    pieces = []
-    for a, b in merged:
-        cuts = command_cuts(text[a:b], lex)
-        pieces += [(a + c, a + d) for c, d in zip([0] + cuts, cuts + [b - a])]
-    subs = [add_missing_verb(s, lex) for s in (clean_subquery(text[a:b], lex) for a, b in pieces) if s]
-    return [Group(None, subs, [""] * len(subs), [None] * len(subs))] if subs else []
+    if len(bounds) <= 1:
+        return bounds  # one piece stays itself whether or not it has an action (join_actionless): no need to ask
+    actions = [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds[:-1]]
+    # after pieces without an action, the last one takes them in whether or not it has one: no need to ask
+    a, b = bounds[-1]
+    actions.append(any(actions) and (has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex)))
+    return join_actionless(bounds, actions)
 
 
 IntentFn = Callable[[list[str]], list[str]]
