@@ -77,7 +77,6 @@ class Utterance:
 
     text: str  # normalise(query): what the router and the lexicons read
     tokens: tuple[str, ...]
-    charset: frozenset
     context: str = "none"  # one of CONTEXT_STATES
     endpoint: str | None = None  # car, speaker, home or None (unknown)
     hits: dict = field(default_factory=dict, compare=False, repr=False)  # lexicon digest -> {column: count}
@@ -85,6 +84,11 @@ class Utterance:
     #: ``strip_disfluencies(surface)`` with the bundled spoken lexicon when the segmenter already computed it
     #: (``surface_strip``: the model's spoken lexicon is the bundled one and the strip carries over); else None
     spoken_surface: str | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def charset(self) -> frozenset:
+        """The characters of ``text``, built when asked: matching the lexicons needs no set of them."""
+        return frozenset(self.text)
 
 
 def as_fields(item) -> tuple[str, list, str | None]:
@@ -375,9 +379,8 @@ class Segmenter(BaseEstimator, TransformerMixin):
                  spoken_surface: str | None = None) -> Utterance:
         """The utterance of already segmented, normalised text (a whole query, or a subrequest's tokens)."""
         text = "".join(tokens) if text is None else text
-        charset = frozenset(text)
-        return Utterance(text, tokens, charset, context, endpoint, self.lexicons_.match(tokens, charset, text),
-                         surface_text, spoken_surface)
+        return Utterance(text, tokens, context, endpoint, self.lexicons_.match(tokens, text), surface_text,
+                         spoken_surface)
 
     def utterances(self, X) -> list[Utterance]:
         """``transform`` without scikit-learn's output wrapper: the per-query inference path (an

@@ -357,7 +357,7 @@ def test_the_lexicon_bank_finds_what_every_gap_finds_in_the_same_order(model):
     def check(text):
         tokens = segmenter.segment(text)
         charset = frozenset(text)
-        got = bank.match(tokens, charset, text)
+        got = bank.match(tokens, text)
         want = _bank_match_reference(bank, tokens, charset, text)
         assert [(d, list(h.items())) for d, h in got.items()] == [(d, list(h.items())) for d, h in want.items()]
 

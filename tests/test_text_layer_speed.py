@@ -90,7 +90,7 @@ def test_the_bank_matches_as_its_definition_in_the_same_order_on_every_bundled_q
     hit = 0
     for query in bundled_queries():
         u = segmenter.utterance(query)
-        got = bank.match(u.tokens, u.charset, u.text)
+        got = bank.match(u.tokens, u.text)
         assert _ordered(got) == _ordered(_bank_match_reference(bank, u.tokens, u.charset, u.text))
         hit += sum(map(bool, got.values()))
     assert hit
@@ -108,7 +108,7 @@ def test_a_bank_with_a_lexicon_twice_or_pickled_before_its_gap_index_matches_as_
         for query in bundled_queries()[::7]:
             u = segmenter.utterance(query)
             reference = _bank_match_reference(bank, u.tokens, u.charset, u.text)
-            assert _ordered(bank.match(u.tokens, u.charset, u.text)) == _ordered(reference)
+            assert _ordered(bank.match(u.tokens, u.text)) == _ordered(reference)
     assert "_index" not in pickle.loads(pickle.dumps(segmenter.lexicons_)).__dict__
 
 
@@ -148,7 +148,7 @@ def _utterance_reference(segmenter, item):
     assert spoken_surface is None or spoken_surface == spoken.strip_disfluencies(surface_text)
     tokens = tuple(t for t in segmenter.segment(text) if not t.isspace())
     state = _context_reference(context, segmenter.candidates_)
-    return text_module.Utterance(text, tokens, frozenset(text), state, endpoint,
+    return text_module.Utterance(text, tokens, state, endpoint,
                                  _bank_match_reference(segmenter.lexicons_, tokens, frozenset(text), text),
                                  surface_text, spoken_surface)
 
