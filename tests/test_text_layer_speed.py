@@ -187,10 +187,8 @@ def _strip_before(text, lex):
     """``strip_disfluencies`` as it stood before its per-edge gates (one gate for both edges, then both
     loops) and before the repeat search: the definition the fast paths are held to."""
     out = _collapse_before(text, lex)
-    fix = lex.correction_pattern
-    if fix is not None and not lex.correction_firsts.isdisjoint(out):
-        word = lex.correction_map
-        out = fix.sub(lambda m: word[m[0]], out)
+    if lex.correction_pattern is not None:
+        out = lex.correction_pattern.sub(lambda m: lex.correction_map[m[0]], out)
     starts, ends = lex.edge_chars
     if not out or (out[0] not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):
         return out or text
