@@ -112,6 +112,22 @@ def test_a_bank_with_a_lexicon_twice_or_pickled_before_its_gap_index_matches_as_
     assert "_index" not in pickle.loads(pickle.dumps(segmenter.lexicons_)).__dict__
 
 
+def test_a_bank_finds_single_characters_and_gaps_a_character_class_must_escape(tmp_path):
+    """``match`` finds the bank's characters with one character class: marks that mean something inside a
+    class (] ^ - \\) are matched as themselves, and a gap needing one of them is searched when the text has it."""
+    (tmp_path / "marks.txt").write_text("]\tclose\n^\tcaret\n-\tdash\n\\\tslash\n开\tverb\n^…]\tspan\n-…开\tspan\n",
+                                        encoding="utf-8")
+    bank = lexicon.LexiconBank.of([lexicon.load_lexicon(tmp_path / "marks.txt"), lexicon.load_lexicon("actions")])
+    assert {"]", "^", "-", "\\"} <= bank.char_set and len(bank.gaps) >= 2
+    hit = 0
+    for text in ("a]b", "^x]", "-", "\\开", "开-关", "x^y", "[]", "a-z", "^-\\]开", "打开空调", ""):
+        tokens = tuple(text)
+        got = bank.match(tokens, text)
+        assert _ordered(got) == _ordered(_bank_match_reference(bank, tokens, frozenset(text), text))
+        hit += bool(got[bank.digests[0]])
+    assert hit
+
+
 # ---- building utterances
 
 _SPACED = st.text(alphabet="打开空调Ａａ Ｂ１2，,。.！!？?~～… \u3000\t\n：:；;ＳＵ７", max_size=16)
