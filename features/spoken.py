@@ -363,7 +363,8 @@ def _without_assistant_name(out: str, text: str, lex: SpokenLexicon) -> str:
     greeting, no repetition, no pause or command after them."""
     if out[:1].lower() not in lex.greeting_firsts:
         return out
-    greeting = next((g for g in lex.greetings if out.lower().startswith(g)), "")
+    lowered = out.lower()  # once, not once per greeting
+    greeting = next((g for g in lex.greetings if lowered.startswith(g)), "")
     m = _ASSISTANT_NAME.match(out, len(greeting))
     if m is None or len(out) <= m.end() + 1:
         return out
