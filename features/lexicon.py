@@ -225,18 +225,20 @@ class LexiconBank:
         """As ``Lexicon.counted_chars``, with the longer terms of every lexicon of the bank."""
         return free_chars(tokens, self.words) if self.longest_term_wins else charset
 
-    def match(self, tokens, charset, text) -> dict[str, dict[int, int]]:
+    def match(self, tokens, text) -> dict[str, dict[int, int]]:
         """Hits per lexicon (keyed by digest), each as in ``Lexicon.match`` except that a
         single-character term counts only outside the tokens that are a longer term of ANY lexicon
-        of the bank (``free_chars``): 调 is no second verb in 空调 (a device) nor in 调到. ``charset`` is the set of
-        the characters of ``text``, whose pieces the tokens are (``Segmenter.annotate``).
+        of the bank (``free_chars``): 调 is no second verb in 空调 (a device) nor in 调到. ``text`` is the
+        normalised text whose pieces the tokens are (``Segmenter.annotate``).
 
-        The (lexicon, column) pairs of the tokens, the characters and the gaps are gathered first and
+        The (digest, column) pairs of the tokens, the characters and the gaps are gathered first and
         counted in one loop; a query hits few of the bank's lexicons, and the others share ``NO_HITS``
-        (read only)."""
+        (read only). The characters that matter are found by one pattern each (the bank's single
+        characters in the free tokens, the gaps' characters in the text), not by a set of every
+        character of the text (each a new string object)."""
         index = self._index
-        words = self.words
-        pairs: list[tuple[int, int]] = []
+        words = index.words
+        pairs: list[tuple[str, int]] = []
         free = []  # the tokens that are no multi-character term (``free_chars``)
         for token in tokens:
             found = words.get(token)
@@ -244,32 +246,26 @@ class LexiconBank:
                 free.append(token)
             else:
                 pairs += found
-        chars = self.chars
-        # the bank's single characters among the free tokens' (``free_chars``): those of the text (``charset``,
-        # a set already built) found in the free tokens, without a set of their characters (every character of a
-        # Chinese text is a new string object in a set). Sorted: a set's order follows the process's hash seed, and
-        # the hits' order is the order their features are added in, so unsorted the same query could score
-        # differently in the last bits per process
-        free_text = "".join(free) if self.longest_term_wins else text
-        for ch in sorted(charset & self.char_set):
-            if ch in free_text:
-                pairs += chars[ch]
-        gaps = []  # a loop: a text has one or two of the gaps' characters, too few for a comprehension to pay
-        for c in charset & index.gap_heads:
-            for k, needed in index.gaps_by_char[c]:
-                if needed <= charset:
-                    gaps.append(k)
-        if index.gaps_always:
-            gaps += [k for k, needed in index.gaps_always if needed <= charset]
+        if index.char_pattern is not None:
+            singles = index.char_pattern.findall("".join(free) if self.longest_term_wins else text)
+            if singles:
+                chars = index.chars
+                # sorted: a set's order follows the process's hash seed, and the hits' order is the order their
+                # features are added in, so unsorted the same query could score differently in the last bits
+                for ch in sorted(set(singles)):
+                    pairs += chars[ch]
+        gaps = list(index.gaps_always)
+        if index.head_pattern is not None:
+            heads = index.head_pattern.findall(text)
+            for c in set(heads) if len(heads) > 1 else heads:
+                for k, other in index.gaps_by_char[c]:
+                    if other in text:  # "" when the gap needs no other character
+                        gaps.append(k)
         if gaps:
             gaps.sort()  # the bank's order
-            pairs += [self.gaps[k][1:] for k in gaps if self.gaps[k][0].search(text)]
+            pairs += [index.gap_pairs[k][0] for k in gaps if self.gaps[k][0].search(text)]
         out = index.no_hits.copy()
-        digest_of = index.digest_of
-        for lexicon, col in pairs:
-            digest = digest_of[lexicon]
-            if digest is None:
-                continue
+        for digest, col in pairs:
             found = out[digest]
             if found is NO_HITS:
                 out[digest] = {col: 1}
@@ -288,31 +284,46 @@ class LexiconBank:
         return state
 
 
-class _BankIndex(NamedTuple):
-    """What ``LexiconBank.match`` looks up besides the bank's tables."""
+def char_class(chars) -> re.Pattern | None:
+    """One pattern matching any one of ``chars`` (None without any)."""
+    return re.compile("[" + "".join(map(re.escape, sorted(chars))) + "]") if chars else None
 
-    #: gap numbers with the characters each needs, by one of them (its smallest): a gap is tried only
-    #: when that one is in the text, and searched only when all of them are
-    gaps_by_char: dict[str, tuple[tuple[int, frozenset], ...]]
-    gap_heads: frozenset  # the keys of ``gaps_by_char``
-    gaps_always: tuple[tuple[int, frozenset], ...]  # gaps that need no character (banks pickled before gap_chars: all)
-    #: per lexicon, the digest its hits go to: None for a lexicon whose digest a later one repeats (the
-    #: same entries, so the same hits: ``dict(zip(digests, ...))`` keeps the later one's)
-    digest_of: tuple[str | None, ...]
+
+class _BankIndex(NamedTuple):
+    """What ``LexiconBank.match`` looks up besides the bank's tables: the bank's (lexicon, column) pairs as
+    (digest, column), without the pairs of a lexicon whose digest a later one repeats (the same entries, so
+    the same hits: ``dict(zip(digests, ...))`` keeps the later one's)."""
+
+    words: dict[str, tuple[tuple[str, int], ...]]  # as ``LexiconBank.words``
+    chars: dict[str, tuple[tuple[str, int], ...]]  # as ``LexiconBank.chars``
+    char_pattern: re.Pattern | None  # any one of the keys of ``chars``
+    gap_pairs: tuple[tuple[tuple[str, int], ...], ...]  # per gap, as ``LexiconBank.gaps`` (the gaps of such a lexicon: ())
+    #: the numbers of the gaps that count, each with the other character it needs ("" for none) by the first one
+    #: it needs (its smallest; a gap needs at most two, ``gap_chars``): a gap is tried only when both are in the text
+    gaps_by_char: dict[str, tuple[tuple[int, str], ...]]
+    head_pattern: re.Pattern | None  # any one of the keys of ``gaps_by_char``
+    gaps_always: tuple[int, ...]  # gaps that need no character (banks pickled before gap_chars: all)
     no_hits: dict[str, dict]  # ``dict.fromkeys(digests, NO_HITS)``, which ``match`` copies (a copy is cheaper)
 
     @classmethod
     def of(cls, bank: LexiconBank) -> "_BankIndex":
-        grouped: dict[str, list[tuple[int, frozenset]]] = {}
+        last = {digest: i for i, digest in enumerate(bank.digests)}
+
+        def counted(pairs):
+            return tuple((bank.digests[i], col) for i, col in pairs if last[bank.digests[i]] == i)
+
+        gap_pairs = tuple(counted([(i, col)]) for _, i, col in bank.gaps)  # () for a gap that never counts
+        grouped: dict[str, list[tuple[int, str]]] = {}
         needs = bank.gap_chars or (frozenset(),) * len(bank.gaps)
         for k, needed in enumerate(needs):
-            grouped.setdefault(min(needed) if needed else "", []).append((k, needed))
-        always = tuple(grouped.pop("", ()))
-        last = {digest: i for i, digest in enumerate(bank.digests)}
-        return cls(gaps_by_char={c: tuple(ks) for c, ks in grouped.items()}, gap_heads=frozenset(grouped),
-                   gaps_always=always,
-                   digest_of=tuple(digest if last[digest] == i else None for i, digest in enumerate(bank.digests)),
-                   no_hits=dict.fromkeys(bank.digests, NO_HITS))
+            if gap_pairs[k]:
+                first, *other = sorted(needed) or [""]  # at most two: a head's first, a tail's last (``gap_chars``)
+                grouped.setdefault(first, []).append((k, "".join(other)))
+        always = tuple(k for k, _ in grouped.pop("", ()))
+        return cls(words={t: counted(v) for t, v in bank.words.items()},
+                   chars={t: counted(v) for t, v in bank.chars.items()}, char_pattern=char_class(bank.chars),
+                   gap_pairs=gap_pairs, gaps_by_char={c: tuple(ks) for c, ks in grouped.items()},
+                   head_pattern=char_class(grouped), gaps_always=always, no_hits=dict.fromkeys(bank.digests, NO_HITS))
 
 
 def term_pattern(terms) -> re.Pattern | None:

@@ -138,7 +138,7 @@ class EntityReferences(IndicatorFeatures):
                 out.append(5)
             if not self.devices_.hits(u):
                 out.append(6)
-        kind = None if u.charset.isdisjoint(self.pointing_firsts_) else self.demonstrative(u.tokens)
+        kind = None if self.pointing_firsts_.isdisjoint(u.text) else self.demonstrative(u.tokens)
         if kind == "described":
             out.append(11)
         elif kind is not None and kind != "other":

@@ -266,7 +266,7 @@ def test_a_single_character_term_counts_only_outside_a_longer_term_of_any_lexico
 
     def adjust_hits(bank, tokens):
         text = "".join(tokens)
-        return bank.match(tokens, frozenset(text), text)[actions.digest].get(adjust, 0)
+        return bank.match(tokens, text)[actions.digest].get(adjust, 0)
 
     assert adjust_hits(bank, ("空调", "调到", "二十六度")) == 1
     assert adjust_hits(bank, ("把", "空调", "调", "高", "点")) == 1

@@ -90,7 +90,7 @@ def test_the_bank_matches_as_its_definition_in_the_same_order_on_every_bundled_q
     hit = 0
     for query in bundled_queries():
         u = segmenter.utterance(query)
-        got = bank.match(u.tokens, u.charset, u.text)
+        got = bank.match(u.tokens, u.text)
         assert _ordered(got) == _ordered(_bank_match_reference(bank, u.tokens, u.charset, u.text))
         hit += sum(map(bool, got.values()))
     assert hit
@@ -108,8 +108,24 @@ def test_a_bank_with_a_lexicon_twice_or_pickled_before_its_gap_index_matches_as_
         for query in bundled_queries()[::7]:
             u = segmenter.utterance(query)
             reference = _bank_match_reference(bank, u.tokens, u.charset, u.text)
-            assert _ordered(bank.match(u.tokens, u.charset, u.text)) == _ordered(reference)
+            assert _ordered(bank.match(u.tokens, u.text)) == _ordered(reference)
     assert "_index" not in pickle.loads(pickle.dumps(segmenter.lexicons_)).__dict__
+
+
+def test_a_bank_finds_single_characters_and_gaps_a_character_class_must_escape(tmp_path):
+    """``match`` finds the bank's characters with one character class: marks that mean something inside a
+    class (] ^ - \\) are matched as themselves, and a gap needing one of them is searched when the text has it."""
+    (tmp_path / "marks.txt").write_text("]\tclose\n^\tcaret\n-\tdash\n\\\tslash\n开\tverb\n^…]\tspan\n-…开\tspan\n",
+                                        encoding="utf-8")
+    bank = lexicon.LexiconBank.of([lexicon.load_lexicon(tmp_path / "marks.txt"), lexicon.load_lexicon("actions")])
+    assert {"]", "^", "-", "\\"} <= bank.char_set and len(bank.gaps) >= 2
+    hit = 0
+    for text in ("a]b", "^x]", "-", "\\开", "开-关", "x^y", "[]", "a-z", "^-\\]开", "打开空调", ""):
+        tokens = tuple(text)
+        got = bank.match(tokens, text)
+        assert _ordered(got) == _ordered(_bank_match_reference(bank, tokens, frozenset(text), text))
+        hit += bool(got[bank.digests[0]])
+    assert hit
 
 
 # ---- building utterances
@@ -148,7 +164,7 @@ def _utterance_reference(segmenter, item):
     assert spoken_surface is None or spoken_surface == spoken.strip_disfluencies(surface_text)
     tokens = tuple(t for t in segmenter.segment(text) if not t.isspace())
     state = _context_reference(context, segmenter.candidates_)
-    return text_module.Utterance(text, tokens, frozenset(text), state, endpoint,
+    return text_module.Utterance(text, tokens, state, endpoint,
                                  _bank_match_reference(segmenter.lexicons_, tokens, frozenset(text), text),
                                  surface_text, spoken_surface)
 
@@ -187,10 +203,8 @@ def _strip_before(text, lex):
     """``strip_disfluencies`` as it stood before its per-edge gates (one gate for both edges, then both
     loops) and before the repeat search: the definition the fast paths are held to."""
     out = _collapse_before(text, lex)
-    fix = lex.correction_pattern
-    if fix is not None and not lex.correction_firsts.isdisjoint(out):
-        word = lex.correction_map
-        out = fix.sub(lambda m: word[m[0]], out)
+    if lex.correction_pattern is not None:
+        out = lex.correction_pattern.sub(lambda m: lex.correction_map[m[0]], out)
     starts, ends = lex.edge_chars
     if not out or (out[0] not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):
         return out or text
