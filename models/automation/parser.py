@@ -105,16 +105,21 @@ _PAIR_FAMILIES = (3, 4, 6, 7)  # the families of two characters: lc, cr, ll, rr
 
 
 class KnownAttributes:
-    """The attribute names of a trained CRF by what ``tagging_features`` looks up: per character n-gram family
-    (``GRAM_FEATURES``) its grams to their attribute, and the marks whose copy on the character after (``-1``
-    and the mark) or before (``+1``) is an attribute, to that attribute; one lookup gives the string or
-    ``None`` when the CRF does not know it."""
+    """The attribute names of a trained CRF as crfsuite reads them (UTF-8 bytes: pycrfsuite passes bytes on as
+    they are, a str it encodes first), by what ``tagging_features`` looks up: ``name`` (an attribute's str name
+    to its bytes), per character n-gram family (``GRAM_FEATURES``) its grams to their attribute, per character
+    its ``k=`` attribute, per clause number its ``cl=`` attribute, and the marks whose copy on the character
+    after (``-1`` and the mark) or before (``+1``) is an attribute, to that attribute; one lookup gives the
+    bytes or ``None`` when the CRF does not know the attribute."""
 
     def __init__(self, attributes):
-        self.grams = tuple({a[len(prefix):]: a for a in attributes if a.startswith(prefix)} for prefix in GRAM_FEATURES)
-        self.before = {a[2:]: a for a in attributes if a.startswith("-1")}
-        self.after = {a[2:]: a for a in attributes if a.startswith("+1")}
-        self.kind = _ByCharClass({k: "k=" + k for k in "dcasp"})
+        self.name = {a: a.encode("utf-8") for a in attributes}
+        self.grams = tuple({a[len(prefix):]: b for a, b in self.name.items() if a.startswith(prefix)}
+                           for prefix in GRAM_FEATURES)
+        self.before = {a[2:]: b for a, b in self.name.items() if a.startswith("-1")}
+        self.after = {a[2:]: b for a, b in self.name.items() if a.startswith("+1")}
+        self.kind = _ByCharClass({k: self.name.get("k=" + k) for k in "dcasp"})
+        self.clause = tuple(map(self.name.get, _CLAUSE_FEATURE))
 
 
 def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None):
@@ -232,10 +237,10 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
 
 
 def tagging_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None,
-                     known: KnownAttributes) -> list[list[str]]:
-    """``char_features`` without the character n-grams and mark copies the CRF has no attribute for (crfsuite
-    drops an attribute it does not know before scoring): the rest in the same order, so crfsuite sums the
-    same weights in the same order for the same tags and marginals, with less work here and in crfsuite.
+                     known: KnownAttributes) -> list[list[bytes]]:
+    """The attributes of ``char_features`` that the CRF knows, in their order, as crfsuite reads them (``known``:
+    UTF-8 bytes): crfsuite drops an attribute it does not know before scoring, so it sums the same weights in
+    the same order for the same tags and marginals, with less work here and in crfsuite.
 
     Built a column at a time (each character's n-grams, class and clause by lookups over the whole text),
     then the marks a pass each, so each character's come in ``char_features``' order: its own marks, its
@@ -244,25 +249,28 @@ def tagging_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | N
     if n == 0:
         return []
     low, marks, clause_of, looks, tok_pos, tok_of = _char_layout(text, table, tokens)
+    name = known.name.get
     c, l, r, lc, cr, lcr, ll, rr = known.grams
-    padded = "\x02\x02" + low + "\x03\x03"
-    pairs = list(map(add, padded, padded[1:]))  # pairs[k]: padded[k:k + 2]; the ll, lc, cr, rr of character i
-    right, lefts = padded[3:], pairs[1:]  # are pairs i to i + 3 (zip stops at the n characters of low)
-    columns = [map(c.get, low), map(l.get, padded[1:]), map(r.get, right), map(lc.get, lefts),
+    chars = ["\x02", "\x02", *low, "\x03", "\x03"]  # each character one str, hashed once for all its lookups
+    pairs = list(map(add, chars, chars[1:]))  # pairs[k]: chars[k:k + 2]; the ll, lc, cr, rr of character i
+    right, lefts = chars[3:], pairs[1:]  # are pairs i to i + 3 (zip stops at the n characters of low)
+    columns = [repeat(name("b")), map(c.get, chars[2:]), map(l.get, chars[1:]), map(r.get, right), map(lc.get, lefts),
                map(cr.get, pairs[2:]), map(lcr.get, map(add, lefts, right)), map(ll.get, pairs), map(rr.get, pairs[3:]),
-               map(known.kind.__getitem__, low),
-               map(_CLAUSE_FEATURE.__getitem__, map(min, clause_of, repeat(3))) if clause_of[-1]
-               else repeat(_CLAUSE_FEATURE[0])]  # clause_of never decreases: all 0
+               map(known.kind.__getitem__, chars[2:]),
+               map(known.clause.__getitem__, map(min, clause_of, repeat(3))) if clause_of[-1]
+               else repeat(known.clause[0])]  # clause_of never decreases: all 0
     if tokens is not None:
-        columns.append(["tp=" + p if p else None for p in tok_pos])
-        columns.append(["t=" + w if w else None for w in tok_of])
-    feats = [["b", *filter(None, row)] for row in zip(*columns)]
+        columns.append([name("tp=" + p) if p else None for p in tok_pos])
+        columns.append([name("t=" + w) if w else None for w in tok_of])
+    feats = [[*filter(None, row)] for row in zip(*columns)]
     marked = [(i, here) for i, here in enumerate(marks) if here]
     for i, here in marked:
-        feats[i] += here
+        feats[i] += filter(None, map(name, here))
     for mark, start, end in looks:  # as with_looks, but no clause-structure mark is then looked up as a copy
-        for f in feats[start:end]:
-            f.append(mark)
+        mark = name(mark)
+        if mark is not None:
+            for f in feats[start:end]:
+                f.append(mark)
     before, after = known.before.get, known.after.get
     for i, here in marked:
         if i + 1 < n:
@@ -270,8 +278,9 @@ def tagging_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | N
     for i, here in marked:
         if i:
             feats[i - 1] += filter(None, map(after, here))
-    feats[0].append("BOS")
-    feats[-1].append("EOS")
+    for i, mark in ((0, name("BOS")), (-1, name("EOS"))):
+        if mark is not None:
+            feats[i].append(mark)
     return feats
 
 
@@ -575,8 +584,8 @@ class AutomationTagger(BaseEstimator):
         return char_features(text, self.table_, tokens if tokens is not None else self.tokens(text))
 
     def tagging_features(self, text: str, tokens=None):
-        """``features`` without the attributes the trained CRF has no weight for (``tagging_features``): the
-        same tags and marginals, for less work here and in crfsuite."""
+        """``features`` without the attributes the trained CRF has no weight for, as crfsuite's UTF-8 bytes
+        (``tagging_features``): the same tags and marginals, for less work here and in crfsuite."""
         return tagging_features(text, self.table_, tokens if tokens is not None else self.tokens(text), self._known())
 
     def _known(self) -> KnownAttributes:
@@ -617,7 +626,9 @@ class AutomationTagger(BaseEstimator):
         return self
 
     def _tagger(self):
-        local = self.__dict__.setdefault("_local", threading.local())
+        local = self.__dict__.get("_local")
+        if local is None:  # once per process (a threading.local per call would cost a microsecond or two)
+            local = self.__dict__.setdefault("_local", threading.local())
         tagger = getattr(local, "tagger", None)
         if tagger is None:
             tagger = pycrfsuite.Tagger()
