@@ -272,10 +272,9 @@ def tagging_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | N
             for f in feats[start:end]:
                 f.append(mark)
     before, after = known.before.get, known.after.get
-    for i, here in marked:
+    for i, here in marked:  # left to right, so a character gets the copies from before it ahead of those from after
         if i + 1 < n:
             feats[i + 1] += filter(None, map(before, here))
-    for i, here in marked:
         if i:
             feats[i - 1] += filter(None, map(after, here))
     for i, mark in ((0, name("BOS")), (-1, name("EOS"))):
