@@ -8,7 +8,8 @@ import pickle
 
 from test_crf import EDGE_TEXTS, _bundled_queries
 
-from fastslow.models.automation.parser import char_features, tagging_features
+from fastslow.models.automation.parser import _SHAPE_CUES, _SHAPES, char_features, tagging_features
+from fastslow.models.automation.rules import lowered
 
 def _names(features):
     """``tagging_features``' attributes (crfsuite's UTF-8 bytes) as str."""
@@ -80,3 +81,19 @@ def test_the_one_clause_looks_are_the_loops(model):
     assert sum("，" not in t and "," not in t for t in texts) > 1000
     for text in texts:
         assert _char_layout(text, table, None)[3] == _looks_by_clause(text, table), text
+
+
+def test_every_match_of_a_shape_holds_its_cue(model):
+    """_char_layout runs a number shape's pattern only on a text holding its cue (``_SHAPE_CUES``): every match
+    of the shape holds it, on every bundled text and on made-up ones of each shape."""
+    texts = sorted(set(_bundled_queries())) + EDGE_TEXTS + [
+        "３点", "1:30", "十点半", "十二点钟", "5分钟后", "两个小时", "半个小时", "半小时", "3天", "十秒钟", "1.5秒",
+        "一刻钟", "三个钟头", "50%", "百分之五十", "2.5%"]
+    found = dict.fromkeys(_SHAPE_CUES, 0)
+    for text in texts:
+        low = lowered(text)
+        for pattern, tag in _SHAPES:
+            for m in pattern.finditer(low) if tag in _SHAPE_CUES else ():
+                assert _SHAPE_CUES[tag].search(m.group()), (tag, m.group(), text)
+                found[tag] += 1
+    assert all(found.values()), found

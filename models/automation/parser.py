@@ -54,6 +54,9 @@ _CLAUSE_END = ",，;；。!！?？\n"
 _CLAUSE_BREAK = re.compile(f"[{re.escape(_CLAUSE_END)}]")
 _SHAPES = ((_CLOCK, "clock"), (_DURATION, "dur"), (_PERCENT, "pct"), (_NUM, "num"))  # marked in this order
 _NUMERAL = re.compile(r"[\d零一二两三四五六七八九十百千万半几]")  # every shape starts with one of these
+#: what every match of a shape holds besides its numeral (its unit, sign or separator): a text without it has no
+#: match of that shape, so ``_char_layout`` runs only the patterns whose cue is in the text (most numbers are plain)
+_SHAPE_CUES = {"clock": re.compile("[点:]"), "dur": re.compile("[钟时秒天]"), "pct": re.compile("%|百分之")}
 #: markers whose presence ahead of / behind a character in its clause is a feature
 _LOOK = {"triggers": ("suffix", "then", "and", "or", "prefix", "threshold"), "reminder_verbs": None,
          "once": None, "scope_end": None, "action_verbs": None, "events": None}
@@ -141,6 +144,8 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
                 look_points.setdefault(look, []).append(a)
     shapes = _SHAPES if _NUMERAL.search(low) is not None else ()
     for pattern, tag in shapes:
+        if tag in _SHAPE_CUES and _SHAPE_CUES[tag].search(low) is None:
+            continue
         for m in pattern.finditer(low):
             a, b = m.span()
             marks[a].append("B:" + tag)
@@ -662,6 +667,8 @@ class AutomationTagger(BaseEstimator):
 
     def _decode(self, X, tokens, marginals: bool):
         require_fitted(self, "model_")
+        if len(X) == 0:  # nothing signalled (most single queries): nothing to lay out
+            return [], []
         if tokens is None:
             tokens = [None] * len(X)
         given = [tok if tok is not None else self.tokens(text) for text, tok in zip(X, tokens) if text]
