@@ -154,19 +154,29 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
             if tag == "dur" and low.startswith(("后", "以后", "之后"), b):
                 for i in range(a, b):
                     marks[i].append("delay")
-    # clause structure: which markers lie ahead of / behind each character within its clause
-    breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text)]  # a clause's end mark opens the next clause
-    clause_of = [0] * (breaks[0] if breaks else n)
+    clause_of, looks = _clause_layout(text, look_points)
+    tok_pos, tok_of = _token_layout(low, tokens)
+    return low, marks, clause_of, looks, tok_pos, tok_of
+
+
+def _clause_layout(text: str, look_points: dict[str, list[int]]) -> tuple[list[int], list[tuple[str, int, int]]]:
+    """The clause structure of ``_char_layout``: every character's clause (a clause's end mark opens the next
+    one) and which markers lie ahead of / behind each character within its clause, as ranges: per look key
+    and clause holding its points, ``ahead:`` up to its last point there, ``behind:`` after its first."""
+    n = len(text)
+    if _CLAUSE_BREAK.search(text) is None:  # one clause (most texts): the same ranges as the loop below finds
+        looks = []
+        for key, points in look_points.items():
+            looks += [("ahead:" + key, 0, max(points)), ("behind:" + key, min(points) + 1, n)]
+        return [0] * n, looks
+    breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text)]
+    clause_of = [0] * breaks[0]
     for k, (a, b) in enumerate(zip(breaks, breaks[1:] + [n]), 1):
         clause_of += [k] * (b - a)
     starts = [0] + [b + 1 for b in breaks]
     ends = starts[1:] + [n]
     looks = []
     for key, points in look_points.items():
-        ahead, behind = "ahead:" + key, "behind:" + key
-        if not breaks:  # one clause (most texts): the same ranges as the loop below finds
-            looks += [(ahead, 0, max(points)), (behind, min(points) + 1, n)]
-            continue
         first: dict[int, int] = {}
         last: dict[int, int] = {}
         for pt in points:
@@ -175,10 +185,9 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
                 first[cl] = pt
             if cl not in last or pt > last[cl]:
                 last[cl] = pt
-        looks += [(ahead, starts[cl], pt) for cl, pt in last.items()]
-        looks += [(behind, pt + 1, ends[cl]) for cl, pt in first.items()]
-    tok_pos, tok_of = _token_layout(low, tokens)
-    return low, marks, clause_of, looks, tok_pos, tok_of
+        looks += [("ahead:" + key, starts[cl], pt) for cl, pt in last.items()]
+        looks += [("behind:" + key, pt + 1, ends[cl]) for cl, pt in first.items()]
+    return clause_of, looks
 
 
 def _token_layout(low: str, tokens: tuple[str, ...] | None) -> tuple[list[str], list[str]]:
