@@ -1,6 +1,6 @@
-"""The automation tagger's fast paths against their definitions: ``tagging_features`` (the strings crfsuite tags
-a few texts from) holds the attributes of ``char_features`` that the CRF knows, in their order, with the jieba
-token features too; a call with nothing to tag answers without opening the tagger."""
+"""The automation tagger's fast paths against their definitions: ``tagging_features`` (the attributes crfsuite tags
+a few texts from, as its UTF-8 bytes) holds the attributes of ``char_features`` that the CRF knows, in their
+order, with the jieba token features too; a call with nothing to tag answers without opening the tagger."""
 
 from __future__ import annotations
 
@@ -8,9 +8,12 @@ import pickle
 
 from test_crf import EDGE_TEXTS, _bundled_queries
 
-from fastslow.models.automation.parser import char_features, tagging_features
+from fastslow.models.automation.parser import _SHAPE_CUES, _SHAPES, char_features, tagging_features
+from fastslow.models.automation.rules import lowered
 
-_PRUNED = ("c=", "l=", "r=", "lc=", "cr=", "lcr=", "ll=", "rr=", "-1", "+1")  # left out when the CRF lacks them
+def _names(features):
+    """``tagging_features``' attributes (crfsuite's UTF-8 bytes) as str."""
+    return [[a.decode("utf-8") for a in item] for item in features]
 
 
 def test_tagging_features_are_the_known_char_features_in_order(model):
@@ -19,14 +22,13 @@ def test_tagging_features_are_the_known_char_features_in_order(model):
     for text in sorted(set(_bundled_queries()))[::5] + EDGE_TEXTS:
         full = char_features(text, tagger.table_)
         pruned = tagging_features(text, tagger.table_, None, tagger._known())
-        assert [[a for a in item if a in known] for item in pruned] == \
-            [[a for a in item if a in known] for item in full], text
-        assert all(a in known for item in pruned for a in item if a.startswith(_PRUNED)), text
+        assert all(isinstance(a, bytes) for item in pruned for a in item), text
+        assert _names(pruned) == [[a for a in item if a in known] for item in full], text
 
 
 def test_tagging_features_with_jieba_tokens(model):
     """The token columns (``use_tokens``), with tokens that stop matching the text halfway: tp= and t= are
-    kept known or not, as in char_features."""
+    kept when the CRF knows them, as in char_features."""
     tagger = model.automation.tagger_
     keep = set(tagger._crf()[0].attributes)
     for text in EDGE_TEXTS:
@@ -34,8 +36,7 @@ def test_tagging_features_with_jieba_tokens(model):
         full = char_features(text, tagger.table_, tokens)
         pruned = tagging_features(text, tagger.table_, tokens, tagger._known())
         assert any(a.startswith("tp=") for item in full for a in item)
-        assert [[a for a in item if a in keep or a.startswith(("tp=", "t="))] for item in pruned] == \
-            [[a for a in item if a in keep or a.startswith(("tp=", "t="))] for item in full], text
+        assert _names(pruned) == [[a for a in item if a in keep] for item in full], text
 
 
 def test_nothing_to_tag_opens_no_tagger(model):
@@ -80,3 +81,19 @@ def test_the_one_clause_looks_are_the_loops(model):
     assert sum("，" not in t and "," not in t for t in texts) > 1000
     for text in texts:
         assert _char_layout(text, table, None)[3] == _looks_by_clause(text, table), text
+
+
+def test_every_match_of_a_shape_holds_its_cue(model):
+    """_char_layout runs a number shape's pattern only on a text holding its cue (``_SHAPE_CUES``): every match
+    of the shape holds it, on every bundled text and on made-up ones of each shape."""
+    texts = sorted(set(_bundled_queries())) + EDGE_TEXTS + [
+        "３点", "1:30", "十点半", "十二点钟", "5分钟后", "两个小时", "半个小时", "半小时", "3天", "十秒钟", "1.5秒",
+        "一刻钟", "三个钟头", "50%", "百分之五十", "2.5%"]
+    found = dict.fromkeys(_SHAPE_CUES, 0)
+    for text in texts:
+        low = lowered(text)
+        for pattern, tag in _SHAPES:
+            for m in pattern.finditer(low) if tag in _SHAPE_CUES else ():
+                assert _SHAPE_CUES[tag].search(m.group()), (tag, m.group(), text)
+                found[tag] += 1
+    assert all(found.values()), found

@@ -54,6 +54,9 @@ _CLAUSE_END = ",，;；。!！?？\n"
 _CLAUSE_BREAK = re.compile(f"[{re.escape(_CLAUSE_END)}]")
 _SHAPES = ((_CLOCK, "clock"), (_DURATION, "dur"), (_PERCENT, "pct"), (_NUM, "num"))  # marked in this order
 _NUMERAL = re.compile(r"[\d零一二两三四五六七八九十百千万半几]")  # every shape starts with one of these
+#: what every match of a shape holds besides its numeral (its unit, sign or separator): a text without it has no
+#: match of that shape, so ``_char_layout`` runs only the patterns whose cue is in the text (most numbers are plain)
+_SHAPE_CUES = {"clock": re.compile("[点:]"), "dur": re.compile("[钟时秒天]"), "pct": re.compile("%|百分之")}
 #: markers whose presence ahead of / behind a character in its clause is a feature
 _LOOK = {"triggers": ("suffix", "then", "and", "or", "prefix", "threshold"), "reminder_verbs": None,
          "once": None, "scope_end": None, "action_verbs": None, "events": None}
@@ -105,16 +108,21 @@ _PAIR_FAMILIES = (3, 4, 6, 7)  # the families of two characters: lc, cr, ll, rr
 
 
 class KnownAttributes:
-    """The attribute names of a trained CRF by what ``tagging_features`` looks up: per character n-gram family
-    (``GRAM_FEATURES``) its grams to their attribute, and the marks whose copy on the character after (``-1``
-    and the mark) or before (``+1``) is an attribute, to that attribute; one lookup gives the string or
-    ``None`` when the CRF does not know it."""
+    """The attribute names of a trained CRF as crfsuite reads them (UTF-8 bytes: pycrfsuite passes bytes on as
+    they are, a str it encodes first), by what ``tagging_features`` looks up: ``name`` (an attribute's str name
+    to its bytes), per character n-gram family (``GRAM_FEATURES``) its grams to their attribute, per character
+    its ``k=`` attribute, per clause number its ``cl=`` attribute, and the marks whose copy on the character
+    after (``-1`` and the mark) or before (``+1``) is an attribute, to that attribute; one lookup gives the
+    bytes or ``None`` when the CRF does not know the attribute."""
 
     def __init__(self, attributes):
-        self.grams = tuple({a[len(prefix):]: a for a in attributes if a.startswith(prefix)} for prefix in GRAM_FEATURES)
-        self.before = {a[2:]: a for a in attributes if a.startswith("-1")}
-        self.after = {a[2:]: a for a in attributes if a.startswith("+1")}
-        self.kind = _ByCharClass({k: "k=" + k for k in "dcasp"})
+        self.name = {a: a.encode("utf-8") for a in attributes}
+        self.grams = tuple({a[len(prefix):]: b for a, b in self.name.items() if a.startswith(prefix)}
+                           for prefix in GRAM_FEATURES)
+        self.before = {a[2:]: b for a, b in self.name.items() if a.startswith("-1")}
+        self.after = {a[2:]: b for a, b in self.name.items() if a.startswith("+1")}
+        self.kind = _ByCharClass({k: self.name.get("k=" + k) for k in "dcasp"})
+        self.clause = tuple(map(self.name.get, _CLAUSE_FEATURE))
 
 
 def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None):
@@ -136,6 +144,8 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
                 look_points.setdefault(look, []).append(a)
     shapes = _SHAPES if _NUMERAL.search(low) is not None else ()
     for pattern, tag in shapes:
+        if tag in _SHAPE_CUES and _SHAPE_CUES[tag].search(low) is None:
+            continue
         for m in pattern.finditer(low):
             a, b = m.span()
             marks[a].append("B:" + tag)
@@ -144,19 +154,29 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
             if tag == "dur" and low.startswith(("后", "以后", "之后"), b):
                 for i in range(a, b):
                     marks[i].append("delay")
-    # clause structure: which markers lie ahead of / behind each character within its clause
-    breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text)]  # a clause's end mark opens the next clause
-    clause_of = [0] * (breaks[0] if breaks else n)
+    clause_of, looks = _clause_layout(text, look_points)
+    tok_pos, tok_of = _token_layout(low, tokens)
+    return low, marks, clause_of, looks, tok_pos, tok_of
+
+
+def _clause_layout(text: str, look_points: dict[str, list[int]]) -> tuple[list[int], list[tuple[str, int, int]]]:
+    """The clause structure of ``_char_layout``: every character's clause (a clause's end mark opens the next
+    one) and which markers lie ahead of / behind each character within its clause, as ranges: per look key
+    and clause holding its points, ``ahead:`` up to its last point there, ``behind:`` after its first."""
+    n = len(text)
+    if _CLAUSE_BREAK.search(text) is None:  # one clause (most texts): the same ranges as the loop below finds
+        looks = []
+        for key, points in look_points.items():
+            looks += [("ahead:" + key, 0, max(points)), ("behind:" + key, min(points) + 1, n)]
+        return [0] * n, looks
+    breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text)]
+    clause_of = [0] * breaks[0]
     for k, (a, b) in enumerate(zip(breaks, breaks[1:] + [n]), 1):
         clause_of += [k] * (b - a)
     starts = [0] + [b + 1 for b in breaks]
     ends = starts[1:] + [n]
     looks = []
     for key, points in look_points.items():
-        ahead, behind = "ahead:" + key, "behind:" + key
-        if not breaks:  # one clause (most texts): the same ranges as the loop below finds
-            looks += [(ahead, 0, max(points)), (behind, min(points) + 1, n)]
-            continue
         first: dict[int, int] = {}
         last: dict[int, int] = {}
         for pt in points:
@@ -165,10 +185,9 @@ def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None)
                 first[cl] = pt
             if cl not in last or pt > last[cl]:
                 last[cl] = pt
-        looks += [(ahead, starts[cl], pt) for cl, pt in last.items()]
-        looks += [(behind, pt + 1, ends[cl]) for cl, pt in first.items()]
-    tok_pos, tok_of = _token_layout(low, tokens)
-    return low, marks, clause_of, looks, tok_pos, tok_of
+        looks += [("ahead:" + key, starts[cl], pt) for cl, pt in last.items()]
+        looks += [("behind:" + key, pt + 1, ends[cl]) for cl, pt in first.items()]
+    return clause_of, looks
 
 
 def _token_layout(low: str, tokens: tuple[str, ...] | None) -> tuple[list[str], list[str]]:
@@ -232,10 +251,10 @@ def char_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None
 
 
 def tagging_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | None,
-                     known: KnownAttributes) -> list[list[str]]:
-    """``char_features`` without the character n-grams and mark copies the CRF has no attribute for (crfsuite
-    drops an attribute it does not know before scoring): the rest in the same order, so crfsuite sums the
-    same weights in the same order for the same tags and marginals, with less work here and in crfsuite.
+                     known: KnownAttributes) -> list[list[bytes]]:
+    """The attributes of ``char_features`` that the CRF knows, in their order, as crfsuite reads them (``known``:
+    UTF-8 bytes): crfsuite drops an attribute it does not know before scoring, so it sums the same weights in
+    the same order for the same tags and marginals, with less work here and in crfsuite.
 
     Built a column at a time (each character's n-grams, class and clause by lookups over the whole text),
     then the marks a pass each, so each character's come in ``char_features``' order: its own marks, its
@@ -244,34 +263,37 @@ def tagging_features(text: str, table: FeatureTable, tokens: tuple[str, ...] | N
     if n == 0:
         return []
     low, marks, clause_of, looks, tok_pos, tok_of = _char_layout(text, table, tokens)
+    name = known.name.get
     c, l, r, lc, cr, lcr, ll, rr = known.grams
-    padded = "\x02\x02" + low + "\x03\x03"
-    pairs = list(map(add, padded, padded[1:]))  # pairs[k]: padded[k:k + 2]; the ll, lc, cr, rr of character i
-    right, lefts = padded[3:], pairs[1:]  # are pairs i to i + 3 (zip stops at the n characters of low)
-    columns = [map(c.get, low), map(l.get, padded[1:]), map(r.get, right), map(lc.get, lefts),
+    chars = ["\x02", "\x02", *low, "\x03", "\x03"]  # each character one str, hashed once for all its lookups
+    pairs = list(map(add, chars, chars[1:]))  # pairs[k]: chars[k:k + 2]; the ll, lc, cr, rr of character i
+    right, lefts = chars[3:], pairs[1:]  # are pairs i to i + 3 (zip stops at the n characters of low)
+    columns = [repeat(name("b")), map(c.get, chars[2:]), map(l.get, chars[1:]), map(r.get, right), map(lc.get, lefts),
                map(cr.get, pairs[2:]), map(lcr.get, map(add, lefts, right)), map(ll.get, pairs), map(rr.get, pairs[3:]),
-               map(known.kind.__getitem__, low),
-               map(_CLAUSE_FEATURE.__getitem__, map(min, clause_of, repeat(3))) if clause_of[-1]
-               else repeat(_CLAUSE_FEATURE[0])]  # clause_of never decreases: all 0
+               map(known.kind.__getitem__, chars[2:]),
+               map(known.clause.__getitem__, map(min, clause_of, repeat(3))) if clause_of[-1]
+               else repeat(known.clause[0])]  # clause_of never decreases: all 0
     if tokens is not None:
-        columns.append(["tp=" + p if p else None for p in tok_pos])
-        columns.append(["t=" + w if w else None for w in tok_of])
-    feats = [["b", *filter(None, row)] for row in zip(*columns)]
+        columns.append([name("tp=" + p) if p else None for p in tok_pos])
+        columns.append([name("t=" + w) if w else None for w in tok_of])
+    feats = [[*filter(None, row)] for row in zip(*columns)]
     marked = [(i, here) for i, here in enumerate(marks) if here]
     for i, here in marked:
-        feats[i] += here
+        feats[i] += filter(None, map(name, here))
     for mark, start, end in looks:  # as with_looks, but no clause-structure mark is then looked up as a copy
-        for f in feats[start:end]:
-            f.append(mark)
+        mark = name(mark)
+        if mark is not None:
+            for f in feats[start:end]:
+                f.append(mark)
     before, after = known.before.get, known.after.get
-    for i, here in marked:
+    for i, here in marked:  # left to right, so a character gets the copies from before it ahead of those from after
         if i + 1 < n:
             feats[i + 1] += filter(None, map(before, here))
-    for i, here in marked:
         if i:
             feats[i - 1] += filter(None, map(after, here))
-    feats[0].append("BOS")
-    feats[-1].append("EOS")
+    for i, mark in ((0, name("BOS")), (-1, name("EOS"))):
+        if mark is not None:
+            feats[i].append(mark)
     return feats
 
 
@@ -575,8 +597,8 @@ class AutomationTagger(BaseEstimator):
         return char_features(text, self.table_, tokens if tokens is not None else self.tokens(text))
 
     def tagging_features(self, text: str, tokens=None):
-        """``features`` without the attributes the trained CRF has no weight for (``tagging_features``): the
-        same tags and marginals, for less work here and in crfsuite."""
+        """``features`` without the attributes the trained CRF has no weight for, as crfsuite's UTF-8 bytes
+        (``tagging_features``): the same tags and marginals, for less work here and in crfsuite."""
         return tagging_features(text, self.table_, tokens if tokens is not None else self.tokens(text), self._known())
 
     def _known(self) -> KnownAttributes:
@@ -617,7 +639,9 @@ class AutomationTagger(BaseEstimator):
         return self
 
     def _tagger(self):
-        local = self.__dict__.setdefault("_local", threading.local())
+        local = self.__dict__.get("_local")
+        if local is None:  # once per process (a threading.local per call would cost a microsecond or two)
+            local = self.__dict__.setdefault("_local", threading.local())
         tagger = getattr(local, "tagger", None)
         if tagger is None:
             tagger = pycrfsuite.Tagger()
@@ -652,6 +676,8 @@ class AutomationTagger(BaseEstimator):
 
     def _decode(self, X, tokens, marginals: bool):
         require_fitted(self, "model_")
+        if len(X) == 0:  # nothing signalled (most single queries): nothing to lay out
+            return [], []
         if tokens is None:
             tokens = [None] * len(X)
         given = [tok if tok is not None else self.tokens(text) for text, tok in zip(X, tokens) if text]
