@@ -15,9 +15,9 @@ import math
 import re
 from bisect import bisect_left
 from collections import _count_elements  # the C helper of Counter (a Python fallback off CPython)
-from functools import partial, reduce
+from functools import partial
 from itertools import repeat
-from operator import add as _add, mul as _mul, truediv as _truediv
+from operator import add as _add
 
 import numpy as np
 import scipy.sparse as sp
@@ -166,7 +166,8 @@ class FusedTfidf:
 
     def entries(self, grams) -> tuple[list[int], list[float]]:
         """One document's ``batch`` entries as lists, bit for bit (C-level maps over Python floats; the
-        squared norm added in entry order with ``functools.reduce``, as ``np.bincount`` adds it)."""
+        squared norm added in entry order, as ``np.bincount`` adds it, by a plain loop: for a few dozen
+        entries a third cheaper than ``functools.reduce`` over a map, and so is the division's comprehension)."""
         found: dict = {}
         _count_elements(found, grams)  # Counter's counting without Counter's Python-level set-up
         absent = self.absent
@@ -178,8 +179,11 @@ class FusedTfidf:
             for k, n in enumerate(found.values(), 1):
                 if n > 1:
                     weights[k] *= tf[n] if tf is not None else n
-        norm = math.sqrt(reduce(_add, map(_mul, weights, weights), 0.0)) or 1.0
-        return cols, list(map(_truediv, weights, repeat(norm)))
+        total = 0.0
+        for w in weights:
+            total += w * w
+        norm = math.sqrt(total) or 1.0
+        return cols, [w / norm for w in weights]
 
 
 class FusedCharTfidf(FusedTfidf):
