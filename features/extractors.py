@@ -170,11 +170,15 @@ class FusedTfidf:
         entries a third cheaper than ``functools.reduce`` over a map, and so is the division's comprehension)."""
         found: dict = {}
         _count_elements(found, grams)  # Counter's counting without Counter's Python-level set-up
+        return self._counted_entries(found, len(grams))
+
+    def _counted_entries(self, found: dict, n_grams: int) -> tuple[list[int], list[float]]:
+        """``entries`` of a document whose ``n_grams`` grams are counted in ``found`` (first-occurrence order)."""
         absent = self.absent
         cols = [absent]
         cols += map(self.vocabulary.get, found, repeat(absent))
         weights = list(map(self.idf_list.__getitem__, cols))  # the zero entry first: idf 0.0
-        if len(found) < len(grams):  # a repeated gram: its tf weight
+        if len(found) < n_grams:  # a repeated gram: its tf weight
             tf = self._tf_table(max(found.values())) if self.sublinear else None
             for k, n in enumerate(found.values(), 1):
                 if n > 1:
@@ -213,6 +217,20 @@ class FusedCharTfidf(FusedTfidf):
         coded = {self.code(gram): col for gram, col in self.vocabulary.items() if 1 <= len(gram) <= 3}
         codes = np.fromiter(coded, dtype=np.int64, count=len(coded))
         self._fill_table(codes, np.fromiter(coded.values(), dtype=np.intp, count=len(coded)))
+
+    def text_entries(self, text: str) -> tuple[list[int], list[float]]:
+        """``entries(char_ngrams(text, min_n, max_n))`` (a test holds it), each size's grams counted as they are
+        made: the unigrams straight from the text, no list of every gram (~0.7 µs of a query's ~8)."""
+        found: dict = {}
+        n_grams = 0
+        grams = text  # the grams of the size at hand, each the previous size's with the next character added
+        for size in range(1, self.max_n + 1):
+            if size > 1:
+                grams = list(map(_add, grams, text[size - 1:]))
+            if size >= self.min_n:
+                _count_elements(found, grams)
+                n_grams += len(grams)
+        return self._counted_entries(found, n_grams)
 
     def _home(self, codes: np.ndarray) -> np.ndarray:
         """Each integer's first slot in the table: the top ``table_bits`` of its product with ``FIBONACCI``."""
@@ -326,7 +344,7 @@ def gathered_sums(weights: np.ndarray, cols: list, values: list, ends: list[int]
     as ``gathered_sum`` adds it, with one gather and one product for them all."""
     rows = scaled_rows(weights, cols, values)
     if len(ends) == 1:
-        return np.add.reduce(rows, axis=0)[None]
+        return np.add.reduce(rows, axis=0, keepdims=True)
     sums = np.empty((len(ends), weights.shape[1]))  # each row reduced into its place: no list of rows to stack
     for k, (start, end) in enumerate(zip([0, *ends], ends)):
         np.add.reduce(rows[start:end], axis=0, out=sums[k])
@@ -626,6 +644,8 @@ class EndpointFeatures(RowFeatures):
     """
 
     ENDPOINTS = ("car", "speaker", "home", "unknown")
+    #: an endpoint's column: each of the first three its own, any other (None, "unknown") the last
+    COLUMNS = dict(zip(ENDPOINTS[:3], range(3)))
 
     def __init__(self, lexicon="triggers"):
         self.lexicon = lexicon
@@ -640,7 +660,7 @@ class EndpointFeatures(RowFeatures):
 
     def row(self, u) -> dict[int, float]:
         n = len(self.ENDPOINTS)
-        col = self.ENDPOINTS.index(u.endpoint) if u.endpoint in self.ENDPOINTS[:3] else n - 1
+        col = self.COLUMNS.get(u.endpoint, n - 1)
         out = {col: 1.0}
         if self.lexicon_.hits(u):
             out[n + col] = 1.0
@@ -649,7 +669,7 @@ class EndpointFeatures(RowFeatures):
     def append_row(self, u, offset: int, indices: list, data: list) -> None:
         """``row``'s entries in its order, without building the dict."""
         n = len(self.ENDPOINTS)
-        col = offset + (self.ENDPOINTS.index(u.endpoint) if u.endpoint in self.ENDPOINTS[:3] else n - 1)
+        col = offset + self.COLUMNS.get(u.endpoint, n - 1)
         indices.append(col)
         data.append(1.0)
         if self.lexicon_.hits(u):
