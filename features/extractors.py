@@ -592,7 +592,9 @@ class NumbersUnits(LexiconFeatures):
 
     def append_row(self, u, offset: int, indices: list, data: list) -> None:
         """``row``'s entries in its order, without building the dict."""
-        self.append_hits(self.lexicon_.hits(u), offset, indices, data)
+        hits = self.lexicon_.hits(u)
+        if hits:  # most texts name no unit
+            self.append_hits(hits, offset, indices, data)
         base = offset + len(self.lexicon_.categories)
         if _NUMBER.search(u.text):
             indices.append(base)
