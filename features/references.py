@@ -119,10 +119,10 @@ class EntityReferences(IndicatorFeatures):
     def columns(self, u) -> list[int]:  # unchecked: checking fitted state costs more than the row
         """The indicators ``u`` has (each worth 1.0), in the order of ``NAMES``."""
         out: list[int] = []
-        selector = bool(self.selectors_.hits(u))
-        if self.chains_.hits(u):
+        chains, hubs = self.chains_.hits(u), self.hubs_.hits(u)
+        selector = bool((chains or hubs) and self.selectors_.hits(u))  # only a chain or a hub asks for one
+        if chains:
             out.append(0 if not selector else 1)
-        hubs = self.hubs_.hits(u)
         if hubs:
             col = self.hub_cols_
             named = col["hub_specific"] in hubs

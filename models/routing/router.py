@@ -270,7 +270,9 @@ class Router(BaseEstimator, ClassifierMixin):
         for u in utterances:
             self._append_rest(u, indices, data, others, absent)
             for fused, analyse, field_name in tfidf_blocks:
-                cols, values = fused.entries(analyse(getattr(u, field_name)))
+                document = getattr(u, field_name)
+                cols, values = (fused.text_entries(document) if isinstance(fused, FusedCharTfidf)
+                                else fused.entries(analyse(document)))
                 indices += cols
                 data += values
             indices.append(intercept)
