@@ -52,7 +52,7 @@ def test_an_endpoints_column_is_the_one_of_its_name_and_any_other_is_unknowns():
     fitted = EndpointFeatures().fit()
     names = fitted.get_feature_names_out().tolist()
     for endpoint in ("car", "speaker", "home", "unknown", None):
-        u = Utterance(text="好", tokens=("好",), charset=frozenset("好"), endpoint=endpoint)
+        u = Utterance(text="好", tokens=("好",), endpoint=endpoint)
         want = names.index(f"endpoint:{endpoint or 'unknown'}")
         assert fitted.row(u) == {want: 1.0}
         indices: list = []
