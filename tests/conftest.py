@@ -13,6 +13,10 @@ ROOT = Path(__file__).resolve().parents[1]
 ROUTING_FILES = ("data/dev/routing_dev.jsonl", "data/fixtures/routing_v1.jsonl", "data/train/core.jsonl")
 AUTOMATION_FILES = ("data/automation/dev/automation_dev.jsonl", "data/fixtures/automation_v1.jsonl",
                     "data/automation/train/core.jsonl")
+#: every bundled JSONL file (automation, training, dev and fixture sets), for the rules' widest checks
+ALL_FILES = tuple(str(path.relative_to(ROOT)) for pattern in ("data/automation/**/*.jsonl", "data/train/*.jsonl",
+                                                              "data/dev/*.jsonl", "data/fixtures/*.jsonl")
+                  for path in sorted(ROOT.glob(pattern)))
 
 
 def bundled_rows(files) -> list[dict]:

@@ -9,7 +9,7 @@ import re
 
 from hypothesis import given, settings, strategies as st
 
-from conftest import ROOT, bundled_queries
+from conftest import ALL_FILES, bundled_queries
 from fastslow.features import memo
 from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.features.split import join_actionless, pieces_between
@@ -17,9 +17,7 @@ from fastslow.models.automation import rules
 from fastslow.models.automation.parser import surface_of
 
 LEX = load_automation_lexicons()
-_FILES = [str(path.relative_to(ROOT)) for pattern in ("data/automation/**/*.jsonl", "data/train/*.jsonl", "data/dev/*.jsonl",
-                                                      "data/fixtures/*.jsonl") for path in sorted(ROOT.glob(pattern))]
-TEXTS = sorted({surface_of(q, LEX) for q in bundled_queries(_FILES)})
+TEXTS = sorted({surface_of(q, LEX) for q in bundled_queries(ALL_FILES)})
 #: every text and the pieces between its punctuation
 PIECES = sorted({*TEXTS, *(p for t in TEXTS for p in re.split(r"[，,。；;！!？?]", t))})
 _WORDS = sorted({*list(LEX.action_verbs.category)[::4], *list(LEX.device_kinds.category)[::3], *LEX.breaks.category,

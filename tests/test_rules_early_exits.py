@@ -9,34 +9,20 @@ word classes.
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 from hypothesis import given, settings, strategies as st
 
+from conftest import ALL_FILES, bundled_queries
 from fastslow.features import memo
 from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.models.automation import rules
 from fastslow.models.automation.parser import surface_of
 
-ROOT = Path(__file__).resolve().parents[1]
 LEX = load_automation_lexicons()
 
 
-def _bundled_queries() -> list[str]:
-    files = [*sorted(ROOT.glob("data/automation/**/*.jsonl")), *sorted(ROOT.glob("data/train/*.jsonl")),
-             *sorted(ROOT.glob("data/dev/*.jsonl")), *sorted(ROOT.glob("data/fixtures/*.jsonl"))]
-    queries = []
-    for path in files:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            query = json.loads(line).get("query") if line.strip() else None
-            if isinstance(query, str):
-                queries.append(query)
-    return sorted(set(queries))
-
-
-QUERIES = _bundled_queries()
+QUERIES = bundled_queries(ALL_FILES)
 TEXTS = sorted({surface_of(q, LEX) for q in QUERIES} | {surface_of(q) for q in QUERIES})
 #: every text, the pieces between its punctuation, and what is left after its first or before its last two characters
 PIECES = sorted({*TEXTS, *(p for t in TEXTS for p in re.split(r"[，,。；;！!？?]", t)),
