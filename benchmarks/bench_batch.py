@@ -75,7 +75,7 @@ def tree_rss(pid: int) -> tuple[int, int]:
 def run_score(log: Path, out: Path, jobs: int, model: Path) -> dict:
     """Run `fastslow score`; its wall time, summary line and peak memory, sampled every 0.1 s (the
     child's own ru_maxrss would count this process's size at fork, before exec)."""
-    argv = [sys.executable, "-m", "fastslow.serve.cli", "score", str(log), "-o", str(out), "--jobs", str(jobs),
+    argv = [sys.executable, "-m", "fastslow.cli", "score", str(log), "-o", str(out), "--jobs", str(jobs),
             "--model", str(model)]
     start = time.perf_counter()
     process = subprocess.Popen(argv, stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parents[1])

@@ -173,7 +173,7 @@ def get(url: str) -> dict:
 
 def start_server(model: str | None, workers: int, log_dir: Path) -> tuple[subprocess.Popen, int]:
     port = free_port()
-    cmd = [sys.executable, "-m", "fastslow.serve.cli", "serve", "--host", HOST, "--port", str(port), "--workers", str(workers)]
+    cmd = [sys.executable, "-m", "fastslow.cli", "serve", "--host", HOST, "--port", str(port), "--workers", str(workers)]
     if model:
         cmd += ["--model", model]
     out_path, err_path = log_dir / "bench_server.access.log", log_dir / "bench_server.err.log"

@@ -106,7 +106,7 @@ def test_kill_and_resume_gives_the_bytes_of_an_uninterrupted_run(trained, tmp_pa
 
     out, review_out = tmp_path / output, tmp_path / review
     progress = tmp_path / f"{output}.progress.json"
-    argv = [sys.executable, "-m", "fastslow.serve.cli", "score", str(path), "-o", str(out), "--review-out", str(review_out),
+    argv = [sys.executable, "-m", "fastslow.cli", "score", str(path), "-o", str(out), "--review-out", str(review_out),
             "--jobs", "2", *map(str, options)]
     process = subprocess.Popen(argv, stderr=subprocess.DEVNULL, start_new_session=True)
     try:

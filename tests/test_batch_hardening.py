@@ -112,7 +112,7 @@ def test_no_worker_outlives_a_stopped_or_killed_parent_and_sigterm_leaves_a_resu
     path.write_text("\n".join(log_lines(4000)) + "\n", encoding="utf-8")
     out, progress = tmp_path / "out.jsonl", tmp_path / "out.jsonl.progress.json"
     options = ["--model", trained["path"], "--chunk-size", "50"]
-    argv = [sys.executable, "-m", "fastslow.serve.cli", "score", str(path), "-o", str(out), "--jobs", "2",
+    argv = [sys.executable, "-m", "fastslow.cli", "score", str(path), "-o", str(out), "--jobs", "2",
             *map(str, options)]
     process = subprocess.Popen(argv, stderr=subprocess.PIPE, start_new_session=True)
     workers: set[int] = set()
@@ -391,7 +391,7 @@ def test_a_csv_with_a_byte_order_mark_keeps_its_id_column(trained, tmp_path):
     (["score", "-", "--memo", "-5"], "--memo: must be a whole number of at least 0, got '-5'"),
 ])
 def test_the_argument_parser_refuses_absurd_numbers(argv, says, capsys):
-    from fastslow.serve.cli import main
+    from fastslow.cli import main
 
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
@@ -450,7 +450,7 @@ def test_blank_jsonl_lines_are_rows_with_an_error_record(trained, tmp_path):
 
 def test_score_reads_the_model_from_fastslow_model_like_serve(trained, tmp_path):
     env = {**os.environ, "FASTSLOW_MODEL": str(trained["path"])}
-    result = subprocess.run([sys.executable, "-m", "fastslow.serve.cli", "score", "-"], cwd=tmp_path, env=env,
+    result = subprocess.run([sys.executable, "-m", "fastslow.cli", "score", "-"], cwd=tmp_path, env=env,
                             input='{"query": "暂停"}\n'.encode(), capture_output=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert records(result.stdout)[0]["label"] == "快"

@@ -10,7 +10,7 @@ from fastslow.models.lifecycle.dataset import FIXTURE_FILE
 
 
 def fastslow(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "fastslow.serve.cli", *map(str, args)], input=stdin,
+    return subprocess.run([sys.executable, "-m", "fastslow.cli", *map(str, args)], input=stdin,
                           capture_output=True, timeout=300)
 
 
@@ -94,7 +94,7 @@ def test_eval_names_file_and_row_of_bad_labels(trained, tmp_path):
     assert f"{path}:2: label 慢 disagrees with DIRECT_ACTION".encode() in result.stderr
 
 
-@pytest.mark.parametrize("argv", [["train.py", "--help"], ["-m", "fastslow.serve.cli", "train", "--help"]])
+@pytest.mark.parametrize("argv", [["train.py", "--help"], ["-m", "fastslow.cli", "train", "--help"]])
 def test_train_entry_points_agree(argv):
     result = subprocess.run([sys.executable, *argv], capture_output=True, timeout=120)
     assert result.returncode == 0 and b"--tracking-uri" in result.stdout

@@ -19,7 +19,7 @@ QUERIES = ["打开座椅加热", "太冷了，帮我调一下", "明天早上八
 
 
 def fastslow(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "fastslow.serve.cli", *map(str, args)], input=stdin,
+    return subprocess.run([sys.executable, "-m", "fastslow.cli", *map(str, args)], input=stdin,
                           capture_output=True, timeout=300)
 
 

@@ -11,7 +11,7 @@ from conftest import sample_rows, small_train, write_jsonl
 from fastslow.models.lifecycle import registry
 from fastslow.models.capture.contract import CAPTURE_FIXTURE_FILE
 from fastslow.models.lifecycle.dataset import DEV_FILE, FIXTURE_FILE, load_labelled
-from fastslow.serve import cli
+from fastslow import cli
 
 EXTRA = [
     {"query": "帮我把后排出风口关小一点", "label": "快", "primary_reason_code": "DIRECT_ACTION", "endpoint": "car"},

@@ -42,7 +42,7 @@ class Server:
         self.out_path, self.err_path = folder / f"serve-{self.port}.out", folder / f"serve-{self.port}.err"
         with open(self.out_path, "wb") as out, open(self.err_path, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "fastslow.serve.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port), *args],
+                [sys.executable, "-m", "fastslow.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port), *args],
                 stdout=out, stderr=err, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
 
     def wait_ready(self, timeout: float = START_TIMEOUT) -> "Server":
@@ -107,7 +107,7 @@ def cli_records(rows: list[dict], model_path: Path, tmp_path: Path) -> list[dict
     """What `fastslow score` writes for these rows."""
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "fastslow.serve.cli", "score", str(path), "--model", str(model_path)],
+    result = subprocess.run([sys.executable, "-m", "fastslow.cli", "score", str(path), "--model", str(model_path)],
                             capture_output=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return [json.loads(line) for line in result.stdout.decode("utf-8").splitlines()]

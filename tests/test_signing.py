@@ -19,7 +19,7 @@ from conftest import sample_rows, small_train, write_jsonl
 from fastslow.models.lifecycle import registry, signing
 from fastslow.models.lifecycle.bundle import ModelLoadError, load_bundle
 from fastslow.models.lifecycle.manifest import manifest_path, sha256_of
-from fastslow.serve import cli
+from fastslow import cli
 
 
 class RunsCode:
@@ -58,13 +58,13 @@ def copy_bundle(genuine, folder, keep_signature: bool = True):
 
 
 def fastslow(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "fastslow.serve.cli", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "fastslow.cli", *map(str, args)], capture_output=True,
                           timeout=300, env={**os.environ, **(env or {})})
 
 
 def serve_refused(*args, env=None) -> tuple[int, str]:
     """`fastslow serve` that must exit at start (it never opens its port: 0 picks any free one)."""
-    proc = subprocess.Popen([sys.executable, "-m", "fastslow.serve.cli", "serve", "--port", "0", *map(str, args)],
+    proc = subprocess.Popen([sys.executable, "-m", "fastslow.cli", "serve", "--port", "0", *map(str, args)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
     try:
         _, err = proc.communicate(timeout=120)

@@ -14,7 +14,7 @@ from fastslow.models.automation.rules import lowered
 from fastslow.models.pipeline import Memo
 from fastslow.models.routing import router as router_module
 from fastslow.models.scoring import score_chunk
-from fastslow.serve.cli import main
+from fastslow.cli import main
 
 ROWS = [
     {"id": 1, "query": "上车时打开空调", "endpoint": "car"},

@@ -22,11 +22,11 @@ def test_an_unreachable_tracking_server_fails_within_seconds_naming_its_uri(tmp_
     queries.write_text('{"query": "打开空调"}\n', encoding="utf-8")
     commands = {
         # robustness logs its run: refused before it loads a model or scores a row (no model is needed to see it)
-        "robustness": [sys.executable, "-m", "fastslow.serve.cli", "robustness", str(queries), "--model",
+        "robustness": [sys.executable, "-m", "fastslow.cli", "robustness", str(queries), "--model",
                        str(tmp_path / "none.joblib")],
-        "models": [sys.executable, "-m", "fastslow.serve.cli", "models"],
-        "promote": [sys.executable, "-m", "fastslow.serve.cli", "promote", "1"],
-        "score": [sys.executable, "-m", "fastslow.serve.cli", "score", "-", "--model", "models:/fastslow@champion"],
+        "models": [sys.executable, "-m", "fastslow.cli", "models"],
+        "promote": [sys.executable, "-m", "fastslow.cli", "promote", "1"],
+        "score": [sys.executable, "-m", "fastslow.cli", "score", "-", "--model", "models:/fastslow@champion"],
         "train": [sys.executable, str(TRAIN_PY), "--output", str(tmp_path / "model" / "fastslow.joblib")],
     }
     started = time.monotonic()
@@ -52,7 +52,7 @@ def test_an_unreachable_tracking_server_fails_within_seconds_naming_its_uri(tmp_
                          ids=["models", "promote", "score"])
 def test_the_read_only_commands_create_no_tracking_store(tmp_path, argv):
     env = {k: v for k, v in os.environ.items() if k != "MLFLOW_TRACKING_URI"}
-    result = subprocess.run([sys.executable, "-m", "fastslow.serve.cli", *argv], cwd=tmp_path, env=env,
+    result = subprocess.run([sys.executable, "-m", "fastslow.cli", *argv], cwd=tmp_path, env=env,
                             stdin=subprocess.DEVNULL, capture_output=True, timeout=120)
     assert result.returncode == 2, result.stderr
     assert f"no tracking store at {tmp_path / 'mlflow.db'}".encode() in result.stderr, result.stderr

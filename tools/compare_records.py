@@ -32,7 +32,7 @@ def out_name(path: str) -> str:
 def score(model: Path, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for path in FILES:
-        subprocess.run([sys.executable, "-m", "fastslow.serve.cli", "score", str(ROOT / path), "-o",
+        subprocess.run([sys.executable, "-m", "fastslow.cli", "score", str(ROOT / path), "-o",
                         str(out / out_name(path)), "--model", str(model), "--jobs", "1"], check=True)
 
 
