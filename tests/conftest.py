@@ -18,6 +18,10 @@ ALL_FILES = tuple(str(path.relative_to(ROOT)) for pattern in ("data/automation/*
                                                               "data/dev/*.jsonl", "data/fixtures/*.jsonl")
                   for path in sorted(ROOT.glob(pattern)))
 
+#: every bundled dev and fixture file of queries (the blind sets, in data/blind/, are neither)
+DEV_AND_FIXTURE_FILES = tuple(str(path.relative_to(ROOT)) for pattern in (
+    "data/fixtures/*.jsonl", "data/dev/*.jsonl", "data/automation/dev/*.jsonl") for path in sorted(ROOT.glob(pattern)))
+
 
 def bundled_rows(files) -> list[dict]:
     """Every row of the bundled JSONL ``files`` (paths in the repository), in order."""
