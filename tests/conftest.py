@@ -146,13 +146,12 @@ def refused_in_data() -> list[dict]:
 def sample_rows(n: int, seed: int) -> list[dict]:
     """``n`` rows of the hand-written core corpus, drawn with ``seed``; none with a query of a set never
     trained on (``refused_in_data``): a ``--data`` file holding one is refused."""
-    import json
     import random
 
-    from fastslow.models.lifecycle.dataset import TRAIN_DIR, without
+    from fastslow.models.lifecycle.dataset import without
 
     held_out = refused_in_data()
-    rows = [json.loads(line) for line in (TRAIN_DIR / "core.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = bundled_rows(["data/train/core.jsonl"])
     rng = random.Random(seed)
     picked = rng.sample(rows, n)
     kept, dropped = without(picked, held_out)
@@ -163,8 +162,6 @@ def sample_rows(n: int, seed: int) -> list[dict]:
 
 
 def write_jsonl(path, rows):
-    import json
-
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return path
