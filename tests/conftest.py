@@ -1,12 +1,23 @@
-"""Shared fixtures. ``trained`` trains the real model once per session on the bundled data, logging to a
-throw-away SQLite MLflow store, exactly as `python train.py` does."""
+"""Shared fixtures and the readers of the bundled data. ``trained`` trains the real model once per test run
+on the bundled data, logging to a throw-away SQLite MLflow store, exactly as `python train.py` does; with
+pytest-xdist the workers share that one model (and one signing key) through a locked folder of the run.
+
+Hypothesis runs derandomized (its examples are a function of the test, never of the run or of an example
+database), so a run that passes passes again; no deadline, as the machine may be busy."""
 
 from __future__ import annotations
 
 import json
+import os
+import pickle
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("fastslow", derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("fastslow")
 
 ROOT = Path(__file__).resolve().parents[1]
 #: bundled files whose texts the fast-path tests hold each fast path to its definition on
@@ -17,6 +28,10 @@ AUTOMATION_FILES = ("data/automation/dev/automation_dev.jsonl", "data/fixtures/a
 ALL_FILES = tuple(str(path.relative_to(ROOT)) for pattern in ("data/automation/**/*.jsonl", "data/train/*.jsonl",
                                                               "data/dev/*.jsonl", "data/fixtures/*.jsonl")
                   for path in sorted(ROOT.glob(pattern)))
+
+#: every bundled dev and fixture file of queries (the blind sets, in data/blind/, are neither)
+DEV_AND_FIXTURE_FILES = tuple(str(path.relative_to(ROOT)) for pattern in (
+    "data/fixtures/*.jsonl", "data/dev/*.jsonl", "data/automation/dev/*.jsonl") for path in sorted(ROOT.glob(pattern)))
 
 
 def bundled_rows(files) -> list[dict]:
@@ -36,33 +51,66 @@ def bundled_subqueries(files=AUTOMATION_FILES) -> list[str]:
                    for g in (row.get("expected") or []) for q in g["querys"]})
 
 
+def run_folder(tmp_path_factory) -> Path:
+    """The folder every process of this test run sees: pytest's base temporary folder, or with pytest-xdist
+    the folder that holds each worker's."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextmanager
+def locked(path: Path):
+    """Hold an exclusive lock on ``path`` (a file created for it): one process of the run at a time."""
+    import fcntl
+
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def signing_key(tmp_path_factory):
-    """A throw-away signing key for the session (never ~/.config/fastslow/signing.key): every model the tests
+    """A throw-away signing key for the run (never ~/.config/fastslow/signing.key): every model the tests
     train is signed with it, and every loader, in this process or a subprocess, checks with it."""
     from fastslow.models.lifecycle import signing
 
-    path = tmp_path_factory.mktemp("signing") / "signing.key"
+    folder = run_folder(tmp_path_factory) / "signing"
+    folder.mkdir(exist_ok=True)
     with pytest.MonkeyPatch.context() as mp:
         for name in (signing.KEY_ENV, signing.EXPECT_ENV, signing.TRUST_UNSIGNED_ENV):
             mp.delenv(name, raising=False)
-        mp.setenv(signing.KEY_FILE_ENV, str(path))
-        yield signing.ensure_key()[0]
+        mp.setenv(signing.KEY_FILE_ENV, str(folder / "signing.key"))
+        with locked(folder / "lock"):
+            key = signing.ensure_key()[0]
+        yield key
 
 
 @pytest.fixture(scope="session")
-def trained(tmp_path_factory):
+def trained(tmp_path_factory, signing_key):
+    """``train.run``'s result for ``python train.py``'s default model, trained once per run; ``model`` is the
+    bundle loaded from ``path`` (in every process alike), ``tracking_uri`` the run's MLflow store."""
     from fastslow.models.lifecycle import training as train
+    from fastslow.models.lifecycle.bundle import load_bundle
 
-    folder = tmp_path_factory.mktemp("trained")
-    args = train.build_parser().parse_args([
-        "--output", str(folder / "fastslow.joblib"),
-        "--tracking-uri", f"sqlite:///{folder / 'mlflow.db'}",
-        "--experiment", "fastslow-tests",
-    ])
-    result = train.run(args)
+    folder = run_folder(tmp_path_factory) / "trained"
+    folder.mkdir(exist_ok=True)
+    saved = folder / "result.pickle"
+    with locked(folder / "lock"):
+        if not saved.exists():
+            args = train.build_parser().parse_args([
+                "--output", str(folder / "fastslow.joblib"),
+                "--tracking-uri", f"sqlite:///{folder / 'mlflow.db'}",
+                "--experiment", "fastslow-tests",
+            ])
+            result = {k: v for k, v in train.run(args).items() if k != "model"}
+            saved.write_bytes(pickle.dumps(result))
+    result = pickle.loads(saved.read_bytes())
     result["path"] = folder / "fastslow.joblib"
     result["tracking_uri"] = f"sqlite:///{folder / 'mlflow.db'}"
+    result["model"] = load_bundle(result["path"])
     return result
 
 
@@ -98,13 +146,12 @@ def refused_in_data() -> list[dict]:
 def sample_rows(n: int, seed: int) -> list[dict]:
     """``n`` rows of the hand-written core corpus, drawn with ``seed``; none with a query of a set never
     trained on (``refused_in_data``): a ``--data`` file holding one is refused."""
-    import json
     import random
 
-    from fastslow.models.lifecycle.dataset import TRAIN_DIR, without
+    from fastslow.models.lifecycle.dataset import without
 
     held_out = refused_in_data()
-    rows = [json.loads(line) for line in (TRAIN_DIR / "core.jsonl").read_text(encoding="utf-8").splitlines()]
+    rows = bundled_rows(["data/train/core.jsonl"])
     rng = random.Random(seed)
     picked = rng.sample(rows, n)
     kept, dropped = without(picked, held_out)
@@ -115,8 +162,6 @@ def sample_rows(n: int, seed: int) -> list[dict]:
 
 
 def write_jsonl(path, rows):
-    import json
-
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return path

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from conftest import ROOT
 from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.models.automation.data import (
     AUTOMATION_DEV_FILE, AUTOMATION_DIR, AUTOMATION_FIXTURE_FILE, automation_leaked, load_automation,
@@ -76,7 +77,7 @@ def test_training_labels_are_what_the_rules_make_of_their_spans(train):
 
 def test_generator_is_deterministic_given_its_seed(tmp_path):
     out = tmp_path / "generated.jsonl"
-    subprocess.run([sys.executable, str(AUTOMATION_DIR / "generator" / "generate.py"), "--seed", "13",
+    subprocess.run([sys.executable, str(ROOT / "tools" / "generate_automation_data.py"), "--seed", "13",
                     "--n", "3000", "--out", str(out)], check=True, capture_output=True, timeout=300)
     assert out.read_bytes() == (AUTOMATION_DIR / "train" / "generated.jsonl").read_bytes()
 

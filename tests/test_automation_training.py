@@ -2,26 +2,20 @@
 training row whose query is in an extra dev set (``--automation-dev-also``) or the blind set is left out,
 one whose query is in the fixture or the hand-written dev set is refused."""
 
-import json
-
 import pytest
 
+from conftest import bundled_rows, write_jsonl
 from fastslow.data import DataError
 from fastslow.models.automation.data import AUTOMATION_DIR, AUTOMATION_EXTRA_DEV_FILES, load_automation
 from fastslow.models.lifecycle import automation_training
 from fastslow.models.lifecycle import training as train
 
 
-def _write(path, rows):
-    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
 def _corpus(tmp_path, extra):
-    rows = [json.loads(line) for line in (AUTOMATION_DIR / "train" / "core.jsonl").read_text(encoding="utf-8").splitlines()[:40]]
+    rows = bundled_rows(["data/automation/train/core.jsonl"])[:40]
     folder = tmp_path / "train"
     folder.mkdir()
-    _write(folder / "core.jsonl", rows + extra)
+    write_jsonl(folder / "core.jsonl", rows + extra)
     return folder, rows
 
 
@@ -32,7 +26,7 @@ def _args(tmp_path, folder, *argv):
 
 def test_a_bundled_row_with_an_extra_dev_query_is_left_out_and_the_set_scored(tmp_path):
     folder, rows = _corpus(tmp_path, [])
-    dev_also = _write(tmp_path / "automation_blind_v9.jsonl", [
+    dev_also = write_jsonl(tmp_path / "automation_blind_v9.jsonl", [
         {"id": "x-1", "query": rows[3]["query"], "expected": rows[3]["expected"]},
         {"id": "x-2", "query": "上车的时候打开空调", "expected": [
             {"condition": "上车的时候", "querys": [{"subquery": "打开空调", "intent": "设备控制"}]}]}])

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from conftest import ROOT
 from fastslow.models.lifecycle.dataset import DATA_DIR, DEV_FILE, FIXTURE_FILE, leaked, load_labelled, load_training
 from fastslow.models.taxonomy import REASON_CODES
 
@@ -60,6 +61,6 @@ def test_dev_set_is_hand_written_broad_and_separate():
 
 def test_generator_is_deterministic_given_its_seed(tmp_path):
     out = tmp_path / "generated.jsonl"
-    subprocess.run([sys.executable, str(DATA_DIR / "generator" / "generate.py"), "--seed", "13", "--out", str(out)],
+    subprocess.run([sys.executable, str(ROOT / "tools" / "generate_routing_data.py"), "--seed", "13", "--out", str(out)],
                    check=True, capture_output=True, timeout=300)
     assert out.read_bytes() == GENERATED.read_bytes()

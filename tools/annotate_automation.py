@@ -1,8 +1,8 @@
 """Turn hand-written markup lines into annotated JSONL rows (spans + expected groups).
 
-    python data/automation/annotate.py data/automation/train/src/core.txt --out data/automation/train/core.jsonl
+    python tools/annotate_automation.py data/automation/train/src/core.txt --out data/automation/train/core.jsonl
 
-One markup per line (``#`` lines are comments; see README.md). The expected groups are the spec rules
+One markup per line (``#`` lines are comments; see data/automation/README.md). The expected groups are the spec rules
 applied to the hand-marked spans; each subquery's intent is the one written in the markup
 (``[A/导航:去公司]``), else the keyword labeller's guess with the 车载控制/设备控制 rule. Review the output:
 the labeller is a first guess, and a wrong guess is fixed by writing the intent in the markup.
@@ -15,7 +15,7 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fastslow.features.automation_lexicons import load_automation_lexicons  # noqa: E402

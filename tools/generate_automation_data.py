@@ -1,14 +1,15 @@
 """Seeded, deterministic generator of annotated automation queries (spans + expected groups).
 
-    python data/automation/generator/generate.py --seed 13 --n 3000 --out data/automation/train/generated.jsonl
+    python tools/generate_automation_data.py --seed 13 --n 3000 --out data/automation/train/generated.jsonl
 
-Templates compose conditions (events, states, times, delays, 到达…时, 一…就, 如果…就, 把…就, 每…,
-且 / 或 compounds), actions (vocab/actions.txt with their intents), durations, reminders, once
-markers, scope ends, super-task and memo management, plain requests and built-in behaviours, with
-spoken fillers and punctuation variants. Each row's spans come from the template; its expected groups
-come from the spec rules (``models/automation/rules.py``) applied to those spans, with intents from
-the vocabulary (the control rule picks 车载控制 / 设备控制). Rows whose text is in the frozen fixture or the
-dev set are never written.
+A build-time tool beside the package, not in it: it reads the vocabularies in
+``data/automation/generator/vocab/`` and applies the model's own rules. Templates compose conditions
+(events, states, times, delays, 到达…时, 一…就, 如果…就, 把…就, 每…, 且 / 或 compounds), actions
+(vocab/actions.txt with their intents), durations, reminders, once markers, scope ends, super-task and
+memo management, plain requests and built-in behaviours, with spoken fillers and punctuation variants.
+Each row's spans come from the template; its expected groups come from the spec rules
+(``models/automation/rules.py``) applied to those spans, with intents from the vocabulary (the control
+rule picks 车载控制 / 设备控制). Rows whose text is in the frozen fixture or the dev set are never written.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import random
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fastslow.features.automation_lexicons import load_automation_lexicons  # noqa: E402
@@ -28,7 +29,7 @@ from fastslow.models.automation.rules import assemble, automation_text, parse_ma
 from fastslow.models.automation.intents import CONTROL_INTENTS, control_intent  # noqa: E402
 from fastslow.features.spoken import numerals, spoken_lexicon  # noqa: E402
 
-VOCAB = Path(__file__).resolve().parent / "vocab"
+VOCAB = ROOT / "data" / "automation" / "generator" / "vocab"
 
 
 def read_lines(name: str) -> list[list[str]]:

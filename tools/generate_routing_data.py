@@ -1,12 +1,13 @@
 """Seeded, deterministic generator of labelled fastslow training rows (XA4.1, data/LABELING.md).
 
-    python data/generator/generate.py --seed 13 --out data/train/generated.jsonl
+    python tools/generate_routing_data.py --seed 13 --out data/train/generated.jsonl
 
 The same seed always writes a byte-identical file (a seeded ``random.Random`` per reason code and per
 template, file-ordered vocabularies and templates, no iteration over hashed sets, rows sorted by a
-digest of their content): editing one template or vocabulary changes only the rows that use it. Standard library only.
+digest of their content): editing one template or vocabulary changes only the rows that use it. It needs only
+the standard library and fastslow's normaliser (``features.text.normalise``).
 
-Where things live (all plain text, editable without reading this code):
+Where things live (all plain text under ``data/generator/``, editable without reading this code):
 
 * ``vocab/<name>.txt`` -- one entry per line, ``#`` starts a comment. An entry may have
   tab-separated fields, ``key<TAB>value``: ``{name}`` gives the last field, ``{name=t}`` draws an
@@ -49,9 +50,9 @@ from pathlib import Path
 
 from fastslow.features.text import normalise as normalise_text  # the one normaliser (fastslow installed or on the path)
 
-HERE = Path(__file__).resolve().parent
 _FINAL_QUESTION = re.compile(r"[。．.!！~～…?？]+$")
-ROOT = HERE.parents[1]
+ROOT = Path(__file__).resolve().parents[1]
+HERE = ROOT / "data" / "generator"  # the vocabularies, templates and targets
 VOCAB_DIR = HERE / "vocab"
 TEMPLATES_FILE = HERE / "templates.tsv"
 TARGETS_FILE = HERE / "targets.tsv"
