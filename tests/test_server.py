@@ -329,7 +329,6 @@ BAD_BATCH = [
     ("items null", b'{"items": null}', 422, "items"),
     ("too many items", json.dumps({"items": [{"query": "开空调"}] * (MAX_ITEMS + 1)}).encode(), 422, "items"),
     ("broken JSON", b'{"items": [', 400, "body"),
-    ("non-UTF-8 outside items", b'{"items": [], "note": "\xff"}', 400, "note"),
     ("body over the limit", json.dumps({"items": [{"query": "开" * 1000}] * MAX_ITEMS}).encode(), 413, "body"),
 ]
 
