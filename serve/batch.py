@@ -306,6 +306,12 @@ class Target:
                 self.sink.stream.close()
             os.replace(self.partial, self.path)
 
+    def discard(self) -> None:
+        """Close and remove the partial file this target opened (a run refused before it wrote anything)."""
+        if self.sink is not None and self.partial is not None:
+            self.abandon()
+            self.partial.unlink(missing_ok=True)
+
     def abandon(self) -> None:
         """Close without renaming: the partial file stays for ``--resume`` or inspection."""
         if self.sink is not None and self.partial is not None:
@@ -416,7 +422,14 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
     targets = [t for t in (output, review) if t is not None]
     results = None
     try:
-        start_offsets = [output.open(offsets[0]), review.open(offsets[1]) if review else 0]
+        try:
+            start_offsets = [output.open(offsets[0]), review.open(offsets[1]) if review else 0]
+        except BatchError:  # e.g. --review-out cannot be written: no empty OUT.partial left behind
+            if not resuming:
+                for target in targets:
+                    target.discard()
+            targets = []
+            raise
         if resumable:
             checkpoint.output_bytes, checkpoint.review_bytes = start_offsets
             checkpoint.save(progress_path)

@@ -332,6 +332,16 @@ def test_score_reports_an_output_folder_it_cannot_write(trained, tmp_path):
     assert b"Traceback" not in result.stderr
 
 
+def test_a_refused_review_file_leaves_no_partial_output_behind(trained, tmp_path):
+    (tmp_path / "review.jsonl.partial").mkdir()  # the review file cannot be opened, even by root
+    out = tmp_path / "out.jsonl"
+    result = fastslow("score", "-", "-o", out, "--review-out", tmp_path / "review.jsonl", "--model", trained["path"],
+                      stdin='{"query": "暂停"}\n'.encode())
+    assert result.returncode == 2, result.stderr
+    assert f"cannot write {tmp_path / 'review.jsonl.partial'}".encode() in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["review.jsonl.partial"]
+
+
 def test_score_refuses_an_output_that_is_the_review_file_or_the_input(trained, tmp_path):
     path = tmp_path / "in.jsonl"
     path.write_text("\n".join(log_lines(3)) + "\n", encoding="utf-8")
