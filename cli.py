@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import os
@@ -11,24 +12,26 @@ import sys
 from pathlib import Path
 
 
-def _whole_number(text: str, least: int) -> int:
+def _argument(check, text: str):
+    """``check(text)`` for argparse: its ``ValueError`` (``serve.settings``' one-line reason) as argparse's error."""
     try:
-        value = int(text)
-    except ValueError:
-        value = least - 1
-    if value < least:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least {least}, got {text!r}")
-    return value
+        return check(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def positive_int(text: str) -> int:
     """An argument that counts something (workers, rows, bytes): a whole number of at least 1."""
-    return _whole_number(text, 1)
+    from fastslow.serve.settings import whole_number
+
+    return _argument(whole_number, text)
 
 
 def non_negative_int(text: str) -> int:
     """An argument where 0 means off (``--memo``): a whole number of at least 0."""
-    return _whole_number(text, 0)
+    from fastslow.serve.settings import whole_number
+
+    return _argument(lambda t: whole_number(t, 0), text)
 
 
 def probability(text: str) -> float:
@@ -274,10 +277,11 @@ def _log_robustness(args, result) -> None:
 
 def cmd_serve(args) -> int:
     from fastslow.serve.server import run
+    from fastslow.serve.settings import SETTINGS
 
     _apply_trust(args)
-    return run(args.model, host=args.host, port=args.port, workers=args.workers, max_items=args.max_batch_items,
-               max_body_bytes=args.max_body_bytes, log_level=args.log_level)
+    return run(args.model, host=args.host, port=args.port, workers=args.workers, log_level=args.log_level,
+               **{name: getattr(args, name) for name in SETTINGS})
 
 
 def cmd_models(args) -> int:
@@ -408,8 +412,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
     p.add_argument("--port", type=int, default=8000, help="port (0: any free port)")
     p.add_argument("--workers", type=positive_int, default=1, help="worker processes, each with its own copy of the model")
-    p.add_argument("--max-batch-items", type=positive_int, default=None, help="items per /v1/route/batch request (default 256)")
-    p.add_argument("--max-body-bytes", type=positive_int, default=None, help="request body limit (default 2 MiB)")
+    from fastslow.serve.settings import SETTINGS, Limits, option
+
+    for name, (env, check, what) in SETTINGS.items():  # the same checks as the workers' for the environment's
+        p.add_argument(option(name), type=functools.partial(_argument, check), default=None, metavar="N",
+                       help=f"{what} (default ${env}, else {getattr(Limits, name)})")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     _add_trust_options(p)
     p.set_defaults(func=cmd_serve)

@@ -20,15 +20,12 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import multiprocessing
-import multiprocessing.connection
 import os
 import signal
 import sys
 import threading
 import time
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from itertools import chain, islice
 from pathlib import Path
@@ -128,10 +125,10 @@ def _load_scorer(model_path: str, output_fmt: str, review_fmt: str | None, revie
     gc.freeze()
 
 
-def _end_with_parent() -> None:
-    """End this worker process as soon as its parent ends, however it ends (a SIGKILL included): on Linux
-    the kernel's parent-death signal; everywhere, a thread waiting on the parent's sentinel (a pipe the
-    parent's end of which closes when it exits), which also covers a parent gone before this call."""
+def _end_with_parent(parent_pid: int) -> None:
+    """End this worker process as soon as its parent (``parent_pid``) ends, however it ends (a SIGKILL
+    included): on Linux the kernel's parent-death signal; everywhere, a thread that sees the worker handed
+    to another parent, which also covers a parent gone before this call."""
     if sys.platform.startswith("linux"):
         try:
             import ctypes
@@ -139,50 +136,21 @@ def _end_with_parent() -> None:
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
         except (OSError, AttributeError):
             pass  # the thread below still watches
-    parent = multiprocessing.parent_process()
-    if parent is not None:
-        def watch() -> None:
-            multiprocessing.connection.wait([parent.sentinel])
-            os._exit(1)
 
-        threading.Thread(target=watch, name="fastslow-parent-watch", daemon=True).start()
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(1)
 
-
-def _sending_codes() -> frozenset:
-    """The code of a worker sending a result to its parent (pickling, the queue's lock, the pipe write)."""
-    import concurrent.futures.process as pool_module
-    from multiprocessing.queues import SimpleQueue
-
-    codes = {SimpleQueue.put.__code__}
-    sendback = getattr(pool_module, "_sendback_result", None)  # private: wraps put, the message's whole life
-    if sendback is not None:
-        codes.add(sendback.__code__)
-    return frozenset(codes)
+    threading.Thread(target=watch, name="fastslow-parent-watch", daemon=True).start()
 
 
-def _stop_worker(signum, frame) -> None:
-    """SIGTERM in a worker (the parent stopping the run): exit now, unless the worker is sending a result.
-    A message cut off in the pipe leaves the pool's result reader in the parent waiting forever for its
-    rest, and the parent with it (seen: a stopped run hung in ``shutdown``); so then exit as soon as it is
-    sent, asked again every 10 ms by SIGALRM."""
-    codes = _sending_codes()
-    while frame is not None:
-        if frame.f_code in codes:
-            signal.setitimer(signal.ITIMER_REAL, 0.01)
-            return
-        frame = frame.f_back
-    os._exit(128 + signal.SIGTERM)
-
-
-def _init_worker(*init_args) -> None:
+def _init_worker(parent_pid: int, *init_args) -> None:
     """A worker process's start: it ends with its parent, leaves Ctrl-C (sent to the whole process
-    group) to the parent, which stops it, stops on SIGTERM only between messages, and keeps a model that
-    failed to load to report it."""
+    group) to the parent, which stops it, and keeps a model that failed to load to report it."""
     global _load_error
-    _end_with_parent()
+    _end_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _stop_worker)
-    signal.signal(signal.SIGALRM, _stop_worker)
     try:
         _load_scorer(*init_args)
     except Exception as exc:  # noqa: BLE001 - raised for each chunk, so that the parent reports it
@@ -203,23 +171,27 @@ def score_chunks(chunks: Iterable[list], jobs: int, init_args: tuple) -> Iterato
         _load_scorer(*init_args)
         yield from map(_worker, chunks)
         return
-    context = multiprocessing.get_context("spawn")  # no state inherited: each worker loads the bundle itself
-    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker, initargs=init_args) as pool:
-        pending: deque = deque()
-        try:
-            for chunk in chunks:
-                pending.append(pool.submit(_score_in_worker, chunk))
-                if len(pending) >= 2 * jobs:
-                    yield pending.popleft().result()
-            while pending:
+    # loky (joblib's process pool): fresh interpreters that load the bundle themselves, and a shutdown of its
+    # own that kills the workers and leaves no thread of the parent waiting on a pipe. With the standard
+    # library's pool, a run stopped while its workers started hung for ever at exit (its queue's feeder
+    # thread blocked writing to a pipe that no worker read any more), and stopping its workers took its
+    # private attributes.
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(jobs, initializer=_init_worker, initargs=(os.getpid(), *init_args))
+    pending: deque = deque()
+    try:
+        for chunk in chunks:
+            pending.append(pool.submit(_score_in_worker, chunk))
+            if len(pending) >= 2 * jobs:
                 yield pending.popleft().result()
-        except BaseException:  # stopped (Ctrl-C, SIGTERM) or failed: end the workers now, not after their chunks
-            for process in list((pool._processes or {}).values()):  # no public way before Python 3.14
-                process.terminate()
-            raise
-        finally:
-            for future in pending:
-                future.cancel()
+        while pending:
+            yield pending.popleft().result()
+    except BaseException:  # stopped (Ctrl-C, SIGTERM) or failed: end the workers now, not after their chunks
+        pool.shutdown(wait=False, kill_workers=True)
+        raise
+    else:
+        pool.shutdown(wait=True)
 
 
 class Progress:
@@ -334,6 +306,12 @@ class Target:
                 self.sink.stream.close()
             os.replace(self.partial, self.path)
 
+    def discard(self) -> None:
+        """Close and remove the partial file this target opened (a run refused before it wrote anything)."""
+        if self.sink is not None and self.partial is not None:
+            self.abandon()
+            self.partial.unlink(missing_ok=True)
+
     def abandon(self) -> None:
         """Close without renaming: the partial file stays for ``--resume`` or inspection."""
         if self.sink is not None and self.partial is not None:
@@ -444,7 +422,14 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
     targets = [t for t in (output, review) if t is not None]
     results = None
     try:
-        start_offsets = [output.open(offsets[0]), review.open(offsets[1]) if review else 0]
+        try:
+            start_offsets = [output.open(offsets[0]), review.open(offsets[1]) if review else 0]
+        except BatchError:  # e.g. --review-out cannot be written: no empty OUT.partial left behind
+            if not resuming:
+                for target in targets:
+                    target.discard()
+            targets = []
+            raise
         if resumable:
             checkpoint.output_bytes, checkpoint.review_bytes = start_offsets
             checkpoint.save(progress_path)

@@ -2,7 +2,7 @@
 
 - ``fastslow_http_requests_total{endpoint,method,status}`` and
   ``fastslow_http_request_duration_seconds{endpoint}``: every request, by route (unknown paths count
-  as ``other``, so a scanner cannot grow the series without bound);
+  as ``other``, and so do methods outside ``METHODS``, so a scanner cannot grow the series without bound);
 - ``fastslow_records_total{label,reason_code}``: records served (both routes), an error record as
   ``label="error"`` with the field it names as ``reason_code``;
 - ``fastslow_review_required_total{label}``: records with ``review_required``; the review share is
@@ -29,6 +29,9 @@ from fastslow.models.record import INPUT_FIELDS
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
 disable_created_metrics()  # no ``*_created`` series: Prometheus does not use them, they double the scrape
+
+#: the HTTP methods counted by name; any other a client sends is counted as ``other``
+METHODS = frozenset(("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"))
 
 CONFIDENCE_BUCKETS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 0.99, 1.0)
 
@@ -71,6 +74,10 @@ class Metrics:
         self.model.labels(version, sha256 or "").set(1)
 
     def observe_request(self, endpoint: str, method: str, status: int, seconds: float) -> None:
+        """Count a request. Every label takes its value from a closed set: ``endpoint`` is a route or
+        ``other`` (the caller's), ``method`` one of ``METHODS`` or ``other``, ``status`` the server's own."""
+        if method not in METHODS:
+            method = "other"
         key = (endpoint, method, status)
         children = self._request_children.get(key)
         if children is None:

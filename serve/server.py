@@ -22,6 +22,7 @@ import gc
 import json
 import logging
 import logging.config
+import math
 import os
 import re
 import sys
@@ -29,10 +30,12 @@ import tempfile
 import time
 import traceback
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, Union
 
+import h11
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
@@ -41,26 +44,33 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from fastslow.data.io import NAME, NUMBER, bad_json_value
 from fastslow.models.lifecycle.bundle import DEFAULT_MODEL_PATH, FastslowModel, ModelLoadError, load_bundle, warmed
 from fastslow.models.lifecycle.manifest import MODEL_ENV
-from fastslow.models.record import ErrorRecord, InputError, Record, RouteInput, error_record, validate_input
+from fastslow.models.record import INPUT_FIELDS, ErrorRecord, InputError, Record, RouteInput, error_record, validate_input
+from fastslow.serve import settings
 from fastslow.serve.metrics import MULTIPROC_ENV, Metrics
 
-MAX_ITEMS_ENV = "FASTSLOW_MAX_BATCH_ITEMS"
-MAX_BODY_ENV = "FASTSLOW_MAX_BODY_BYTES"
-BODY_TIMEOUT_ENV = "FASTSLOW_BODY_TIMEOUT"
-DEFAULT_MAX_ITEMS = 256
-DEFAULT_MAX_BODY_BYTES = 2 * 1024 * 1024
+MAX_ITEMS_ENV, MAX_BODY_ENV, BODY_TIMEOUT_ENV = (settings.ENV[name] for name in ("max_batch_items", "max_body_bytes",
+                                                                                     "body_timeout"))
+DEFAULT_MAX_ITEMS = settings.Limits.max_batch_items
+DEFAULT_MAX_BODY_BYTES = settings.Limits.max_body_bytes
 #: seconds a request's whole body may take to arrive after its headers; a client that sends part of a
 #: body and stops gets a 408 and its connection closed instead of holding it open
-DEFAULT_BODY_TIMEOUT = 15.0
+DEFAULT_BODY_TIMEOUT = settings.Limits.body_timeout
 #: a body over the limit is still read (and dropped) up to this many times the limit, so the client
 #: reads a 413 rather than a connection reset; beyond it the connection is closed
 DRAIN_FACTOR = 8
 #: queued single requests scored together at most (micro-batching, see ``MicroBatcher``)
 MAX_MICRO_BATCH = 64
+#: a batch request is scored this many items at a time, so that single requests queued meanwhile are
+#: scored between its slices rather than after all of it
+BATCH_SLICE = 32
+#: the fields of an input a record reads (``validate_input``): only their values are checked for text that
+#: is not UTF-8 or numbers JSON cannot write; other fields are ignored, as ``fastslow score`` ignores them
+CHECKED_FIELDS = (*INPUT_FIELDS, "explain")
 #: the routes matched first, in this order (``create_app``)
 HOT_PATHS = ("/v1/route", "/v1/route/batch", "/healthz", "/readyz", "/metrics", "/v1/model")
 _REQUEST_ID_OK = re.compile(r"[A-Za-z0-9._:\-]{1,128}")
@@ -166,6 +176,151 @@ class AccessLogMiddleware:
                         "status": status, "latency_ms": round(seconds * 1000, 3),
                         **state["access"]}
                 access_log.info(json.dumps(line, ensure_ascii=False))
+
+
+# --------------------------------------------------------------------------------------------------
+# connections: uvicorn's HTTP/1.1 protocol with the two limits it lacks
+
+
+class ConnectionGuard:
+    """One worker's open connections, against the header timeout and the connection limit (``settings.Limits``).
+
+    ``waiting`` holds the connections waiting for a request's headers, oldest first: a connection that
+    has not sent them within ``header_timeout`` is closed (a client that opens connections and never
+    finishes a request holds no file descriptor for long), and when a new connection takes the worker
+    over ``max_connections``, the one that has waited longest is closed to make room (or the new one,
+    if every connection is busy with a request). A flood is reported by ``Throttled``: one log line per
+    interval with the counts, never one per connection.
+    """
+
+    def __init__(self, limits: settings.Limits):
+        self.limits = limits
+        self.waiting: dict[Any, None] = {}  # protocol -> None, in the order they began waiting
+        self.report = Throttled(log)
+
+    def opened(self, protocol) -> bool:
+        """Make room for ``protocol`` (just connected); False when it is the one closed."""
+        if len(protocol.connections) <= self.limits.max_connections:
+            return True
+        oldest = next(iter(self.waiting), None)
+        if oldest is None:
+            self.report.count("connections refused: every connection busy (max_connections %d)",
+                              self.limits.max_connections)
+            protocol.transport.close()
+            return False
+        self.waiting.pop(oldest)
+        oldest.drop_idle()
+        self.report.count("idle connections closed to make room for new ones (max_connections %d)",
+                          self.limits.max_connections)
+        return True
+
+
+class Throttled:
+    """Counts of repeated events, logged at most once per ``every`` seconds per kind of event: a flood
+    (connections, failed accepts) costs one warning line per interval, not one per event."""
+
+    def __init__(self, logger: logging.Logger, every: float = 10.0):
+        self.logger, self.every = logger, every
+        self.pending: dict[str, tuple[int, float]] = {}  # what -> (events not yet logged, time of the first)
+        self.logged: dict[str, float] = {}  # what -> when it was last logged
+
+    def count(self, message: str, *args) -> None:
+        what = message % args if args else message
+        now = time.monotonic()
+        events, since = self.pending.get(what, (0, now))
+        if now - self.logged.get(what, -math.inf) < self.every:
+            self.pending[what] = (events + 1, since)
+            return
+        self.logger.warning("%s: %d in the last %.1f s", what, events + 1, now - since)
+        self.pending.pop(what, None)
+        self.logged[what] = now
+
+
+_guard: ConnectionGuard | None = None
+HTTP_PROTOCOL = "fastslow.serve.server:GuardedH11Protocol"
+
+
+def connection_guard() -> ConnectionGuard:
+    """This worker's guard, with the limits of the environment (``run`` exports them before uvicorn starts)."""
+    global _guard
+    if _guard is None:
+        _guard = ConnectionGuard(settings.limits())
+    return _guard
+
+
+def _throttled_loop_errors(loop: asyncio.AbstractEventLoop) -> None:
+    """The loop's errors outside any request (a failed ``accept()`` when file descriptors run out, ...),
+    through ``Throttled``: one line per kind per interval instead of a traceback per event."""
+    if getattr(loop, "_fastslow_throttled", False):
+        return
+    report = Throttled(logging.getLogger("fastslow.server"))
+
+    def handler(loop, context):
+        exc = context.get("exception")
+        report.count("event loop errors: %s%s", context.get("message", "error"),
+                     f" ({type(exc).__name__}: {exc})" if exc else "")
+
+    loop.set_exception_handler(handler)
+    loop._fastslow_throttled = True
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol, plus a header timeout and a bound on connections (``ConnectionGuard``).
+    uvicorn times out only an idle keep-alive connection, and only after a response: a connection that
+    sent nothing, or part of a request line, held its file descriptor for ever. ``run`` names it to
+    uvicorn as ``HTTP_PROTOCOL`` (an import path, which several workers can use too)."""
+
+    header_timer: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        self.guard = connection_guard()
+        _throttled_loop_errors(self.loop)
+        if self.guard.opened(self):
+            self._await_headers()
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._follow_state()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._follow_state()
+
+    def connection_lost(self, exc) -> None:
+        self._headers_in()
+        super().connection_lost(exc)
+
+    def _follow_state(self) -> None:
+        """Wait for headers while h11 has no request from the client (IDLE), not once it has one."""
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self._await_headers()
+        else:
+            self._headers_in()
+
+    def _await_headers(self) -> None:
+        if self.header_timer is None:  # from the first byte awaited, however slowly the rest trickles in
+            self.header_timer = self.loop.call_later(self.guard.limits.header_timeout, self._headers_late)
+            self.guard.waiting[self] = None
+
+    def _headers_in(self) -> None:
+        if self.header_timer is not None:
+            self.header_timer.cancel()
+            self.header_timer = None
+        self.guard.waiting.pop(self, None)
+
+    def _headers_late(self) -> None:
+        self.header_timer = None
+        self.guard.waiting.pop(self, None)
+        if self.conn.their_state is h11.IDLE:
+            self.guard.report.count("connections closed: no request headers within %g s",
+                                    self.guard.limits.header_timeout)
+            self.drop_idle()
+
+    def drop_idle(self) -> None:
+        """Close this connection, which is between requests."""
+        self._headers_in()
+        self.transport.close()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -293,6 +448,27 @@ def invalid_value(value: Any) -> tuple[str, str] | None:
     return where, "a field name is not valid UTF-8 text" if bad.kind == NAME else "not valid UTF-8 text"
 
 
+def invalid_input_value(item: Any) -> tuple[str, str] | None:
+    """``invalid_value`` of the fields of an input that a record reads (``CHECKED_FIELDS``); the others are
+    ignored, as ``fastslow score`` ignores them, so a row is accepted or refused alike by both."""
+    if not isinstance(item, dict):
+        return invalid_value(item)
+    return invalid_value({name: item[name] for name in CHECKED_FIELDS if name in item})
+
+
+def text_chars(items: list) -> int:
+    """Characters of query and context text in a batch's items: what its scoring work grows with."""
+    total = 0
+    for item in items:
+        if isinstance(item, dict):
+            query, context = item.get("query"), item.get("context")
+            total += len(query) if isinstance(query, str) else 0
+            if isinstance(context, list):
+                total += sum(len(turn["text"]) for turn in context
+                             if isinstance(turn, dict) and isinstance(turn.get("text"), str))
+    return total
+
+
 # --------------------------------------------------------------------------------------------------
 # scoring
 
@@ -317,55 +493,65 @@ def score_isolated(score: Callable[[list], list[dict]], items: list) -> list[dic
 
 class MicroBatcher:
     """Scores single requests that arrive together in one ``score`` call (``model.score_valid``: the
-    server has validated each input already).
+    server has validated each input already), off the event loop.
 
-    Scoring runs on the event loop (it is CPU-bound and short; threads would only add GIL contention).
-    The first request of a batch leads it: it yields to the loop once, so that the requests read in
-    the same turn (under load, all those that arrived while the previous batch was being scored) join
-    its batch, then scores the batch and hands each follower its record; a batch of rows costs far less
-    per row than rows one by one. A request that arrives while the server is quiet has nobody to wait
-    for: when no batch has had followers for the last ``QUIET_AFTER`` requests, a leader is scored at
-    once without yielding (yielding costs a turn of the loop and a pass through every middleware),
-    except one request in ``PROBE_EVERY``, which yields to notice that load has come back. The records
-    are the same either way: every row is scored on its own features.
+    Scoring runs in ``executor`` (the app's one scoring thread), so that the event loop goes on reading
+    requests and answering ``/healthz`` while rows are scored: one thread, because scoring holds the GIL
+    and a second would only contend for it. A request that finds no batch open opens one and schedules
+    it; the requests read before it starts (under load, all those that arrive while the previous batch is
+    being scored) join it, up to ``max_batch`` rows; a batch of rows costs far less per row than rows one
+    by one. Batches are scored one after the other, each in its own task, so a follower gets its record
+    even if the request that opened the batch has gone. The records are the same either way: every row
+    is scored on its own features. Without an executor (tests), batches are scored on the loop.
     """
 
-    QUIET_AFTER = 8
-    PROBE_EVERY = 16
-
-    def __init__(self, score: Callable[[list], list[dict]], max_batch: int = MAX_MICRO_BATCH):
-        self.score_rows, self.max_batch = score, max_batch
-        self.followers: list[tuple[dict, asyncio.Future]] | None = None  # of the batch open to join
-        self.quiet = 0  # leaders since a batch last had followers
-
-    def yields(self) -> bool:
-        """Whether the next leader waits a turn of the loop for followers."""
-        return self.quiet < self.QUIET_AFTER or self.quiet % self.PROBE_EVERY == 0
+    def __init__(self, score: Callable[[list], list[dict]], max_batch: int = MAX_MICRO_BATCH, executor=None):
+        self.score_rows, self.max_batch, self.executor = score, max_batch, executor
+        self.open: list[tuple[dict, asyncio.Future]] | None = None  # the batch that requests may still join
+        self.last: asyncio.Future | None = None  # done when the latest batch scheduled is scored
+        self.tasks: set[asyncio.Task] = set()
 
     async def score(self, item: dict) -> dict:
-        if self.followers is not None and len(self.followers) < self.max_batch - 1:
-            future = asyncio.get_running_loop().create_future()
-            self.followers.append((item, future))
-            result = await future
-        elif not self.yields():
-            self.quiet += 1
-            result = score_isolated(self.score_rows, [item])[0]
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        if self.open is not None and len(self.open) < self.max_batch:
+            self.open.append((item, future))
         else:
-            followers = self.followers = []
-            try:
-                await asyncio.sleep(0)  # the requests read in this turn of the loop join the batch
-            finally:  # the followers wait on this batch even if its leader was cancelled meanwhile
-                if self.followers is followers:
-                    self.followers = None
-                self.quiet = 0 if followers else self.quiet + 1
-                results = score_isolated(self.score_rows, [item, *(row for row, _ in followers)])
-                for (_, future), follower_result in zip(followers, results[1:]):
-                    if not future.done():  # a follower's client may have gone
-                        future.set_result(follower_result)
-            result = results[0]
+            batch = self.open = [(item, future)]
+            previous, self.last = self.last, loop.create_future()
+            task = loop.create_task(self._score_batch(batch, previous, self.last))
+            self.tasks.add(task)  # a reference, until it is done
+            task.add_done_callback(self.tasks.discard)
+        result = await future
         if isinstance(result, Exception):
             raise result
         return result
+
+    async def _score_batch(self, batch: list, previous: asyncio.Future | None, done: asyncio.Future) -> None:
+        try:
+            if previous is not None and not previous.done():
+                await previous  # one batch at a time; requests join this one meanwhile
+            if self.open is batch:
+                self.open = None
+            results = await score_off_loop(self.executor, self.score_rows, [row for row, _ in batch])
+        except Exception as exc:  # noqa: BLE001 - every waiting request hears of it
+            results = [exc] * len(batch)
+        finally:
+            if self.open is batch:
+                self.open = None
+            if self.last is done:
+                self.last = None
+            done.set_result(None)
+        for (_, future), result in zip(batch, results):
+            if not future.done():  # a client may have gone
+                future.set_result(result)
+
+
+async def score_off_loop(executor, score: Callable[[list], list[dict]], items: list) -> list[dict | Exception]:
+    """``score_isolated(score, items)`` in ``executor`` (the scoring thread), or on the loop without one."""
+    if executor is None:
+        return score_isolated(score, items)
+    return await asyncio.get_running_loop().run_in_executor(executor, score_isolated, score, items)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -413,9 +599,10 @@ class ModelInfo(BaseModel):
     review_threshold: float
     max_query_chars: int
     max_batch_items: int
+    max_batch_chars: int
     max_body_bytes: int
     loaded_at: str
-    path: str
+    path: str = Field(description="the model file's name (not where it lives on the server)")
 
 
 class RouteRequest(RouteInput):
@@ -456,16 +643,17 @@ def _errors(*codes: int) -> dict:
 
 def create_app(model_path: str | Path | None = None, *, model: FastslowModel | None = None,
                max_items: int | None = None, max_body_bytes: int | None = None,
-               body_timeout: float | None = None) -> FastAPI:
+               body_timeout: float | None = None, max_batch_chars: int | None = None) -> FastAPI:
     """Load the bundle (SHA-256 and library versions checked first), initialise jieba, build the app.
+    Limits not given come from the environment (``serve.settings``).
 
-    Raises ``ModelLoadError`` when the bundle cannot be trusted or used.
+    Raises ``ModelLoadError`` when the bundle cannot be trusted or used, ``settings.SettingError`` for a bad limit.
     """
+    limits = settings.limits(max_batch_items=max_items, max_body_bytes=max_body_bytes, body_timeout=body_timeout,
+                             max_batch_chars=max_batch_chars)
+    max_items, max_body_bytes, max_chars = limits.max_batch_items, limits.max_body_bytes, limits.max_batch_chars
     resolved = _resolve(model_path)
     path = resolved.path
-    max_items = int(max_items or os.environ.get(MAX_ITEMS_ENV) or DEFAULT_MAX_ITEMS)
-    max_body_bytes = int(max_body_bytes or os.environ.get(MAX_BODY_ENV) or DEFAULT_MAX_BODY_BYTES)
-    body_timeout = float(body_timeout or os.environ.get(BODY_TIMEOUT_ENV) or DEFAULT_BODY_TIMEOUT)
     started = time.perf_counter()
     model = load_model(path, model, expect_sha256=resolved.sha256, pinned_by=resolved.pinned_by)
     gc.collect()
@@ -482,9 +670,10 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
         "review_threshold": model.review_threshold,
         "max_query_chars": model.max_query_chars,
         "max_batch_items": max_items,
+        "max_batch_chars": max_chars,
         "max_body_bytes": max_body_bytes,
         "loaded_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "path": str(path),
+        "path": path.name,  # the file's name: where it lives on the server is no client's business
     }
     log.info("worker %d: model %s (sha256 %s…) loaded from %s in %.1f s; jieba initialised",
              os.getpid(), model.version, str(info["sha256"])[:12], path, time.perf_counter() - started)
@@ -493,9 +682,10 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
                   description="Fast/slow routing of Chinese voice-assistant queries (XA4.1): "
                               "one record per query, the same as `fastslow score`.")
     app.state.model, app.state.info, app.state.ready = model, info, True
-    batcher = MicroBatcher(model.score_valid)
+    scoring = ThreadPoolExecutor(1, thread_name_prefix="fastslow-scoring")  # see MicroBatcher
+    batcher = MicroBatcher(model.score_valid, executor=scoring)
     score_checked = functools.partial(model.score, values_checked=True)
-    deadlines = BodyDeadlines(body_timeout)
+    deadlines = BodyDeadlines(limits.body_timeout)
     metrics = Metrics()
     metrics.set_model(model.version, info["sha256"])
 
@@ -543,11 +733,11 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
         raw = await read_json_body(request, max_body_bytes, deadlines)
         if not isinstance(raw, dict):
             raise BadRequest(422, "body", f"must be a JSON object with a 'query', got {_json_type(raw)}")
-        invalid = invalid_value(raw)
+        invalid = invalid_input_value(raw)
         if invalid:
             raise BadRequest(400, *invalid)
-        try:
-            item = validate_input(raw, model.max_query_chars, values_checked=True)  # invalid_value(raw) was None
+        try:  # invalid_input_value(raw) was None: every field the record reads is clean
+            item = validate_input(raw, model.max_query_chars, values_checked=True)
         except InputError as exc:  # the error record's fields, with the field named on its own
             record = error_record(raw.get("id"), raw.get("query"), str(exc))
             raise BadRequest(422, exc.field, str(exc).removeprefix(f"{exc.field}: "),
@@ -572,13 +762,17 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
             raise BadRequest(422, "items", f"must be a list, got {_json_type(items)}")
         if len(items) > max_items:
             raise BadRequest(422, "items", f"too many: {len(items)} (limit {max_items} per request; split the batch)")
-        outside = invalid_value({k: v for k, v in raw.items() if k != "items"})
-        if outside:
-            raise BadRequest(400, *outside)
-        bad = {i: found for i, item in enumerate(items) if (found := invalid_value(item))}
+        chars = text_chars(items)
+        if chars > max_chars:
+            raise BadRequest(422, "items", f"too much text: {chars} characters of query and context (limit "
+                                           f"{max_chars} per request; split the batch)")
+        bad = {i: found for i, item in enumerate(items) if (found := invalid_input_value(item))}
         clean = [item for i, item in enumerate(items) if i not in bad]
-        # invalid_value(item) was None for every clean item: validated once, without a second walk of its values
-        scored = iter(score_isolated(score_checked, clean) if clean else [])
+        # invalid_input_value(item) was None for every clean item: validated once, without a second walk
+        scored = []
+        for start in range(0, len(clean), BATCH_SLICE):  # slices: single requests are scored in between
+            scored += await score_off_loop(scoring, score_checked, clean[start:start + BATCH_SLICE])
+        scored = iter(scored)
         records = []
         for i, item in enumerate(items):
             if i in bad:  # the item's own error record, as `fastslow score` gives a line that is not UTF-8
@@ -638,7 +832,7 @@ def app_from_env() -> FastAPI:
 
     try:
         return create_app(os.environ.get(MODEL_ENV))
-    except ModelLoadError as exc:
+    except (ModelLoadError, settings.SettingError) as exc:
         log.error("fastslow serve: worker %d: %s", os.getpid(), exc)
         sys.exit(STARTUP_FAILURE)
 
@@ -711,32 +905,30 @@ def metrics_folder():
 
 
 def run(model_path: str | Path | None = None, host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
-        max_items: int | None = None, max_body_bytes: int | None = None, log_level: str = "info") -> int:
-    """Serve until interrupted. A model that fails its checks is refused before any port is opened
-    (exit status 2)."""
+        log_level: str = "info", **given) -> int:
+    """Serve until interrupted. ``given``: limits (fields of ``settings.Limits``) that override the
+    environment's. A bad limit or a model that fails its checks is refused in one line before any port
+    is opened (exit status 2)."""
     import uvicorn
 
     from fastslow.models.lifecycle.signing import SigningKeyError, export
 
     try:
+        limits = settings.limits(**given)
         resolved = _resolve(model_path)
         export(expect_sha256=resolved.sha256, pinned_by=resolved.pinned_by)  # the registry's pin, for the workers
-    except (ModelLoadError, SigningKeyError) as exc:
+    except (settings.SettingError, ModelLoadError, SigningKeyError) as exc:
         print(f"fastslow serve: {exc}", file=sys.stderr)
         return 2
     path = resolved.path
     logging.config.dictConfig(log_config(log_level))
     os.environ[MODEL_ENV] = str(path)  # the workers (separate processes) read their settings from here
-    if max_items:
-        os.environ[MAX_ITEMS_ENV] = str(max_items)
-    if max_body_bytes:
-        os.environ[MAX_BODY_ENV] = str(max_body_bytes)
-    common = dict(host=host, port=port, log_config=log_config(log_level), log_level=log_level,
+    settings.export(limits)
+    common = dict(host=host, port=port, log_config=log_config(log_level), log_level=log_level, http=HTTP_PROTOCOL,
                   access_log=False, server_header=False, proxy_headers=False)
     try:
         if workers <= 1:
-            app = create_app(path, max_items=max_items, max_body_bytes=max_body_bytes)
-            uvicorn.run(app, **common)
+            uvicorn.run(create_app(path), **common)
         else:
             load_model(path)  # refuse a bad file here, once, with a clear message, before any worker starts
             with metrics_folder():
@@ -745,4 +937,3 @@ def run(model_path: str | Path | None = None, host: str = "127.0.0.1", port: int
         print(f"fastslow serve: {exc}", file=sys.stderr)
         return 2
     return 0
-

@@ -155,44 +155,39 @@ def test_no_worker_outlives_a_stopped_or_killed_parent_and_sigterm_leaves_a_resu
     assert out.read_bytes() == clean.read_bytes()
 
 
-def _send_then_wait(queue, payload: bytes) -> None:
-    """A pool worker's last moments: its SIGTERM handling, a result put on the queue, then idle."""
-    from fastslow.serve import batch
-
-    signal.signal(signal.SIGTERM, batch._stop_worker)
-    signal.signal(signal.SIGALRM, batch._stop_worker)
-    queue.put(payload)
-    time.sleep(60)
-
-
-@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="SIGALRM timers")
-def test_a_worker_stopped_while_sending_a_result_finishes_the_message_then_exits():
-    """A worker ended mid-message left the parent's result reader waiting forever for the rest (a stopped run
-    hung in the pool's shutdown): SIGTERM waits for the message to be sent, and ends the worker right after."""
-    import multiprocessing
-    import threading
-
-    context = multiprocessing.get_context("fork")
-    queue = context.SimpleQueue()
-    payload = os.urandom(8 << 20)  # far over a pipe's buffer: the worker blocks in its write until it is read
-    worker = context.Process(target=_send_then_wait, args=(queue, payload))
-    worker.start()
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+def test_a_run_stopped_while_its_workers_start_exits_and_leaves_no_worker(trained, tmp_path):
+    """SIGTERM while the workers are still loading the model: the run says so and exits (it used to hang
+    for ever at exit, a thread of its pool blocked writing to a pipe that no worker read)."""
+    path = tmp_path / "big.jsonl"
+    path.write_text("\n".join(log_lines(20000)) + "\n", encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    argv = [sys.executable, "-m", "fastslow.cli", "score", str(path), "-o", str(out), "--jobs", "2",
+            "--model", str(trained["path"]), "--chunk-size", "500"]
+    process = subprocess.Popen(argv, stderr=subprocess.PIPE, start_new_session=True)
+    workers: set[int] = set()
     try:
-        time.sleep(1.0)
-        os.kill(worker.pid, signal.SIGTERM)
-        time.sleep(0.5)
-        assert worker.is_alive()  # mid-message: not yet
-        received = []
-        reader = threading.Thread(target=lambda: received.append(queue.get()), daemon=True)
-        reader.start()
-        reader.join(30)
-        assert received == [payload], "the message was cut off"
-        worker.join(5)
-        assert worker.exitcode == 128 + signal.SIGTERM
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and process.poll() is None and len(workers) < 2:
+            workers |= _descendants(process.pid)
+            time.sleep(0.02)
+        assert process.poll() is None and len(workers) >= 2, "the workers did not start"
+        os.kill(process.pid, signal.SIGTERM)
+        status = process.wait(timeout=60)
+        deadline = time.monotonic() + 5
+        while _alive(workers | _descendants(process.pid)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _alive(workers), f"processes outlived their parent: {_alive(workers)}"
     finally:
-        if worker.is_alive():
-            worker.kill()
-            worker.join()
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+    stderr = process.stderr.read().decode()
+    assert status == 128 + signal.SIGTERM, stderr
+    assert f"interrupted; rerun with --resume to continue {out}" in stderr and "Traceback" not in stderr
+    assert not out.exists()
 
 
 # --------------------------------------------------------------------------------------------------
@@ -335,6 +330,16 @@ def test_score_reports_an_output_folder_it_cannot_write(trained, tmp_path):
     assert result.returncode == 2, result.stderr
     assert f"fastslow score: cannot write {folder / 'out.jsonl.partial'}: ".encode() in result.stderr
     assert b"Traceback" not in result.stderr
+
+
+def test_a_refused_review_file_leaves_no_partial_output_behind(trained, tmp_path):
+    (tmp_path / "review.jsonl.partial").mkdir()  # the review file cannot be opened, even by root
+    out = tmp_path / "out.jsonl"
+    result = fastslow("score", "-", "-o", out, "--review-out", tmp_path / "review.jsonl", "--model", trained["path"],
+                      stdin='{"query": "暂停"}\n'.encode())
+    assert result.returncode == 2, result.stderr
+    assert f"cannot write {tmp_path / 'review.jsonl.partial'}".encode() in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["review.jsonl.partial"]
 
 
 def test_score_refuses_an_output_that_is_the_review_file_or_the_input(trained, tmp_path):

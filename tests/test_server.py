@@ -145,6 +145,11 @@ def test_model_endpoint_reports_version_run_sha_metrics_and_training_time(server
     assert info["max_batch_items"] == MAX_ITEMS and info["max_body_bytes"] == MAX_BODY
 
 
+def test_model_endpoint_names_the_model_file_not_where_it_lives(server, trained):
+    info = server.get("/v1/model").json()
+    assert info["path"] == trained["path"].name and str(trained["path"].parent) not in json.dumps(info)
+
+
 def test_openapi_schema_is_served(server):
     schema = server.get("/openapi.json").json()
     assert {"/v1/route", "/v1/route/batch", "/v1/model", "/healthz", "/readyz"} <= set(schema["paths"])
@@ -324,7 +329,6 @@ BAD_BATCH = [
     ("items null", b'{"items": null}', 422, "items"),
     ("too many items", json.dumps({"items": [{"query": "开空调"}] * (MAX_ITEMS + 1)}).encode(), 422, "items"),
     ("broken JSON", b'{"items": [', 400, "body"),
-    ("non-UTF-8 outside items", b'{"items": [], "note": "\xff"}', 400, "note"),
     ("body over the limit", json.dumps({"items": [{"query": "开" * 1000}] * MAX_ITEMS}).encode(), 413, "body"),
 ]
 
@@ -416,6 +420,22 @@ def test_a_partial_body_does_not_hold_the_connection_open(server):
         waited = time.monotonic() - started
     assert BODY_TIMEOUT - 0.5 <= waited <= BODY_TIMEOUT + 5, waited
     assert reply.startswith(b"HTTP/1.1 408 ") and b'"field":"body"' in reply
+
+
+def test_a_value_json_cannot_hold_in_an_unknown_field_is_ignored_as_by_score(server, trained, tmp_path):
+    """Unknown fields are ignored by `fastslow score` and the server alike, whatever their values."""
+    rows = [{"id": 1, "query": "打开空调", "note": float("nan")}, {"id": 2, "query": "下一首", "weight": float("inf")}]
+    path = tmp_path / "rows.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")  # NaN, Infinity
+    result = subprocess.run([sys.executable, "-m", "fastslow.cli", "score", str(path), "--model", str(trained["path"])],
+                            capture_output=True, timeout=300)
+    expected = [json.loads(line) for line in result.stdout.decode("utf-8").splitlines()]
+    assert len(expected) == 2 and not any("error" in r for r in expected)
+    body = '{"id": 1, "query": "打开空调", "note": 1e400}'.encode("utf-8")
+    assert server.post("/v1/route", data=body).json() == expected[0]
+    batch = server.post("/v1/route/batch", data=("{\"items\": [" + path.read_text(encoding="utf-8").replace("\n", ",")
+                                                 .rstrip(",") + "]}").encode("utf-8"))
+    assert batch.json()["records"] == expected
 
 
 # ---------------------------------------------------------------------------------------------- metrics
@@ -603,3 +623,104 @@ def test_explain_true_adds_the_explanation_of_fastslow_score_to_that_record_only
     assert batch.status_code == 200 and batch.json() == {"records": expected}
     refused = server.post("/v1/route", {"query": "打开空调", "explain": "yes"})
     assert refused.status_code == 422 and refused.json()["field"] == "explain"
+
+
+# ---------------------------------------------------------------------------------------------- abuse
+# A server of its own with a header timeout of HEADER_TIMEOUT s and at most MAX_CONNECTIONS connections, the
+# other limits at their defaults.
+
+HEADER_TIMEOUT = 1
+MAX_CONNECTIONS = 8
+
+
+@pytest.fixture(scope="module")
+def guarded(trained, tmp_path_factory):
+    srv = Server(tmp_path_factory.mktemp("guarded"), "--model", str(trained["path"]),
+                 env={"FASTSLOW_HEADER_TIMEOUT": str(HEADER_TIMEOUT), "FASTSLOW_MAX_CONNECTIONS": str(MAX_CONNECTIONS)})
+    try:
+        yield srv.wait_ready()
+    finally:
+        srv.stop()
+
+
+def closed_by_server(sock: socket.socket, wait: float) -> bool:
+    """Whether the server closes ``sock`` within ``wait`` seconds (reads until end of stream)."""
+    sock.settimeout(wait)
+    try:
+        while sock.recv(65536):
+            pass
+        return True
+    except (socket.timeout, ConnectionResetError):
+        return False
+
+
+@pytest.mark.parametrize("sent", [b"", b"GET /healthz HT", b"GET /healthz HTTP/1.1\r\nHost: x\r\n"],
+                         ids=["nothing", "half a request line", "headers without their end"])
+def test_a_connection_that_does_not_finish_its_headers_is_closed_after_the_header_timeout(guarded, sent):
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as sock:
+        if sent:
+            sock.sendall(sent)
+        assert closed_by_server(sock, HEADER_TIMEOUT + 4)
+
+
+def test_a_keep_alive_connection_between_requests_gets_the_header_timeout_too(guarded):
+    with socket.create_connection(("127.0.0.1", guarded.port), timeout=10) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        reply = b""
+        while b'{"status":"ok"}' not in reply:
+            reply += sock.recv(65536)
+        sock.sendall(b"GET /hea")  # the next request starts, and stalls
+        assert closed_by_server(sock, HEADER_TIMEOUT + 4)
+
+
+def test_connections_over_the_limit_close_the_longest_waiting_and_a_flood_logs_a_line_not_a_line_each(guarded):
+    flood = [socket.create_connection(("127.0.0.1", guarded.port), timeout=10) for _ in range(5 * MAX_CONNECTIONS)]
+    try:
+        assert requests.get(guarded.url + "/healthz", timeout=30).json() == {"status": "ok"}  # room is made for it
+        assert all(closed_by_server(sock, HEADER_TIMEOUT + 4) for sock in flood)
+    finally:
+        for sock in flood:
+            sock.close()
+    made_room = [line for line in guarded.stderr().splitlines() if "closed to make room" in line]
+    assert 1 <= len(made_room) <= 2, made_room  # one line per interval, with the count
+    assert guarded.get("/healthz").status_code == 200
+
+
+def test_healthz_answers_while_a_large_batch_is_being_scored(guarded):
+    """A batch of long queries within the default limits is scored beside the event loop, not on it."""
+    items = [{"id": i, "query": ("打开空调然后播放音乐，" * 100)[:1000]} for i in range(64)]
+    finished: list[str] = []
+
+    def batch():
+        response = guarded.post("/v1/route/batch", {"items": items})
+        finished.append("batch")
+        return response
+
+    with ThreadPoolExecutor(1) as pool:
+        pending = pool.submit(batch)
+        time.sleep(0.3)  # the batch's body is read and its scoring has begun (not a timing assertion)
+        assert guarded.get("/healthz").json() == {"status": "ok"}
+        finished.append("healthz")
+        response = pending.result(timeout=300)
+    assert response.status_code == 200 and len(response.json()["records"]) == len(items)
+    assert finished == ["healthz", "batch"]
+
+
+def test_a_batch_over_the_text_limit_is_refused_naming_items(guarded):
+    items = [{"query": "打" * 1000} for _ in range(256)]  # 256 items of 1,000 characters: within bytes and items
+    response = guarded.post("/v1/route/batch", {"items": items})
+    assert response.status_code == 422 and response.json()["field"] == "items"
+    assert "256000 characters" in response.json()["error"] and "65536" in response.json()["error"]
+
+
+@pytest.mark.parametrize("name, value", [("FASTSLOW_BODY_TIMEOUT", "abc"), ("FASTSLOW_BODY_TIMEOUT", "-1"),
+                                         ("FASTSLOW_BODY_TIMEOUT", "nan"), ("FASTSLOW_MAX_BODY_BYTES", "0x10"),
+                                         ("FASTSLOW_MAX_BATCH_ITEMS", "-5"), ("FASTSLOW_HEADER_TIMEOUT", "inf"),
+                                         ("FASTSLOW_MAX_CONNECTIONS", "0"), ("FASTSLOW_MAX_BATCH_CHARS", "1.5")])
+def test_a_bad_limit_in_the_environment_is_refused_in_one_line_before_the_model_loads(tmp_path, name, value):
+    result = subprocess.run([sys.executable, "-m", "fastslow.cli", "serve", "--model", str(tmp_path / "none.joblib"),
+                             "--port", "0"], env={**os.environ, name: value}, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [f"fastslow serve: {name}: must be "
+                                                  + ("a number of seconds above 0" if "TIMEOUT" in name else
+                                                     "a whole number of at least 1") + f", got {value!r}"]

@@ -1,5 +1,5 @@
 """The server's and the pipeline's fast paths give what the plain paths give: the micro-batcher (batched,
-inline or cancelled, every request gets the record of its own row), the body reader's shared deadline
+in the scoring thread or cancelled, every request gets the record of its own row), the body reader's shared deadline
 sweep (a 408 only for a body that does not arrive), ``score_valid`` against ``score``, the capture
 candidates against their definition, and the route order against the OpenAPI description. No timings
 are asserted (see benchmarks/bench_server.py)."""
@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from fastslow.models.capture.candidates import (capture_candidates, group_signal
                                                 is_capture_item, normalised_group)
 from fastslow.models.capture.policy import run_capture_policy
 from fastslow.models.record import validate_input
+from fastslow.serve.metrics import MULTIPROC_ENV, Metrics
 from fastslow.serve.server import HOT_PATHS, BadRequest, BodyDeadlines, MicroBatcher, read_json_body
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,10 +51,8 @@ def gather(batcher: MicroBatcher, queries: list[str]) -> list:
 
 def test_requests_that_arrive_together_are_scored_in_one_batch_each_with_its_own_record():
     scorer = Scorer()
-    batcher = MicroBatcher(scorer)
-    assert batcher.yields()  # a fresh batcher has not seen a quiet server yet
-    assert gather(batcher, list("abcde")) == [{"record_of": q} for q in "abcde"]
-    assert scorer.calls == [list("abcde")] and batcher.quiet == 0
+    assert gather(MicroBatcher(scorer), list("abcde")) == [{"record_of": q} for q in "abcde"]
+    assert scorer.calls == [list("abcde")]
 
 
 def test_a_batch_holds_at_most_max_batch_rows():
@@ -61,23 +62,37 @@ def test_a_batch_holds_at_most_max_batch_rows():
     assert scorer.calls == [["a", "b"], ["c", "d"], ["e"]]
 
 
-def test_a_quiet_server_scores_a_lone_request_at_once_and_probes_for_load():
-    scorer = Scorer()
-    batcher = MicroBatcher(scorer)
-    quiet_after, every, n = MicroBatcher.QUIET_AFTER, MicroBatcher.PROBE_EVERY, 3 * MicroBatcher.PROBE_EVERY
-    yielded = []
-    for i in range(n):  # one client: each request is scored before the next arrives
-        yielded.append(batcher.yields())
-        assert gather(batcher, [f"q{i}"]) == [{"record_of": f"q{i}"}]
-    assert scorer.calls == [[f"q{i}"] for i in range(n)]
-    # the first leaders wait a turn for followers; once the server is quiet, only the probes do
-    assert yielded == [i < quiet_after or i % every == 0 for i in range(n)] and batcher.quiet == n
-    batcher.quiet = every + 1  # quiet, no probe: requests that arrive together are scored one by one
-    assert gather(batcher, list("xyz")) == [{"record_of": q} for q in "xyz"]
-    assert scorer.calls[-3:] == [["x"], ["y"], ["z"]]
-    batcher.quiet = 2 * every  # a probe notices the load, and batching resumes
-    assert gather(batcher, list("uvw")) == [{"record_of": q} for q in "uvw"]
-    assert scorer.calls[-1] == list("uvw") and batcher.quiet == 0 and batcher.yields()
+class BlockingScorer(Scorer):
+    """A ``Scorer`` whose first call waits until ``release`` is set: a batch being scored, for as long as a test needs."""
+
+    def __init__(self):
+        super().__init__()
+        self.started, self.release = threading.Event(), threading.Event()
+
+    def __call__(self, items):
+        if not self.calls:
+            self.started.set()
+            assert self.release.wait(30)
+        return super().__call__(items)
+
+
+def test_the_event_loop_runs_while_a_batch_is_scored_and_requests_meanwhile_form_the_next_batch():
+    scorer = BlockingScorer()
+
+    async def run():
+        with ThreadPoolExecutor(1) as executor:
+            batcher = MicroBatcher(scorer, executor=executor)
+            first = asyncio.ensure_future(batcher.score({"query": "a"}))
+            while not scorer.started.is_set():  # the loop turns while "a" is scored in the thread
+                await asyncio.sleep(0.01)
+            later = [asyncio.ensure_future(batcher.score({"query": q})) for q in "bcd"]
+            await asyncio.sleep(0.05)
+            assert not first.done() and not any(f.done() for f in later)
+            scorer.release.set()
+            return await asyncio.gather(first, *later)
+
+    assert asyncio.run(run()) == [{"record_of": q} for q in "abcd"]
+    assert scorer.calls == [["a"], ["b", "c", "d"]]
 
 
 def test_a_failing_row_gets_its_exception_and_the_others_their_records():
@@ -89,35 +104,51 @@ def test_a_failing_row_gets_its_exception_and_the_others_their_records():
     assert scorer.calls[1:] == [["a"], ["b"], ["c"]]
 
 
-def test_the_followers_of_a_cancelled_leader_still_get_their_records():
+def test_the_others_in_a_batch_still_get_their_records_when_the_first_request_is_cancelled():
     scorer = Scorer()
     batcher = MicroBatcher(scorer)
 
     async def run():
-        leader = asyncio.ensure_future(batcher.score({"query": "a"}))
-        followers = [asyncio.ensure_future(batcher.score({"query": q})) for q in "bc"]
-        await asyncio.sleep(0)  # the leader has yielded, the followers have joined its batch
-        assert [row["query"] for row, _ in batcher.followers] == ["b", "c"]
-        leader.cancel()
-        results = await asyncio.gather(*followers)
+        first = asyncio.ensure_future(batcher.score({"query": "a"}))
+        others = [asyncio.ensure_future(batcher.score({"query": q})) for q in "bc"]
+        await asyncio.sleep(0)  # all three have joined the batch
+        assert [row["query"] for row, _ in batcher.open] == ["a", "b", "c"]
+        first.cancel()
+        results = await asyncio.gather(*others)
         with pytest.raises(asyncio.CancelledError):
-            await leader
+            await first
         return results
 
     assert asyncio.run(run()) == [{"record_of": "b"}, {"record_of": "c"}]
-    assert batcher.followers is None
+    assert batcher.open is None and scorer.calls == [["a", "b", "c"]]
 
 
 def test_the_batcher_gives_the_records_of_model_score(model):
     rows = [{"id": i, "query": q} for i, q in enumerate(["打开空调", "帮我规划一下周末去杭州的行程", "下一首",
                                                          "上车时打开空调", "太冷了，调一下空调"])]
-    batcher = MicroBatcher(model.score_valid)
 
-    async def run():
+    async def run(executor=None):
+        batcher = MicroBatcher(model.score_valid, executor=executor)
         return await asyncio.gather(*(batcher.score(validate_input(row)) for row in rows))
     assert asyncio.run(run()) == model.score(rows)
-    batcher.quiet = MicroBatcher.PROBE_EVERY + 1
-    assert [asyncio.run(batcher.score(validate_input(row))) for row in rows] == model.score(rows)
+    with ThreadPoolExecutor(1) as executor:
+        assert asyncio.run(run(executor)) == model.score(rows)
+
+
+# ---------------------------------------------------------------------------------------------- metrics
+
+
+def test_every_metrics_label_takes_its_value_from_a_closed_set(monkeypatch):
+    """A client's made-up HTTP methods are counted as ``other``: the exposition does not grow with them."""
+    monkeypatch.delenv(MULTIPROC_ENV, raising=False)
+    metrics = Metrics()
+    metrics.observe_request("/healthz", "GET", 200, 0.001)
+    size = len(metrics.exposition()[0])
+    for i in range(500):
+        metrics.observe_request("other", f"M{i:04d}", 405, 0.001)
+    body = metrics.exposition()[0].decode()
+    assert "M0001" not in body and 'method="other"' in body
+    assert len(body) < 2 * size + 4000  # one more series, not 500
 
 
 # ---------------------------------------------------------------------------------------------- body reader

@@ -11,13 +11,13 @@ rewrite the downloaded file cannot rewrite, so it vouches for the file without a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
 import sys
 import tempfile
 import urllib.parse
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -75,11 +75,17 @@ def tracking_uri(uri: str | None = None) -> str:
 
 
 def check_tracking_server(uri: str) -> None:
-    """Fail fast on a tracking server that is not there: ``RegistryError`` naming ``uri`` when an
-    HTTP(S) server does not accept a connection within ``PROBE_SECONDS``; MLflow's own HTTP retries and
-    timeout are shortened (``HTTP_DEFAULTS``) for a server that accepts but does not answer."""
+    """Fail fast on a tracking store that cannot work, before any fitting or scoring and before mlflow is
+    imported: ``RegistryError`` naming ``uri`` when an HTTP(S) server does not accept a connection, or does
+    not answer one real MLflow call (``probe_mlflow_server``) within ``PROBE_SECONDS``, or when a local
+    SQLite store is not a readable database (``check_sqlite_store``). MLflow's own HTTP retries and
+    timeout are shortened (``HTTP_DEFAULTS``) for a server that fails later on."""
     for name, value in HTTP_DEFAULTS.items():
         os.environ.setdefault(name, value)
+    store = local_store(uri)
+    if store is not None:
+        check_sqlite_store(uri, store)
+        return
     parts = urllib.parse.urlsplit(uri)
     if parts.scheme not in ("http", "https"):
         return
@@ -90,12 +96,76 @@ def check_tracking_server(uri: str) -> None:
         why = getattr(exc, "strerror", None) or exc
         raise RegistryError(f"cannot reach the MLflow tracking server {uri} ({why}); start it, or set "
                             "MLFLOW_TRACKING_URI (or --tracking-uri) to one that runs") from None
+    probe_mlflow_server(uri)
+
+
+#: the MLflow REST call that proves a tracking server works: cheap, read-only, answered by every version
+PROBE_PATH = "/api/2.0/mlflow/experiments/search?max_results=1"
+
+
+def probe_mlflow_server(uri: str) -> None:
+    """One real MLflow call (``PROBE_PATH``) bounded by ``PROBE_SECONDS``: ``RegistryError`` naming ``uri``
+    when it is not answered in time, or not with MLflow's JSON (a web server that is not MLflow's answers
+    404; a proxy in front of nothing, 502). The credentials MLflow would send (``MLFLOW_TRACKING_TOKEN``,
+    or ``MLFLOW_TRACKING_USERNAME`` and ``MLFLOW_TRACKING_PASSWORD``) are sent with it."""
+    import base64
+    import json
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(uri.rstrip("/") + PROBE_PATH, headers={"Accept": "application/json"})
+    if os.environ.get("MLFLOW_TRACKING_TOKEN"):
+        request.add_header("Authorization", f"Bearer {os.environ['MLFLOW_TRACKING_TOKEN']}")
+    elif os.environ.get("MLFLOW_TRACKING_USERNAME"):
+        pair = f"{os.environ['MLFLOW_TRACKING_USERNAME']}:{os.environ.get('MLFLOW_TRACKING_PASSWORD', '')}"
+        request.add_header("Authorization", "Basic " + base64.b64encode(pair.encode()).decode())
+    context = None
+    if os.environ.get("MLFLOW_TRACKING_INSECURE_TLS", "").lower() == "true":
+        context = ssl._create_unverified_context()  # what MLflow does with the same setting
+    elif os.environ.get("MLFLOW_TRACKING_SERVER_CERT_PATH"):
+        context = ssl.create_default_context(cafile=os.environ["MLFLOW_TRACKING_SERVER_CERT_PATH"])
+    hint = "check the URI, or set MLFLOW_TRACKING_URI (or --tracking-uri) to a running MLflow server"
+    try:
+        with urllib.request.urlopen(request, timeout=PROBE_SECONDS, context=context) as response:
+            answer = json.loads(response.read(1 << 20))
+    except urllib.error.HTTPError as exc:
+        what = ("refused the credentials" if exc.code in (401, 403) else
+                f"is not an MLflow tracking server (HTTP {exc.code} {exc.reason} for {PROBE_PATH.split('?')[0]})")
+        raise RegistryError(f"the MLflow tracking server {uri} {what}; {hint}") from None
+    except (TimeoutError, socket.timeout):
+        raise RegistryError(f"the MLflow tracking server {uri} accepted a connection but did not answer within "
+                            f"{PROBE_SECONDS} s; {hint}") from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:  # reset, TLS, or an answer that is not JSON
+        why = getattr(exc, "reason", None) or exc
+        raise RegistryError(f"the MLflow tracking server {uri} did not answer as MLflow does ({why}); {hint}") from None
+    if not isinstance(answer, dict):
+        raise RegistryError(f"the MLflow tracking server {uri} is not an MLflow tracking server (its answer to "
+                            f"{PROBE_PATH.split('?')[0]} is not MLflow's); {hint}")
+
+
+def check_sqlite_store(uri: str, store: Path) -> None:
+    """``RegistryError`` naming the store when the file of a ``sqlite:///`` URI exists but is not a sound
+    SQLite database (overwritten, truncated, another kind of file): SQLite's own ``quick_check``, before
+    MLflow meets the file with a long traceback. A missing file is left to the caller (``client``)."""
+    import sqlite3
+
+    if not store.is_file():
+        return
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{store}?mode=ro", uri=True, timeout=PROBE_SECONDS)) as db:
+            problems = [row[0] for row in db.execute("PRAGMA quick_check").fetchall()]
+    except sqlite3.Error as exc:
+        problems = [str(exc)]
+    if problems != ["ok"]:
+        raise RegistryError(f"the tracking store {uri} is not a readable SQLite database ({problems[0]}); "
+                            "restore it from a backup, or set MLFLOW_TRACKING_URI (or --tracking-uri) to another")
 
 
 def precheck_training(argv: list[str]) -> int:
-    """Exit status 2, with the message on standard error, when train.py's tracking server (``--tracking-uri``,
-    else ``$MLFLOW_TRACKING_URI``) is unreachable; else 0. Run before training's imports, which take
-    seconds of their own."""
+    """Exit status 2, with the message on standard error, when train.py's tracking store (``--tracking-uri``,
+    else ``$MLFLOW_TRACKING_URI``) cannot work (``check_tracking_server``); else 0. Run before training's
+    imports, which take seconds of their own, and so before any fitting."""
     import argparse
 
     pre = argparse.ArgumentParser(add_help=False)
@@ -135,7 +205,7 @@ def _failure(exc, what: str) -> RegistryError:
     return RegistryError(f"{what}: the tracking store {tracking_uri()} failed: {exc.message}")
 
 
-@contextmanager
+@contextlib.contextmanager
 def store_errors(uri: str | None = None):
     """Any other MLflow error inside as a ``RegistryError`` naming the store (a server that fails mid-way)."""
     from mlflow.exceptions import MlflowException
