@@ -38,15 +38,16 @@ def bundled_subqueries(files=AUTOMATION_FILES) -> list[str]:
 
 @pytest.fixture(scope="session", autouse=True)
 def signing_key(tmp_path_factory):
-    """A throw-away signing key for the session (never ~/.config/fastslow/signing.key): every model the tests
-    train is signed with it, and every loader, in this process or a subprocess, checks with it."""
+    """A throw-away key pair for the session (never ~/.config/fastslow/): every model the tests train is
+    signed with its private key, and every loader, in this process or a subprocess, checks with its public key."""
     from fastslow.models.lifecycle import signing
 
-    path = tmp_path_factory.mktemp("signing") / "signing.key"
+    path = tmp_path_factory.mktemp("signing") / "signing_ed25519"
     with pytest.MonkeyPatch.context() as mp:
-        for name in (signing.KEY_ENV, signing.EXPECT_ENV, signing.TRUST_UNSIGNED_ENV):
+        for name in (signing.KEY_ENV, signing.VERIFY_KEY_ENV, signing.EXPECT_ENV, signing.TRUST_UNSIGNED_ENV):
             mp.delenv(name, raising=False)
         mp.setenv(signing.KEY_FILE_ENV, str(path))
+        mp.setenv(signing.VERIFY_KEY_FILE_ENV, str(signing.public_key_path(path)))  # loaders: the public key only
         yield signing.ensure_key()[0]
 
 
