@@ -46,6 +46,7 @@ from fastslow.data.io import NAME, NUMBER, bad_json_value
 from fastslow.models.lifecycle.bundle import DEFAULT_MODEL_PATH, FastslowModel, ModelLoadError, load_bundle, warmed
 from fastslow.models.lifecycle.manifest import MODEL_ENV
 from fastslow.models.record import ErrorRecord, InputError, Record, RouteInput, error_record, validate_input
+from fastslow.serve.docs_assets import add_offline_docs
 from fastslow.serve.metrics import MULTIPROC_ENV, Metrics
 
 MAX_ITEMS_ENV = "FASTSLOW_MAX_BATCH_ITEMS"
@@ -489,7 +490,7 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
     log.info("worker %d: model %s (sha256 %s…) loaded from %s in %.1f s; jieba initialised",
              os.getpid(), model.version, str(info["sha256"])[:12], path, time.perf_counter() - started)
 
-    app = FastAPI(title="fastslow", version=_package_version(),
+    app = FastAPI(title="fastslow", version=_package_version(), docs_url=None, redoc_url=None,
                   description="Fast/slow routing of Chinese voice-assistant queries (XA4.1): "
                               "one record per query, the same as `fastslow score`.")
     app.state.model, app.state.info, app.state.ready = model, info, True
@@ -612,6 +613,7 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
         return app.openapi_schema
 
     app.openapi = openapi
+    add_offline_docs(app)
     # a request is matched against the routes in order: the ones that carry traffic first, the
     # documentation's (which FastAPI adds first) last; every path is distinct, so no answer changes
     hot = {path: rank for rank, path in enumerate(HOT_PATHS)}
