@@ -277,7 +277,7 @@ def cmd_serve(args) -> int:
 
     _apply_trust(args)
     return run(args.model, host=args.host, port=args.port, workers=args.workers, max_items=args.max_batch_items,
-               max_body_bytes=args.max_body_bytes, log_level=args.log_level)
+               max_body_bytes=args.max_body_bytes, log_level=args.log_level, shadow=args.shadow)
 
 
 def cmd_sign(args) -> int:
@@ -431,6 +431,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-batch-items", type=positive_int, default=None, help="items per /v1/route/batch request (default 256)")
     p.add_argument("--max-body-bytes", type=positive_int, default=None, help="request body limit (default 2 MiB)")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
+    p.add_argument("--shadow", default=None, metavar="MODEL",
+                   help="also score every request with this model (a bundle or models:/fastslow@challenger), off the "
+                        "response path, and count its agreement on /metrics and in the access log")
     _add_trust_options(p)
     p.set_defaults(func=cmd_serve)
 

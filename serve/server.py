@@ -48,6 +48,7 @@ from fastslow.models.lifecycle.manifest import MODEL_ENV
 from fastslow.models.record import ErrorRecord, InputError, Record, RouteInput, error_record, validate_input
 from fastslow.serve.docs_assets import add_offline_docs
 from fastslow.serve.metrics import MULTIPROC_ENV, Metrics
+from fastslow.serve.shadow import Shadow, export_challenger
 
 MAX_ITEMS_ENV = "FASTSLOW_MAX_BATCH_ITEMS"
 MAX_BODY_ENV = "FASTSLOW_MAX_BODY_BYTES"
@@ -499,6 +500,7 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
     deadlines = BodyDeadlines(body_timeout)
     metrics = Metrics()
     metrics.set_model(model.version, info["sha256"])
+    shadow = app.state.shadow = Shadow.from_env(metrics.registry, access_log)  # --shadow: None without one
 
     @app.exception_handler(BadRequest)
     async def _bad_request(request: Request, exc: BadRequest):
@@ -556,6 +558,8 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
         record = await batcher.score(item)  # validated once, here: scored without a second check
         _note(request, label=record["label"], code=record["primary_reason_code"])
         metrics.observe_records([record])
+        if shadow:
+            _note(request, shadow=shadow.submit(_request_id(request), [item], [record]))
         return json_response(record)
 
     @app.post("/v1/route/batch", summary="Route a batch of queries, one record each, in order", tags=["route"],
@@ -597,6 +601,8 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
             labels[key] = labels.get(key, 0) + 1
         _note(request, items=len(records), labels=labels)
         metrics.observe_records(records)
+        if shadow:
+            _note(request, shadow=shadow.submit(_request_id(request), items, records))
         return json_response({"records": records})
 
     @app.get("/metrics", include_in_schema=False)
@@ -713,7 +719,8 @@ def metrics_folder():
 
 
 def run(model_path: str | Path | None = None, host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
-        max_items: int | None = None, max_body_bytes: int | None = None, log_level: str = "info") -> int:
+        max_items: int | None = None, max_body_bytes: int | None = None, log_level: str = "info",
+        shadow: str | Path | None = None) -> int:
     """Serve until interrupted. A model that fails its checks is refused before any port is opened
     (exit status 2)."""
     import uvicorn
@@ -723,6 +730,7 @@ def run(model_path: str | Path | None = None, host: str = "127.0.0.1", port: int
     try:
         resolved = _resolve(model_path)
         export(expect_sha256=resolved.sha256, pinned_by=resolved.pinned_by)  # the registry's pin, for the workers
+        export_challenger(shadow)  # --shadow, resolved once, for the workers
     except (ModelLoadError, SigningKeyError) as exc:
         print(f"fastslow serve: {exc}", file=sys.stderr)
         return 2
