@@ -3,19 +3,21 @@
     fastslow serve --model models:/fastslow@champion --shadow models:/fastslow@challenger
 
 Every query a worker answers is also handed to a challenger process of its own (spawned at start, with
-the challenger loaded, checked like any model, and warmed up), through a bounded queue: the response
-never waits for it, and when the challenger falls behind, the queue is full and the request is dropped
-(counted) rather than queued without end. The challenger scores what it receives in batches and sends
-back, per request, its label and primary reason code beside the served ones; a thread of the worker
-counts them on ``/metrics`` and writes one access-log line per request (joined to the request's own line
-by ``request_id``). Metrics, all with closed label sets (labels 快/慢/模糊, the taxonomy's reason codes):
+the challenger loaded, checked like any model, and warmed up). The response path only appends the
+request to a bounded list (a request that finds it full is dropped, and counted); a thread of the
+worker sends the list to the process every ``SEND_EVERY`` seconds, so that a request wakes no thread and
+costs the worker no pickling while it is answered. The process scores what it receives in batches,
+writes one access-log line per request (beside the request's own line on standard output, joined by
+``request_id``: the worker never formats them), and sends back the counts of (served label, served code,
+challenger label, challenger code), which a second thread of the worker adds to ``/metrics``. Metrics,
+all with closed label sets (labels 快/慢/模糊, the taxonomy's reason codes):
 
 - ``fastslow_shadow_label_agreement_total{label,agrees}``: queries by the served label, and whether the
   challenger gave the same label; ``..._code_agreement_total{reason_code,agrees}`` the same by primary code;
 - ``fastslow_shadow_labels_total{label,challenger_label}``: the two labels side by side (which way they
   disagree; ``challenger_label="error"`` for an input the challenger refuses);
 - ``fastslow_shadow_dropped_total``: queries the challenger never saw (its queue was full);
-  ``fastslow_shadow_errors_total``: queries it failed to score (a bug: the traceback is in its log);
+  ``fastslow_shadow_errors_total``: queries it failed to score (a bug: the traceback is in the server log);
 - ``fastslow_shadow_model_info{model_version,sha256}``: 1 for the challenger.
 
 The challenger's trust is its own: it is vouched for by its signature, by the registry's pin of its
@@ -24,12 +26,11 @@ The challenger's trust is its own: it is vouched for by its signature, by the re
 
 from __future__ import annotations
 
-import contextlib
+import collections
 import json
 import logging
 import multiprocessing
 import os
-import queue
 import threading
 import time
 import traceback
@@ -49,6 +50,10 @@ SHADOW_PIN_ENV = "FASTSLOW_SHADOW_SHA256"
 SHADOW_PINNED_BY_ENV = "FASTSLOW_SHADOW_PINNED_BY"
 #: requests waiting for the challenger at most; a request that finds the queue full is dropped
 QUEUE_REQUESTS = 1024
+#: seconds between two sends of the waiting requests to the challenger
+SEND_EVERY = 0.05
+#: requests in one message to the challenger at most
+SEND_AT_MOST = 64
 #: queries the challenger scores in one call at most
 MAX_BATCH = 256
 #: seconds the challenger may take to load and warm up
@@ -94,36 +99,38 @@ class ShadowMetrics:
         self.model = Gauge("fastslow_shadow_model_info", "the shadow challenger (value 1)",
                            ("model_version", "sha256"), multiprocess_mode="max", **reg)
 
-    def count(self, label: str, code: str, challenger_label: str, challenger_code: str | None) -> None:
+    def count(self, label: str, code: str, challenger_label: str, challenger_code: str | None, n: int = 1) -> None:
+        """``n`` queries the served model gave ``label`` and ``code``, the challenger the others."""
         challenger_label = challenger_label if challenger_label in LABELS else "error"
-        self.labels.labels(label, challenger_label).inc()
-        self.label_agreement.labels(label, str(label == challenger_label).lower()).inc()
+        self.labels.labels(label, challenger_label).inc(n)
+        self.label_agreement.labels(label, str(label == challenger_label).lower()).inc(n)
         self.code_agreement.labels(code if code in REASON_CODES else "other",
-                                   str(code == challenger_code).lower()).inc()
+                                   str(code == challenger_code).lower()).inc(n)
 
 
 class Shadow:
-    """The challenger process of one worker, the bounded queue of requests waiting for it, and two threads:
-    one hands the queue to the process (so that the response path never blocks on a full pipe), one counts
-    what the process sends back."""
+    """The challenger process of one worker, the bounded list of requests waiting for it, and two threads:
+    one sends the waiting requests to the process, one adds the counts it sends back to the metrics."""
 
     def __init__(self, path: Path, sha256: str | None, pinned_by: str, metrics_registry, access_log: logging.Logger):
         context = multiprocessing.get_context("spawn")  # a fresh interpreter: no state of the event loop copied
-        self.pending: queue.Queue = queue.Queue(QUEUE_REQUESTS)
+        self.pending: collections.deque = collections.deque()
+        self.stopping = threading.Event()
         requests_out, requests_in = context.Pipe(duplex=False)
         results_out, results_in = context.Pipe(duplex=False)
-        self.process = context.Process(target=challenger_main, args=(str(path), sha256, pinned_by, requests_out,
-                                                                     results_in),
+        self.process = context.Process(target=challenger_main,
+                                       args=(str(path), sha256, pinned_by, requests_out, results_in,
+                                             access_log.isEnabledFor(logging.INFO)),
                                        name="fastslow-shadow", daemon=True)
         self.process.start()
-        requests_out.close(), results_in.close()  # the process's ends: its exit is then an end of file here
+        requests_out.close()  # the process's ends: its exit is then an end of file here
+        results_in.close()
         self.requests, self.results = requests_in, results_out
         self.version, self.sha256 = self._wait_ready(path)
         self.metrics = ShadowMetrics(metrics_registry)
         self.metrics.model.labels(self.version, self.sha256).set(1)
-        self.access_log = access_log
         self.threads = [threading.Thread(target=target, name=name, daemon=True)
-                        for target, name in ((self._feed, "fastslow-shadow-feed"), (self._read, "fastslow-shadow-read"))]
+                        for target, name in ((self._send, "fastslow-shadow-send"), (self._read, "fastslow-shadow-read"))]
         for thread in self.threads:
             thread.start()
         log.info("worker %d: shadow challenger %s (sha256 %s…) loaded from %s in process %d", os.getpid(),
@@ -159,75 +166,53 @@ class Shadow:
 
     def submit(self, request_id: str | None, rows: list, records: list[dict]) -> str:
         """Hand the rows the served model gave a record (not an error record) to the challenger without
-        waiting: ``"queued"``, or ``"dropped"`` when its queue is full."""
+        waiting: ``"queued"``, or ``"dropped"`` when ``QUEUE_REQUESTS`` requests are already waiting."""
         compared = [(i, row, record["label"], record["primary_reason_code"])
                     for i, (row, record) in enumerate(zip(rows, records)) if "error" not in record]
         if not compared:
             return "none"
-        try:
-            self.pending.put_nowait((request_id, compared))
-        except queue.Full:
+        if len(self.pending) >= QUEUE_REQUESTS or self.stopping.is_set():
             self.metrics.dropped.inc(len(compared))
             return "dropped"
+        self.pending.append((request_id, compared))
         return "queued"
 
-    def _feed(self) -> None:
+    def _send(self) -> None:
+        """Every ``SEND_EVERY`` seconds, the waiting requests to the process in one message (blocking here,
+        not on the response path, while the process is behind); at ``close``, the rest and then None."""
         while True:
-            message = self.pending.get()
+            stopping = self.stopping.wait(SEND_EVERY)
+            batch = [self.pending.popleft() for _ in range(len(self.pending))]  # appended meanwhile: the next send
             try:
-                self.requests.send(message)
+                for start in range(0, len(batch), SEND_AT_MOST):  # short pickling: the event loop waits on the GIL
+                    self.requests.send(batch[start:start + SEND_AT_MOST])
+                if stopping:
+                    self.requests.send(None)
+                    return
             except OSError:  # the process has gone (``_read`` says so)
-                return
-            if message is None:
                 return
 
     def _read(self) -> None:
         while True:
             try:
-                message = self.results.recv()
+                counts = self.results.recv()
             except (EOFError, OSError):  # the process has ended: told to by ``close``, or it failed
                 self.process.join(10)
                 if self.process.exitcode != 0:
                     log.error("worker %d: the shadow challenger's process exited with %s: no more comparisons",
                               os.getpid(), self.process.exitcode)
                 return
-            for request_id, compared in message:
-                self._record(request_id, compared)
-
-    def _record(self, request_id: str | None, compared: list) -> None:
-        """Count one request's comparisons and write its shadow access-log line."""
-        disagreements, label_agrees, code_agrees, errors = [], 0, 0, 0
-        for i, label, code, challenger_label, challenger_code in compared:
-            if challenger_label is None:  # the challenger failed on this batch
-                errors += 1
-                continue
-            self.metrics.count(label, code, challenger_label, challenger_code)
-            label_agrees += label == challenger_label
-            code_agrees += code == challenger_code
-            if (label, code) != (challenger_label, challenger_code) and len(disagreements) < LOGGED_DISAGREEMENTS:
-                disagreements.append({"item": i, "label": label, "challenger_label": challenger_label,
-                                      "code": code, "challenger_code": challenger_code})
-        if errors:
-            self.metrics.errors.inc(errors)
-        if self.access_log.isEnabledFor(logging.INFO):
-            line = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "request_id": request_id,
-                    "pid": os.getpid(), "shadow": self.version, "items": len(compared) - errors,
-                    "label_agrees": label_agrees, "code_agrees": code_agrees, "disagreements": disagreements}
-            if errors:
-                line["errors"] = errors
-            self.access_log.info(json.dumps(line, ensure_ascii=False))
+            for (label, code, challenger_label, challenger_code), n in counts.items():
+                if challenger_label is None:  # the challenger failed on these
+                    self.metrics.errors.inc(n)
+                else:
+                    self.metrics.count(label, code, challenger_label, challenger_code, n)
 
     def close(self) -> None:
-        """Stop the challenger after the requests already queued (it also stops when its worker exits)."""
-        while True:
-            try:
-                self.pending.put_nowait(None)
-                break
-            except queue.Full:  # make room for the stop: the oldest waiting request is let go
-                with contextlib.suppress(queue.Empty):
-                    self.metrics.dropped.inc(len(self.pending.get_nowait()[1]))
+        """Stop the challenger after the requests already waiting (it also stops when its worker exits)."""
+        self.stopping.set()
         for thread in self.threads:
-            thread.join(30)
+            thread.join(60)
         self._stop_process()
 
     def _stop_process(self) -> None:
@@ -239,9 +224,10 @@ class Shadow:
         self.results.close()
 
 
-def challenger_main(path: str, sha256: str | None, pinned_by: str, requests, results) -> None:
-    """The challenger process: load the model, say it is ready, then score what arrives, in batches, until
-    told to stop (None) or until its worker has gone (the end of its pipe)."""
+def challenger_main(path: str, sha256: str | None, pinned_by: str, requests, results, log_access: bool) -> None:
+    """The challenger process: load the model, say it is ready, then score what arrives until told to stop
+    (None) or until its worker has gone (the end of its pipe): one access-log line per request, and the
+    counts of each batch sent back."""
     from fastslow.models.lifecycle.bundle import load_bundle, warmed
 
     for name in (EXPECT_ENV, EXPECT_FROM_ENV):  # the served model's pin, not the challenger's
@@ -252,21 +238,18 @@ def challenger_main(path: str, sha256: str | None, pinned_by: str, requests, res
         results.send(("failed", str(exc)))
         return
     results.send(("ready", model.version, model.info["sha256"]))
+    worker = multiprocessing.parent_process().pid
     try:
         while True:
-            batch = [requests.recv()]
-            if batch[0] is None:
+            batch = requests.recv()
+            if batch is None:
                 return
-            stop = False
-            while sum(len(compared) for _, compared in batch) < MAX_BATCH and requests.poll():
-                more = requests.recv()
-                if more is None:
-                    stop = True
-                    break
-                batch.append(more)
-            results.send(score_batch(model, batch))
-            if stop:
-                return
+            for start in range(0, len(batch), MAX_BATCH):
+                compared = score_batch(model, batch[start:start + MAX_BATCH])
+                if log_access:
+                    for request_id, verdicts in compared:
+                        os.write(1, access_line(request_id, worker, model.version, verdicts))  # one line, one write
+                results.send(collections.Counter(verdict[1:] for _, verdicts in compared for verdict in verdicts))
     except (EOFError, BrokenPipeError):  # the worker has gone
         return
 
@@ -282,6 +265,23 @@ def score_batch(model, batch: list) -> list:
         records = iter([{}] * len(rows))
     return [(request_id, [(i, label, code, *_challenger_answer(next(records))) for i, _, label, code in compared])
             for request_id, compared in batch]
+
+
+def access_line(request_id: str | None, worker: int, version: str, verdicts: list) -> bytes:
+    """One request's shadow access-log line: how many of its queries the challenger agreed with, and the
+    first ``LOGGED_DISAGREEMENTS`` disagreements in full."""
+    scored = [v for v in verdicts if v[3] is not None]
+    line = {"ts": datetime.now(timezone.utc).isoformat(timespec="milliseconds"), "request_id": request_id,
+            "pid": worker, "shadow": version, "items": len(scored),
+            "label_agrees": sum(label == other for _, label, _, other, _ in scored),
+            "code_agrees": sum(code == other for _, _, code, _, other in scored),
+            "disagreements": [{"item": i, "label": label, "challenger_label": other_label, "code": code,
+                               "challenger_code": other_code}
+                              for i, label, code, other_label, other_code in scored
+                              if (label, code) != (other_label, other_code)][:LOGGED_DISAGREEMENTS]}
+    if len(scored) < len(verdicts):
+        line["errors"] = len(verdicts) - len(scored)
+    return (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
 
 
 def _challenger_answer(record: dict) -> tuple[str | None, str | None]:
