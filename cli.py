@@ -74,9 +74,9 @@ def _load_model(path):
 
 def _add_trust_options(p: argparse.ArgumentParser) -> None:
     """What vouches for a model file before it is unpickled (``fastslow.models.lifecycle.signing``)."""
-    p.add_argument("--signing-key-file", type=Path, default=None,
-                   help="check the model's signature with the key in this file (default: $FASTSLOW_SIGNING_KEY, "
-                        "else $FASTSLOW_SIGNING_KEY_FILE, else ~/.config/fastslow/signing.key)")
+    p.add_argument("--verify-key-file", type=Path, default=None,
+                   help="check the model's signature with the public key in this file (default: $FASTSLOW_VERIFY_KEY, "
+                        "else $FASTSLOW_VERIFY_KEY_FILE, else ~/.config/fastslow/signing_ed25519.pub)")
     p.add_argument("--expect-sha256", metavar="HEX", default=None,
                    help="load only a model file with this SHA-256 (a pin: no signature needed)")
     p.add_argument("--trust-unsigned", action="store_true",
@@ -88,7 +88,7 @@ def _apply_trust(args) -> None:
     from fastslow.models.lifecycle import signing
 
     try:
-        signing.export(key_file=args.signing_key_file, expect_sha256=args.expect_sha256,
+        signing.export(verify_key_file=args.verify_key_file, expect_sha256=args.expect_sha256,
                        trust_unsigned=args.trust_unsigned)
     except signing.SigningKeyError as exc:
         print(f"fastslow {args.command}: {exc}", file=sys.stderr)
@@ -281,7 +281,27 @@ def cmd_serve(args) -> int:
 
     _apply_trust(args)
     return run(args.model, host=args.host, port=args.port, workers=args.workers, log_level=args.log_level,
-               **{name: getattr(args, name) for name in SETTINGS})
+               shadow=args.shadow, **{name: getattr(args, name) for name in SETTINGS})
+
+
+def cmd_sign(args) -> int:
+    from fastslow.models.lifecycle import signing
+    from fastslow.models.lifecycle.bundle import ModelLoadError, sign_bundle
+
+    try:
+        key = signing.configured_key(args.signing_key_file)
+        if key is None:
+            print(f"fastslow sign: no private signing key here (--signing-key-file, ${signing.KEY_ENV}, "
+                  f"${signing.KEY_FILE_ENV} or {signing.default_key_file()}): sign where models are trained",
+                  file=sys.stderr)
+            return 2
+        manifest = sign_bundle(args.model, key, args.expect_sha256)
+    except (signing.SigningKeyError, ModelLoadError) as exc:
+        print(f"fastslow sign: {exc}", file=sys.stderr)
+        return 2
+    print(f"signed {args.model} (sha256 {manifest['sha256'][:12]}…) with the key from {key.source} "
+          f"(key id {key.key_id}); loaders check it with its public key")
+    return 0
 
 
 def cmd_models(args) -> int:
@@ -418,8 +438,22 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(option(name), type=functools.partial(_argument, check), default=None, metavar="N",
                        help=f"{what} (default ${env}, else {getattr(Limits, name)})")
     p.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
+    p.add_argument("--shadow", default=None, metavar="MODEL",
+                   help="also score every request with this model (a bundle or models:/fastslow@challenger), off the "
+                        "response path, and count its agreement on /metrics and in the access log")
     _add_trust_options(p)
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("sign", help="sign a model bundle with the Ed25519 private key (re-sign an older bundle)",
+                       description="Sign the manifest of a bundle you trust with the private key where models are "
+                                   "trained; loaders check it with the public key. Nothing is unpickled.")
+    p.add_argument("model", type=Path, help="model bundle (.joblib) with its manifest beside it")
+    p.add_argument("--signing-key-file", type=Path, default=None,
+                   help="the private key (default: $FASTSLOW_SIGNING_KEY, else $FASTSLOW_SIGNING_KEY_FILE, else "
+                        "~/.config/fastslow/signing_ed25519)")
+    p.add_argument("--expect-sha256", metavar="HEX", default=None,
+                   help="sign only a file with this SHA-256 (e.g. the one its MLflow run recorded)")
+    p.set_defaults(func=cmd_sign)
 
     from fastslow.models.lifecycle.registry import DEFAULT_REGISTERED_MODEL
 

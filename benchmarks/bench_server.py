@@ -1,7 +1,7 @@
 """HTTP server speed: /v1/route beside /healthz, measured against the same server in the same run.
 
     python benchmarks/bench_server.py [--model PATH] [--workers 1] [--requests 2000] [--seconds 10]
-                                      [--concurrency 1,8,32]
+                                      [--concurrency 1,8,32] [--shadow MODEL]
 
 Starts `fastslow serve` on a free 127.0.0.1 port (loopback only), waits until it is ready, then at each
 concurrency level sends up to --requests requests (stopping after --seconds) to /healthz and to
@@ -198,11 +198,13 @@ def get(url: str) -> dict:
         return json.loads(response.read())
 
 
-def start_server(model: str | None, workers: int, log_dir: Path) -> tuple[subprocess.Popen, int]:
+def start_server(model: str | None, workers: int, log_dir: Path, shadow: str | None = None) -> tuple[subprocess.Popen, int]:
     port = free_port()
     cmd = [sys.executable, "-m", "fastslow.cli", "serve", "--host", HOST, "--port", str(port), "--workers", str(workers)]
     if model:
         cmd += ["--model", model]
+    if shadow:
+        cmd += ["--shadow", shadow]
     out_path, err_path = log_dir / "bench_server.access.log", log_dir / "bench_server.err.log"
     with open(out_path, "wb") as out, open(err_path, "wb") as err:  # logs kept off the terminal
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
@@ -255,6 +257,9 @@ def main(argv=None) -> int:
     parser.add_argument("--concurrency", default="1,8,32", help="comma-separated numbers of concurrent clients")
     parser.add_argument("--batch-size", type=int, default=64, help="items per /v1/route/batch request")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--shadow", default=None, metavar="MODEL",
+                        help="serve with `--shadow MODEL` (a challenger scored off the response path): run once with "
+                             "and once without to compare /v1/route")
     args = parser.parse_args(argv)
     levels = [int(c) for c in args.concurrency.split(",")]
 
@@ -266,7 +271,7 @@ def main(argv=None) -> int:
         for i in range(0, len(rows) - args.batch_size + 1, args.batch_size)]
 
     log_dir = Path(tempfile.mkdtemp(prefix="bench_server-"))
-    proc, port = start_server(args.model, args.workers, log_dir)
+    proc, port = start_server(args.model, args.workers, log_dir, args.shadow)
     try:
         info = get(f"http://{HOST}:{port}/v1/model")
         print(f"server: {args.workers} worker(s) on {HOST}:{port}, model {info['model_version']} "
@@ -306,6 +311,15 @@ def main(argv=None) -> int:
               f"{liveness['rps']:>9,.0f}{liveness['p50'] * 1000:>9.2f}{liveness['p99'] * 1000:>9.2f}"
               f"   while 3 clients sent {liveness['batches']} batches of 64 × 1,000 characters")
 
+        if args.shadow:
+            with urllib.request.urlopen(f"http://{HOST}:{port}/metrics", timeout=10) as response:
+                samples = [line.rsplit(" ", 1) for line in response.read().decode().splitlines()
+                           if line.startswith(("fastslow_shadow_label_agreement_total", "fastslow_shadow_dropped_total"))]
+            compared = sum(float(v) for name, v in samples if name.startswith("fastslow_shadow_label_agreement"))
+            agreed = sum(float(v) for name, v in samples if 'agrees="true"' in name)
+            dropped = sum(float(v) for name, v in samples if name.startswith("fastslow_shadow_dropped"))
+            print(f"\nshadow {args.shadow}: {compared:,.0f} queries compared (label agreement "
+                  f"{agreed / max(1, compared):.1%}), {dropped:,.0f} dropped (its queue was full)")
         print("\nmemory per worker (after the runs):")
         rss = []
         for pid in workers_of(proc.pid, args.workers):

@@ -51,7 +51,9 @@ from fastslow.models.lifecycle.bundle import DEFAULT_MODEL_PATH, FastslowModel, 
 from fastslow.models.lifecycle.manifest import MODEL_ENV
 from fastslow.models.record import INPUT_FIELDS, ErrorRecord, InputError, Record, RouteInput, error_record, validate_input
 from fastslow.serve import settings
+from fastslow.serve.docs_assets import add_offline_docs
 from fastslow.serve.metrics import MULTIPROC_ENV, Metrics
+from fastslow.serve.shadow import Shadow, export_challenger
 
 MAX_ITEMS_ENV, MAX_BODY_ENV, BODY_TIMEOUT_ENV = (settings.ENV[name] for name in ("max_batch_items", "max_body_bytes",
                                                                                      "body_timeout"))
@@ -678,7 +680,7 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
     log.info("worker %d: model %s (sha256 %s…) loaded from %s in %.1f s; jieba initialised",
              os.getpid(), model.version, str(info["sha256"])[:12], path, time.perf_counter() - started)
 
-    app = FastAPI(title="fastslow", version=_package_version(),
+    app = FastAPI(title="fastslow", version=_package_version(), docs_url=None, redoc_url=None,
                   description="Fast/slow routing of Chinese voice-assistant queries (XA4.1): "
                               "one record per query, the same as `fastslow score`.")
     app.state.model, app.state.info, app.state.ready = model, info, True
@@ -688,6 +690,7 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
     deadlines = BodyDeadlines(limits.body_timeout)
     metrics = Metrics()
     metrics.set_model(model.version, info["sha256"])
+    shadow = app.state.shadow = Shadow.from_env(metrics.registry, access_log)  # --shadow: None without one
 
     @app.exception_handler(BadRequest)
     async def _bad_request(request: Request, exc: BadRequest):
@@ -745,6 +748,8 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
         record = await batcher.score(item)  # validated once, here: scored without a second check
         _note(request, label=record["label"], code=record["primary_reason_code"])
         metrics.observe_records([record])
+        if shadow:
+            _note(request, shadow=shadow.submit(_request_id(request), [item], [record]))
         return json_response(record)
 
     @app.post("/v1/route/batch", summary="Route a batch of queries, one record each, in order", tags=["route"],
@@ -790,6 +795,8 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
             labels[key] = labels.get(key, 0) + 1
         _note(request, items=len(records), labels=labels)
         metrics.observe_records(records)
+        if shadow:
+            _note(request, shadow=shadow.submit(_request_id(request), items, records))
         return json_response({"records": records})
 
     @app.get("/metrics", include_in_schema=False)
@@ -806,6 +813,7 @@ def create_app(model_path: str | Path | None = None, *, model: FastslowModel | N
         return app.openapi_schema
 
     app.openapi = openapi
+    add_offline_docs(app)
     # a request is matched against the routes in order: the ones that carry traffic first, the
     # documentation's (which FastAPI adds first) last; every path is distinct, so no answer changes
     hot = {path: rank for rank, path in enumerate(HOT_PATHS)}
@@ -905,10 +913,10 @@ def metrics_folder():
 
 
 def run(model_path: str | Path | None = None, host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
-        log_level: str = "info", **given) -> int:
-    """Serve until interrupted. ``given``: limits (fields of ``settings.Limits``) that override the
-    environment's. A bad limit or a model that fails its checks is refused in one line before any port
-    is opened (exit status 2)."""
+        log_level: str = "info", shadow: str | Path | None = None, **given) -> int:
+    """Serve until interrupted. ``shadow``: a challenger model scored beside every request. ``given``:
+    limits (fields of ``settings.Limits``) that override the environment's. A bad limit or a model that
+    fails its checks is refused in one line before any port is opened (exit status 2)."""
     import uvicorn
 
     from fastslow.models.lifecycle.signing import SigningKeyError, export
@@ -917,6 +925,7 @@ def run(model_path: str | Path | None = None, host: str = "127.0.0.1", port: int
         limits = settings.limits(**given)
         resolved = _resolve(model_path)
         export(expect_sha256=resolved.sha256, pinned_by=resolved.pinned_by)  # the registry's pin, for the workers
+        export_challenger(shadow)  # --shadow, resolved once, for the workers
     except (settings.SettingError, ModelLoadError, SigningKeyError) as exc:
         print(f"fastslow serve: {exc}", file=sys.stderr)
         return 2

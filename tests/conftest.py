@@ -73,16 +73,19 @@ def locked(path: Path):
 
 @pytest.fixture(scope="session", autouse=True)
 def signing_key(tmp_path_factory):
-    """A throw-away signing key for the run (never ~/.config/fastslow/signing.key): every model the tests
-    train is signed with it, and every loader, in this process or a subprocess, checks with it."""
+    """A throw-away key pair for the run (never ~/.config/fastslow/): every model the tests train is
+    signed with its private key, and every loader, in this process or a subprocess, checks with its public
+    key. pytest-xdist's workers share one pair through a locked folder."""
     from fastslow.models.lifecycle import signing
 
     folder = run_folder(tmp_path_factory) / "signing"
     folder.mkdir(exist_ok=True)
+    path = folder / "signing_ed25519"
     with pytest.MonkeyPatch.context() as mp:
-        for name in (signing.KEY_ENV, signing.EXPECT_ENV, signing.TRUST_UNSIGNED_ENV):
+        for name in (signing.KEY_ENV, signing.VERIFY_KEY_ENV, signing.EXPECT_ENV, signing.TRUST_UNSIGNED_ENV):
             mp.delenv(name, raising=False)
-        mp.setenv(signing.KEY_FILE_ENV, str(folder / "signing.key"))
+        mp.setenv(signing.KEY_FILE_ENV, str(path))
+        mp.setenv(signing.VERIFY_KEY_FILE_ENV, str(signing.public_key_path(path)))  # loaders: the public key only
         with locked(folder / "lock"):
             key = signing.ensure_key()[0]
         yield key

@@ -1,10 +1,13 @@
-"""A forged model must not run code (issue 13, item 4). A pickle runs code when it is loaded, and the
-manifest's SHA-256 only catches accidents: whoever can rewrite the file can rewrite the manifest. So a
-bundle is unpickled only when a signature (HMAC with a key the forger does not have) or a pin (the
-registry's version tag, the pyfunc model's logged digest, ``--expect-sha256``) vouches for it, or when
-``--trust-unsigned`` says so. The forged pickle below writes a marker file when it is unpickled; every
-refusal is checked to have left no marker."""
+"""A forged model must not run code. A pickle runs code when it is loaded, and the manifest's SHA-256 only
+catches accidents: whoever can rewrite the file can rewrite the manifest. So a bundle is unpickled only
+when a signature (Ed25519, made with a private key the forger does not have and checked with its public
+key) or a pin (the registry's version tag, the pyfunc model's logged digest, ``--expect-sha256``) vouches
+for it, or when ``--trust-unsigned`` says so. A loader holds the public key only, so it cannot sign. The
+forged pickle below writes a marker file when it is unpickled; every refusal is checked to have left no
+marker."""
 
+import hashlib
+import hmac
 import json
 import os
 import pickle
@@ -16,8 +19,10 @@ import sys
 import pytest
 from conftest import sample_rows, small_train, write_jsonl
 
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 from fastslow.models.lifecycle import registry, signing
-from fastslow.models.lifecycle.bundle import ModelLoadError, load_bundle
+from fastslow.models.lifecycle.bundle import ModelLoadError, load_bundle, sign_bundle
 from fastslow.models.lifecycle.manifest import manifest_path, sha256_of
 from fastslow import cli
 
@@ -75,12 +80,32 @@ def serve_refused(*args, env=None) -> tuple[int, str]:
     return proc.returncode, err.decode("utf-8")
 
 
+def new_key(source: str = "a test") -> signing.SigningKey:
+    return signing.SigningKey(Ed25519PrivateKey.generate(), source)
+
+
+def write_public_key(key: signing.SigningKey, path):
+    path.write_bytes(signing.public_pem(key.public))
+    return path
+
+
 @pytest.fixture
 def no_key(monkeypatch, tmp_path):
-    """No signing key configured at all (no variable, no local key file)."""
+    """No key configured at all, private or public (no variable, no local key file)."""
+    monkeypatch.delenv(signing.KEY_FILE_ENV)
+    monkeypatch.delenv(signing.VERIFY_KEY_FILE_ENV)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "empty-config"))
+    assert signing.configured_key() is None and signing.configured_verify_key() is None
+
+
+@pytest.fixture
+def public_key_only(monkeypatch, tmp_path, signing_key):
+    """A loader's machine: the session's public key in a file, no private key readable anywhere."""
     monkeypatch.delenv(signing.KEY_FILE_ENV)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "empty-config"))
-    assert signing.configured_key() is None
+    public = write_public_key(signing_key, tmp_path / "team.pub")
+    monkeypatch.setenv(signing.VERIFY_KEY_FILE_ENV, str(public))
+    return public
 
 
 @pytest.fixture(scope="module")
@@ -102,14 +127,15 @@ def queries(tmp_path):
 
 
 def test_a_pin_or_a_signature_vouches_and_trust_unsigned_admits_the_rest_but_no_wrong_pin():
-    key, other, digest = signing.SigningKey(b"k" * 32, "test"), signing.SigningKey(b"o" * 32, "other"), "a" * 64
+    signer, digest = new_key(), "a" * 64
+    key, other = signing.VerifyKey(signer.public, "test"), signing.VerifyKey(new_key().public, "other")
     unsigned = {"sha256": digest, "model_version": "fastslow-1"}
-    signed = {**unsigned, "signature": signing.sign(unsigned, key)}
+    signed = {**unsigned, "signature": signing.sign(unsigned, signer)}
     Policy = signing.Policy
     assert Policy(key=key).refusal(signed, digest) is None
     assert "its manifest has no signature" in Policy(key=key).refusal(unsigned, digest)
-    assert "does not verify with the signing key from other" in Policy(key=other).refusal(signed, digest)
-    assert "no signing key is configured here" in Policy().refusal(signed, digest)
+    assert "does not verify with the public key from other" in Policy(key=other).refusal(signed, digest)
+    assert "no public key is configured here" in Policy().refusal(signed, digest)
     assert Policy(pins=((digest, "a test"),)).refusal(unsigned, digest) is None
     assert Policy(trust_unsigned=True).refusal(unsigned, digest) is None
     assert Policy(key=other, trust_unsigned=True).refusal(signed, digest) is None
@@ -132,7 +158,7 @@ def test_the_forged_pickle_runs_code_when_nothing_checks_it(store, tmp_path, mon
 
 
 @pytest.mark.parametrize("keep_signature, why", [
-    (True, "its signature does not verify with the signing key from key file"),
+    (True, "its signature does not verify with the public key from public key file"),
     (False, "nothing vouches for its SHA-256: its manifest has no signature"),
 ])
 def test_load_bundle_refuses_a_forged_model_before_unpickling_it(store, tmp_path, keep_signature, why):
@@ -165,28 +191,28 @@ def test_score_eval_and_serve_refuse_a_forged_model_and_run_nothing(store, tmp_p
 
 def test_a_genuine_signed_model_loads(store, signing_key):
     manifest = json.loads(manifest_path(store["path"]).read_text(encoding="utf-8"))
-    assert manifest["signature"]["algorithm"] == "hmac-sha256"
+    assert manifest["signature"]["algorithm"] == "ed25519"
     assert manifest["signature"]["key_id"] == signing_key.key_id
-    assert signing.signature_verifies(manifest, signing_key)
+    assert signing.signature_verifies(manifest, signing.configured_verify_key())
     assert load_bundle(store["path"]).version == store["run"]["model"].version
 
 
-def test_any_change_to_the_signed_manifest_breaks_the_signature(store, signing_key):
+def test_any_change_to_the_signed_manifest_breaks_the_signature(store):
     manifest = json.loads(manifest_path(store["path"]).read_text(encoding="utf-8"))
-    assert not signing.signature_verifies({**manifest, "model_version": "fastslow-000000000000"}, signing_key)
-    assert not signing.signature_verifies({**manifest, "sha256": "0" * 64}, signing_key)
+    key = signing.configured_verify_key()
+    assert not signing.signature_verifies({**manifest, "model_version": "fastslow-000000000000"}, key)
+    assert not signing.signature_verifies({**manifest, "sha256": "0" * 64}, key)
 
 
-def test_a_wrong_key_refuses(store, tmp_path, monkeypatch, queries):
-    other = tmp_path / "other.key"
-    other.write_text("another-key-" + "x" * 32)
-    result = fastslow("score", queries, "--model", store["path"], "--signing-key-file", other)
+def test_a_wrong_public_key_refuses(store, tmp_path, monkeypatch, queries):
+    other = write_public_key(new_key(), tmp_path / "other.pub")
+    result = fastslow("score", queries, "--model", store["path"], "--verify-key-file", other)
     assert result.returncode == 2
     err = result.stderr.decode()
-    assert f"signature does not verify with the signing key from key file {other}" in err
+    assert f"signature does not verify with the public key from public key file {other}" in err
     assert "was changed after signing, or it was signed with another key" in err
-    monkeypatch.setenv(signing.KEY_ENV, "yet-another-key-" + "y" * 32)
-    with pytest.raises(ModelLoadError, match=r"signing key from \$FASTSLOW_SIGNING_KEY"):
+    monkeypatch.setenv(signing.VERIFY_KEY_ENV, signing.public_pem(new_key().public).decode())
+    with pytest.raises(ModelLoadError, match=r"public key from \$FASTSLOW_VERIFY_KEY"):
         load_bundle(store["path"])
 
 
@@ -194,18 +220,107 @@ def test_without_a_key_a_signed_model_is_refused_naming_the_three_ways(store, no
     with pytest.raises(ModelLoadError) as refused:
         load_bundle(store["path"])
     message = str(refused.value)
-    assert f"it is signed (key id {signing_key.key_id}) but no signing key is configured here" in message
-    for way in ("$FASTSLOW_SIGNING_KEY", "--signing-key-file", "models:/NAME/VERSION", "--expect-sha256 HEX",
+    assert f"it is signed (key id {signing_key.key_id}) but no public key is configured here" in message
+    for way in ("$FASTSLOW_VERIFY_KEY", "--verify-key-file", "models:/NAME/VERSION", "--expect-sha256 HEX",
                 "--trust-unsigned", "FASTSLOW_TRUST_UNSIGNED=1"):
         assert way in message
 
 
-def test_a_missing_or_short_key_file_is_a_clear_error(store, tmp_path, monkeypatch, queries):
-    result = fastslow("score", queries, "--model", store["path"], "--signing-key-file", tmp_path / "nope.key")
-    assert result.returncode == 2 and f"cannot read signing key file {tmp_path / 'nope.key'}" in result.stderr.decode()
-    monkeypatch.setenv(signing.KEY_ENV, "short")
-    with pytest.raises(ModelLoadError, match=r"\$FASTSLOW_SIGNING_KEY holds 5 bytes; a key needs at least 16"):
+def test_a_missing_or_unusable_public_key_is_a_clear_error(store, tmp_path, monkeypatch, queries):
+    result = fastslow("score", queries, "--model", store["path"], "--verify-key-file", tmp_path / "nope.pub")
+    assert result.returncode == 2 and f"cannot read public key file {tmp_path / 'nope.pub'}" in result.stderr.decode()
+    monkeypatch.setenv(signing.VERIFY_KEY_ENV, "not a key")
+    with pytest.raises(ModelLoadError, match=r"\$FASTSLOW_VERIFY_KEY holds no Ed25519 public key in PEM"):
         load_bundle(store["path"])
+
+
+# --- a loader holds the public key only
+
+
+def test_a_loader_with_only_the_public_key_refuses_a_bundle_signed_by_another_key(store, tmp_path,
+                                                                                   public_key_only, queries):
+    """The genuine model loads with the public key alone; a forged pickle whose manifest an attacker signed
+    with a key pair of their own is refused by load_bundle, score and serve, before it is unpickled."""
+    assert load_bundle(store["path"]).version == store["run"]["model"].version
+    marker = tmp_path / "ran"
+    forged = forge(store["path"], tmp_path / "forged", marker, keep_signature=False)
+    attacker = new_key("the attacker's key")
+    sign_bundle(forged, attacker)
+    why = f"does not verify with the public key from public key file {public_key_only}"
+    with pytest.raises(ModelLoadError, match=why):
+        load_bundle(forged)
+    result = fastslow("score", queries, "--model", forged)
+    assert result.returncode == 2 and why in result.stderr.decode()
+    code, err = serve_refused("--model", forged)
+    assert code == 2 and why in err
+    assert not marker.exists()
+
+
+def test_a_loader_with_only_the_public_key_cannot_sign(store, tmp_path, public_key_only):
+    assert signing.configured_key() is None
+    policy_key = signing.Policy.from_env().key
+    assert policy_key.source == f"public key file {public_key_only}"
+    assert not hasattr(policy_key.public, "sign")  # a public key checks signatures, it cannot make one
+    copy = copy_bundle(store["path"], tmp_path / "copy", keep_signature=False)
+    result = fastslow("sign", copy)
+    assert result.returncode == 2
+    assert "fastslow sign: no private signing key here" in result.stderr.decode()
+    assert signing.SIGNATURE_FIELD not in json.loads(manifest_path(copy).read_text(encoding="utf-8"))
+
+
+def test_a_private_key_given_to_a_loader_is_refused(store, tmp_path, queries, signing_key):
+    private = tmp_path / "signing_ed25519"
+    shutil.copy(os.environ[signing.KEY_FILE_ENV], private)
+    result = fastslow("score", queries, "--model", store["path"], "--verify-key-file", private)
+    assert result.returncode == 2
+    assert (f"public key file {private} holds a private key: a loader checks with the public key only"
+            in result.stderr.decode())
+
+
+# --- bundles signed with HMAC by an older fastslow, and re-signing
+
+
+def hmac_signed(genuine, folder, secret: bytes = b"s" * 32):
+    """A copy of the bundle whose manifest an older fastslow signed with HMAC-SHA256."""
+    path = copy_bundle(genuine, folder, keep_signature=False)
+    manifest = json.loads(manifest_path(path).read_text(encoding="utf-8"))
+    value = hmac.new(secret, signing.signed_payload(manifest), hashlib.sha256).hexdigest()
+    manifest[signing.SIGNATURE_FIELD] = {"algorithm": "hmac-sha256", "key_id": "0123456789abcdef", "value": value}
+    manifest_path(path).write_text(json.dumps(manifest), encoding="utf-8")
+    return path
+
+
+def test_an_hmac_signed_bundle_is_refused_saying_how_to_re_sign_it(store, tmp_path, queries):
+    old = hmac_signed(store["path"], tmp_path / "old")
+    with pytest.raises(ModelLoadError) as refused:
+        load_bundle(old)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert ("it is signed with HMAC-SHA256 (key id 0123456789abcdef), which is no longer accepted (whoever can "
+            "check an HMAC can forge one): re-sign it where the Ed25519 private key is kept (`fastslow sign MODEL`, "
+            "or retrain it)") in message
+    result = fastslow("score", queries, "--model", old)
+    assert result.returncode == 2 and "`fastslow sign MODEL`" in result.stderr.decode()
+
+    result = fastslow("sign", old)
+    assert result.returncode == 0, result.stderr
+    assert f"signed {old} (sha256 {sha256_of(old)[:12]}…)" in result.stdout.decode()
+    assert load_bundle(old).version == store["run"]["model"].version
+
+
+def test_sign_refuses_a_file_that_does_not_match_its_manifest_or_the_pin(store, tmp_path):
+    copy = copy_bundle(store["path"], tmp_path / "copy", keep_signature=False)
+    result = fastslow("sign", copy, "--expect-sha256", "ab" * 32)
+    assert result.returncode == 2
+    assert f"its SHA-256 {sha256_of(copy)[:12]}… is not the abababababab… pinned by --expect-sha256" in (
+        result.stderr.decode())
+    marker = tmp_path / "ran"
+    forged = forge(store["path"], tmp_path / "forged", marker, keep_signature=False)
+    with open(forged, "ab") as f:
+        f.write(b"appended after the manifest was written")
+    result = fastslow("sign", forged)
+    assert result.returncode == 2 and "does not match the manifest" in result.stderr.decode()
+    assert not marker.exists()
 
 
 # --- pins
@@ -315,16 +430,25 @@ def test_the_pyfunc_model_is_pinned_to_the_bundle_it_logged(store, tmp_path, mon
 # --- the key train.py signs with
 
 
-def test_train_creates_a_private_local_key_once_and_signs_with_it(tmp_path, monkeypatch):
+def test_train_creates_a_private_local_key_pair_once_and_signs_with_it(tmp_path, monkeypatch):
     monkeypatch.delenv(signing.KEY_FILE_ENV)
+    monkeypatch.delenv(signing.VERIFY_KEY_FILE_ENV)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     key, created = signing.ensure_key()
-    path = tmp_path / "config" / "fastslow" / "signing.key"
+    path = tmp_path / "config" / "fastslow" / "signing_ed25519"
     assert created == path and key.source == f"key file {path}"
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and len(path.read_text().strip()) == 64
-    assert signing.ensure_key() == (key, None) and signing.configured_key() == key
-    monkeypatch.setenv(signing.KEY_ENV, "k" * 32)  # the environment's key wins and no file is made
-    assert signing.ensure_key() == (signing.SigningKey(b"k" * 32, "$FASTSLOW_SIGNING_KEY"), None)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and path.read_text().startswith("-----BEGIN PRIVATE KEY-----")
+    public = tmp_path / "config" / "fastslow" / "signing_ed25519.pub"
+    assert public.read_text().startswith("-----BEGIN PUBLIC KEY-----")
+    again, created_again = signing.ensure_key()
+    assert created_again is None and again.key_id == key.key_id == signing.configured_key().key_id
+    assert signing.configured_verify_key().key_id == key.key_id  # the local public key: loading works here
+    other = new_key()
+    monkeypatch.setenv(signing.KEY_ENV, other.private.private_bytes(  # the environment's key wins, no file is made
+        signing.serialization.Encoding.PEM, signing.serialization.PrivateFormat.PKCS8,
+        signing.serialization.NoEncryption()).decode())
+    from_env, created = signing.ensure_key()
+    assert (from_env.key_id, from_env.source, created) == (other.key_id, "$FASTSLOW_SIGNING_KEY", None)
 
 
 def test_train_signs_with_the_key_file_it_is_given(tmp_path):
@@ -332,4 +456,13 @@ def test_train_signs_with_the_key_file_it_is_given(tmp_path):
 
     args = train.build_parser().parse_args(["--signing-key-file", str(tmp_path / "team.key")])
     key, created = signing.ensure_key(args.signing_key_file)
-    assert created == tmp_path / "team.key" and signing.configured_key(tmp_path / "team.key") == key
+    assert created == tmp_path / "team.key" and signing.configured_key(tmp_path / "team.key").key_id == key.key_id
+    assert signing.configured_verify_key(tmp_path / "team.key.pub").key_id == key.key_id
+
+
+def test_an_hmac_secret_of_an_older_fastslow_does_not_sign(tmp_path):
+    old = tmp_path / "signing.key"
+    old.write_text("ab" * 32 + "\n")
+    with pytest.raises(signing.SigningKeyError, match=r"holds no unencrypted Ed25519 private key in PEM \(an HMAC "
+                                                      r"secret of an older fastslow no longer signs"):
+        signing.ensure_key(old)

@@ -15,10 +15,10 @@ import joblib
 
 from fastslow.models.lifecycle import signing
 from fastslow.models.lifecycle.manifest import (DEFAULT_MODEL_PATH, ModelLoadError, library_versions, manifest_path,
-                                                sha256_of, verify_bundle)
+                                                read_manifest, sha256_of, verify_bundle)
 from fastslow.models.pipeline import FastslowModel
 
-__all__ = ["DEFAULT_MODEL_PATH", "FastslowModel", "ModelLoadError", "load_bundle", "save_bundle", "warmed"]
+__all__ = ["DEFAULT_MODEL_PATH", "FastslowModel", "ModelLoadError", "load_bundle", "save_bundle", "sign_bundle", "warmed"]
 
 
 def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None,
@@ -39,8 +39,32 @@ def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None,
     key = key or signing.configured_key()
     if key is not None:
         manifest[signing.SIGNATURE_FIELD] = signing.sign(manifest, key)
-    manifest_path(path).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    _write_manifest(path, manifest)
     return manifest
+
+
+def sign_bundle(path: Path | str, key: signing.SigningKey, expect_sha256: str | None = None) -> dict:
+    """Sign the manifest of the bundle at ``path`` with ``key`` again (a bundle of an older fastslow, signed
+    with HMAC; one signed with a retired key pair), without unpickling it: whoever runs this vouches for the
+    file, so the file must match its manifest's SHA-256, and ``expect_sha256`` when it is given."""
+    path = Path(path)
+    if not path.is_file():
+        raise ModelLoadError(f"model file not found: {path}")
+    manifest = read_manifest(path)
+    actual = sha256_of(path)
+    if actual != manifest.get("sha256"):
+        raise ModelLoadError(f"refusing to sign {path}: SHA-256 {actual[:12]}… does not match the manifest "
+                             f"({str(manifest.get('sha256'))[:12]}…); the file was changed after training")
+    if expect_sha256 and actual != signing.normalise_sha256(expect_sha256, "--expect-sha256"):
+        raise ModelLoadError(f"refusing to sign {path}: its SHA-256 {actual[:12]}… is not the "
+                             f"{expect_sha256.strip().lower()[:12]}… pinned by --expect-sha256")
+    manifest[signing.SIGNATURE_FIELD] = signing.sign(manifest, key)
+    _write_manifest(path, manifest)
+    return manifest
+
+
+def _write_manifest(path: Path, manifest: dict) -> None:
+    manifest_path(path).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
 
 def load_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True, *,

@@ -74,7 +74,8 @@ class FastslowPyfunc(mlflow.pyfunc.PythonModel):
 def pip_requirements() -> list[str]:
     from importlib import metadata
 
-    return [f"{name}=={metadata.version(name)}" for name in (*TRACKED_LIBRARIES, "mlflow", "pyarrow", "pydantic")]
+    return [f"{name}=={metadata.version(name)}"
+            for name in (*TRACKED_LIBRARIES, "mlflow", "pyarrow", "pydantic", "cryptography")]  # cryptography: signing
 
 
 def _stage_code(folder: Path) -> list[str]:

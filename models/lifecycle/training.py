@@ -456,8 +456,8 @@ def run(args: argparse.Namespace) -> dict:
               + (" (alone: --only)" if args.only else " (added to the bundled corpus)"))
     print(f"\nmodel {model.version} → {args.output} (sha256 {manifest['sha256'][:12]}…), card {card_path.name}")
     print(f"signed with the key from {key.source} (key id {key.key_id})"
-          + (f", created now (mode 0600): loading needs this key, the registry's pin (models:/) or --expect-sha256"
-             if created_key else ""))
+          + (f", created now (mode 0600): loaders need its public key {signing.public_key_path(created_key)}, the "
+             "registry's pin (models:/) or --expect-sha256" if created_key else ""))
     print(f"MLflow run {run_id} in {uri} (experiment {args.experiment!r}); "
           f"fit+eval {fit_seconds}s; `mlflow ui --backend-store-uri {uri}` to browse")
     print(f"pyfunc model for Spark: {pyfunc_uri}")
