@@ -328,6 +328,36 @@ def cmd_promote(args) -> int:
     return 0
 
 
+def cmd_review(args) -> int:
+    from fastslow.data.io import InputFileError, read_rows
+    from fastslow.models.lifecycle.label_studio import labelling_config, review_tasks
+    from fastslow.models.lifecycle.progress import Progress, score_with_progress
+
+    _apply_trust(args)
+    model = _load_model(args.model)
+    progress = Progress("fastslow review")
+    try:
+        rows = list(read_rows(args.input, args.format, text_col=args.text_col))
+    except (InputFileError, FileNotFoundError) as exc:
+        print(f"fastslow review: {args.input}: {exc}", file=sys.stderr)
+        return 2
+    tasks, summary = review_tasks(model, rows, limit=args.limit,
+                                  score=lambda items: score_with_progress(model, items, progress, "distinct queries"))
+    config = args.config_out or args.output.with_name(args.output.stem + ".label_config.xml")
+    try:
+        args.output.write_text(json.dumps(tasks, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        config.write_text(labelling_config(), encoding="utf-8")
+    except OSError as exc:
+        print(f"fastslow review: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
+        return 2
+    left_out = ", ".join(f"{n} {reason}" for reason, n in summary.left_out.items())
+    print(f"{summary.rows} rows read" + (f" ({left_out} left out)" if left_out else "")
+          + f"; {summary.distinct} distinct queries; the {summary.tasks} most worth labelling → {args.output}")
+    print(f"labelling config → {config}: create a Label Studio project with it (Settings → Labeling Interface → Code), "
+          f"import {args.output.name}, label, export as JSON and train with `fastslow train --data EXPORT.json`")
+    return 0
+
+
 def cmd_config(args) -> int:
     from fastslow.models.lifecycle.config import write_starter_config
 
@@ -460,6 +490,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--run-name", default=None, help="MLflow run name of a new run")
     p.add_argument("--no-mlflow", action="store_true", help="print only, log nothing")
     p.set_defaults(func=cmd_robustness)
+
+    p = sub.add_parser("review", help="Label Studio tasks from a log: the distinct queries most worth labelling",
+                       description="Score a log and write Label Studio tasks: one per distinct query (normalised "
+                                   "text, context, endpoint) with its count in the log, the most teaching first "
+                                   "(low confidence, router and automation parser disagreeing, frequent), the "
+                                   "model's answer as a pre-annotation; and the labelling config (XML) generated "
+                                   "from the taxonomy and the intents. Rows without a query are counted and left out.")
+    p.add_argument("input", type=Path, help="the log (.jsonl, .csv or .parquet): query, optional context and endpoint")
+    p.add_argument("-o", "--output", type=Path, required=True, help="the tasks file to write (JSON, Label Studio's import format)")
+    p.add_argument("--config-out", type=Path, default=None,
+                   help="where to write the labelling config (default: beside the tasks, OUTPUT.label_config.xml)")
+    p.add_argument("--limit", type=positive_int, default=1000,
+                   help="at most this many tasks, the most teaching first (default 1000)")
+    p.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH,
+                   help="model bundle (.joblib) or registered model URI (models:/fastslow@champion)")
+    p.add_argument("--format", choices=FORMATS, help="input format when the extension does not say")
+    p.add_argument("--text-col", default="query", help="input column holding the query (default: query)")
+    _add_trust_options(p)
+    p.set_defaults(func=cmd_review)
 
     p = sub.add_parser("serve", help="the HTTP server: /v1/route, /v1/route/batch, /v1/model, /healthz, /readyz")
     p.add_argument("--model", type=Path, default=None,

@@ -84,8 +84,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
                         help="records whose label confidence is below this need review")
     parser.add_argument("--train-dir", type=Path, default=TRAIN_DIR, help="folder of labelled *.jsonl")
     parser.add_argument("--data", type=Path, nargs="+", default=[], metavar="PATH",
-                        help="extra labelled files (.jsonl, .csv, .parquet): routing labels and/or automation "
-                             "parses, merged with the bundled corpus; checked before anything is fitted")
+                        help="extra labelled files (.jsonl, .csv, .parquet, or a Label Studio JSON export .json): "
+                             "routing labels and/or automation parses, merged with the bundled corpus; checked "
+                             "before anything is fitted")
     parser.add_argument("--only", action="store_true",
                         help="train on the --data files alone instead of adding them to the bundled corpus")
     parser.add_argument("--cv", type=int, default=0, metavar="K",
@@ -487,6 +488,9 @@ def run(args: argparse.Namespace) -> dict:
         print("\nextra data: " + ", ".join(f"{name}: {c['routing']} routing, {c['automation']} automation rows"
                                             for name, c in extra.counts.items())
               + (" (alone: --only)" if args.only else " (added to the bundled corpus)"))
+        for name, counts in extra.left_out.items():
+            print(f"{name}: Label Studio export; left out {counts['skipped']} skipped and "
+                  f"{counts['unannotated']} unannotated tasks")
     print(f"\nmodel {model.version} → {args.output} (sha256 {manifest['sha256'][:12]}…), card {card_path.name}")
     print(f"signed with the key from {key.source} (key id {key.key_id})"
           + (f", created now (mode 0600): loading needs this key, the registry's pin (models:/) or --expect-sha256"
