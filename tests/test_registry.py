@@ -233,7 +233,7 @@ def test_fastslow_models_shows_blind_and_calibration_figures_per_version(store, 
     metrics = store["runs"][1]["metrics"]
     for heading, name in (("b.label", "blind_label_accuracy"), ("b.ECE", "blind_ece"), ("c.label", "calibration_label_accuracy"),
                           ("c.ECE", "calibration_ece")):
-        assert rows["2"][head.index(heading) + 1] == f"{metrics[name]:.3f}"   # + 1: "run id" is one column of two words
+        assert rows["2"][head.index(heading) - 1] == f"{metrics[name]:.3f}"   # - 1: the heading "run id" is two words
 
 
 def test_models_diff_puts_two_versions_side_by_side(store, capsys):
