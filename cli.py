@@ -179,6 +179,7 @@ def cmd_eval(args) -> int:
     from fastslow.models.routing.metrics import evaluate
     from fastslow.data.io import InputFileError
     from fastslow.models.routing.metrics import summary_table
+    from fastslow.models.lifecycle.progress import Progress, score_with_progress
 
     _apply_trust(args)
     model = _load_model(args.model)
@@ -187,7 +188,8 @@ def cmd_eval(args) -> int:
     except (DataError, InputFileError) as exc:
         print(f"fastslow eval: {exc}", file=sys.stderr)
         return 2
-    ev = evaluate(model, rows, "eval")
+    records = score_with_progress(model, rows, Progress("fastslow eval"), "rows scored")
+    ev = evaluate(model, rows, "eval", records=records)
     print(summary_table([ev]))
     print("\nper reason code:\n" + ev.per_code.to_string())
     print("\nlabel confusion (rows gold, columns predicted):\n" + ev.label_confusion.to_string())
@@ -202,6 +204,7 @@ def cmd_eval(args) -> int:
 def cmd_robustness(args) -> int:
     from fastslow.data.io import InputFileError, read_rows
     from fastslow.features.spoken import VARIANT_KINDS
+    from fastslow.models.lifecycle.progress import Progress
     from fastslow.models.robustness import robustness
 
     kinds = tuple(args.kinds) if args.kinds else VARIANT_KINDS
@@ -233,7 +236,11 @@ def cmd_robustness(args) -> int:
     if not rows:
         print(f"fastslow robustness: {args.data}: no row with a query", file=sys.stderr)
         return 2
-    result = robustness(model, rows, seed=args.seed, kinds=kinds)
+    progress = Progress("fastslow robustness")
+    result = robustness(model, rows, seed=args.seed, kinds=kinds,
+                        progress=(lambda done, total: progress.bar(done, total, "rows and variants scored"))
+                        if progress.interactive else None)
+    progress.done()
     print(result.table(Path(args.data).stem))
     if skipped:
         print(f"{len(skipped)} rows skipped (" + "; ".join(skipped[:3]) + ("; …" if len(skipped) > 3 else "") + ")")
@@ -307,9 +314,18 @@ def cmd_sign(args) -> int:
 def cmd_models(args) -> int:
     from fastslow.models.lifecycle import registry
 
+    if args.diff and (args.diff[0] != "diff" or len(args.diff) != 3):
+        print(f"fastslow models: expected `fastslow models` or `fastslow models diff A B`, got "
+              f"{' '.join(args.diff)!r}", file=sys.stderr)
+        return 2
     try:
         mlflow_client = registry.client(args.tracking_uri)
         with registry.store_errors(args.tracking_uri):
+            if args.diff:
+                a, b = (registry.get_version(mlflow_client, args.name, v) for v in args.diff[1:])
+                print(registry.diff_table(a, b, registry.run_params(mlflow_client, a.run_id),
+                                          registry.run_params(mlflow_client, b.run_id), every_metric=args.all))
+                return 0
             versions = registry.list_versions(mlflow_client, args.name)
     except registry.RegistryError as exc:
         print(f"fastslow models: {exc}", file=sys.stderr)
@@ -336,6 +352,79 @@ def cmd_promote(args) -> int:
     return 0
 
 
+def cmd_review(args) -> int:
+    from fastslow.data.io import InputFileError, read_rows
+    from fastslow.models.lifecycle.label_studio import labelling_config, review_tasks
+    from fastslow.models.lifecycle.progress import Progress, score_with_progress
+
+    _apply_trust(args)
+    model = _load_model(args.model)
+    progress = Progress("fastslow review")
+    try:
+        rows = list(read_rows(args.input, args.format, text_col=args.text_col))
+    except (InputFileError, FileNotFoundError) as exc:
+        print(f"fastslow review: {args.input}: {exc}", file=sys.stderr)
+        return 2
+    tasks, summary = review_tasks(model, rows, limit=args.limit,
+                                  score=lambda items: score_with_progress(model, items, progress, "distinct queries"))
+    config = args.config_out or args.output.with_name(args.output.stem + ".label_config.xml")
+    try:
+        args.output.write_text(json.dumps(tasks, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        config.write_text(labelling_config(), encoding="utf-8")
+    except OSError as exc:
+        print(f"fastslow review: {exc.strerror or exc}: {exc.filename}", file=sys.stderr)
+        return 2
+    left_out = ", ".join(f"{n} {reason}" for reason, n in summary.left_out.items())
+    print(f"{summary.rows} rows read" + (f" ({left_out} left out)" if left_out else "")
+          + f"; {summary.distinct} distinct queries; the {summary.tasks} most worth labelling → {args.output}")
+    print(f"labelling config → {config}: create a Label Studio project with it (Settings → Labeling Interface → Code), "
+          f"import {args.output.name}, label, export as JSON and train with `fastslow train --data EXPORT.json`")
+    return 0
+
+
+def cmd_config(args) -> int:
+    from fastslow.models.lifecycle.config import write_starter_config
+
+    try:
+        path = write_starter_config(args.path)
+    except FileExistsError:
+        print(f"fastslow config init: {args.path} exists; not overwritten (give another path)", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"fastslow config init: {args.path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}: every setting of `fastslow train` with its default; change what you need and train "
+          f"with `fastslow train --config {path}`")
+    return 0
+
+
+def version_text() -> str:
+    """``fastslow --version``: this package's version and the libraries that decide its records."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from fastslow import __version__
+
+    def installed(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
+
+    libraries = ", ".join(f"{name} {installed(name)}" for name in ("scikit-learn", "numpy", "python-crfsuite", "jieba"))
+    return f"fastslow {__version__} (Python {sys.version.split()[0]}; {libraries})"
+
+
+class VersionAction(argparse.Action):
+    """``--version``: ``version_text()`` on one line (argparse's own action wraps it at the terminal width)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(version_text())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH
     from fastslow.serve.batch import DEFAULT_CHUNK
@@ -343,6 +432,7 @@ def build_parser() -> argparse.ArgumentParser:
     from fastslow.models.taxonomy import ENDPOINTS
 
     parser = argparse.ArgumentParser(prog="fastslow", description="Fast/slow routing of Chinese voice queries (XA4.1).")
+    parser.add_argument("--version", action=VersionAction, help="print the version and the libraries' and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     # `fastslow train ...` is handed whole to train.py's own parser (see main); listed here for --help.
@@ -425,6 +515,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-mlflow", action="store_true", help="print only, log nothing")
     p.set_defaults(func=cmd_robustness)
 
+    p = sub.add_parser("review", help="Label Studio tasks from a log: the distinct queries most worth labelling",
+                       description="Score a log and write Label Studio tasks: one per distinct query (normalised "
+                                   "text, context, endpoint) with its count in the log, the most teaching first "
+                                   "(low confidence, router and automation parser disagreeing, frequent), the "
+                                   "model's answer as a pre-annotation; and the labelling config (XML) generated "
+                                   "from the taxonomy and the intents. Rows without a query are counted and left out.")
+    p.add_argument("input", type=Path, help="the log (.jsonl, .csv or .parquet): query, optional context and endpoint")
+    p.add_argument("-o", "--output", type=Path, required=True, help="the tasks file to write (JSON, Label Studio's import format)")
+    p.add_argument("--config-out", type=Path, default=None,
+                   help="where to write the labelling config (default: beside the tasks, OUTPUT.label_config.xml)")
+    p.add_argument("--limit", type=positive_int, default=1000,
+                   help="at most this many tasks, the most teaching first (default 1000)")
+    p.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH,
+                   help="model bundle (.joblib) or registered model URI (models:/fastslow@champion)")
+    p.add_argument("--format", choices=FORMATS, help="input format when the extension does not say")
+    p.add_argument("--text-col", default="query", help="input column holding the query (default: query)")
+    _add_trust_options(p)
+    p.set_defaults(func=cmd_review)
+
     p = sub.add_parser("serve", help="the HTTP server: /v1/route, /v1/route/batch, /v1/model, /healthz, /readyz")
     p.add_argument("--model", type=Path, default=None,
                    help=f"model bundle (.joblib) or models:/fastslow@champion; default $FASTSLOW_MODEL, "
@@ -462,8 +571,14 @@ def build_parser() -> argparse.ArgumentParser:
     registry_options.add_argument("--tracking-uri", default=None,
                                   help="MLflow tracking URI (default: $MLFLOW_TRACKING_URI or sqlite:///mlflow.db)")
     p = sub.add_parser("models", parents=[registry_options],
-                       help="registered versions with their fixture metrics, capture conformance and aliases")
+                       help="registered versions with their fixture, blind and calibration figures; "
+                            "`models diff A B` compares two",
+                       description="Without arguments: every registered version with its fixture figures (the "
+                                   "gate's), its blind-set and calibration-set figures, capture conformance and "
+                                   "aliases. `fastslow models diff A B`: versions A and B side by side.")
+    p.add_argument("diff", nargs="*", metavar="diff A B", help="compare versions A and B (e.g. `diff 3 4`)")
     p.add_argument("-v", "--verbose", action="store_true", help="also print each version's gate decision")
+    p.add_argument("--all", action="store_true", help="with diff: every metric of the two runs, not only the headline ones")
     p.set_defaults(func=cmd_models)
 
     p = sub.add_parser("promote", parents=[registry_options],
@@ -471,6 +586,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("version", help="model version number (see `fastslow models`)")
     p.add_argument("--force", action="store_true", help="promote even when the gate refuses (says what it overrode)")
     p.set_defaults(func=cmd_promote)
+
+    p = sub.add_parser("config", help="`config init [PATH]`: write a starter fastslow.toml (every training setting)",
+                       description="Write a starter config file for `fastslow train --config PATH`: every setting "
+                                   "with its built-in default, its data paths pointing at the bundled data. "
+                                   "An existing file is never overwritten.")
+    config_sub = p.add_subparsers(dest="config_command", required=True)
+    init = config_sub.add_parser("init", help="write the starter file")
+    init.add_argument("path", nargs="?", type=Path, default=Path("fastslow.toml"),
+                      help="where to write it (default: fastslow.toml here)")
+    init.set_defaults(func=cmd_config)
     return parser
 
 

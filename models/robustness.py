@@ -50,16 +50,24 @@ class Robustness:
         return "\n".join(lines)
 
 
-def robustness(model, rows: list[dict], seed: int = 0, kinds=VARIANT_KINDS) -> Robustness:
+def robustness(model, rows: list[dict], seed: int = 0, kinds=VARIANT_KINDS, progress=None,
+               chunk: int = 500) -> Robustness:
     """Score ``rows`` (input dicts: query, optional context and endpoint) and their spoken variants with
-    ``model`` (a ``FastslowModel``; its automation parser is not needed and not run)."""
+    ``model`` (a ``FastslowModel``; its automation parser is not needed and not run). ``progress``:
+    called as ``progress(scored, total)`` after each ``chunk`` of rows and variants when given."""
     router_only = dataclasses.replace(model, automation=None)
     items = [{"query": r["query"], "context": r.get("context") or [], "endpoint": r.get("endpoint")} for r in rows]
     variants = [spoken_variants(item["query"], seed, kinds) for item in items]
     batch = list(items)
     for item, found in zip(items, variants):
         batch.extend({**item, "query": text} for _, text in found)
-    records = router_only.score(batch)
+    if progress is None:
+        records = router_only.score(batch)
+    else:
+        records = []
+        for start in range(0, len(batch), chunk):
+            records += router_only.score(batch[start:start + chunk])
+            progress(len(records), len(batch))
     total = {kind: 0 for kind in kinds}
     stayed = {kind: 0 for kind in kinds}
     flips = []

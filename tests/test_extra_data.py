@@ -119,7 +119,7 @@ def test_unreadable_files_are_problems_too(tmp_path, ref):
     (tmp_path / "noquery.csv").write_text("text,label\n开空调,快\n", encoding="utf-8")
     problems = load_extra([tmp_path / "missing.jsonl", tmp_path / "notes.txt", tmp_path / "noquery.csv"], ref).problems
     assert problems == [f"{tmp_path / 'missing.jsonl'}: file not found",
-                        f"{tmp_path / 'notes.txt'}: use .jsonl, .csv or .parquet",
+                        f"{tmp_path / 'notes.txt'}: use .jsonl, .csv, .parquet or a Label Studio export (.json)",
                         f"{tmp_path / 'noquery.csv'}: CSV has no 'query' column (columns: text, label)"]
 
 

@@ -3,7 +3,10 @@
 promote`; `models:/fastslow@champion` wherever a model path is accepted. Runs are real `train.run`s on
 small data (router only) in a throw-away SQLite store."""
 
+import contextlib
+import io
 import json
+import sys
 
 import pytest
 from conftest import sample_rows, small_train, write_jsonl
@@ -38,11 +41,15 @@ def store(tmp_path_factory, monkeypatch_module):
     contract["cases"][0]["expected"]["outcome"] = "ignore"  # was pending_candidate: the policy now fails one check
     broken = folder / "capture_broken.json"
     broken.write_text(json.dumps(contract, ensure_ascii=False), encoding="utf-8")
-    runs = [small_train(folder / "r1", uri, "--train-dir", str(folder / "tiny"), "--data", str(extra), "--cv", "2"),
-            small_train(folder / "r2", uri, "--only", "--data", str(bigger)),
-            small_train(folder / "r3", uri, "--only", "--data", str(folder / "tiny" / "core.jsonl")),
-            small_train(folder / "r4", uri, "--only", "--data", str(bigger), "--capture-fixture", str(broken))]
-    return {"uri": uri, "runs": runs, "folder": folder, "client": registry.client(uri)}
+    stderr = []
+    with contextlib.redirect_stderr(io.StringIO()) as err:  # the stage lines of the first run, kept for a test
+        runs = [small_train(folder / "r1", uri, "--train-dir", str(folder / "tiny"), "--data", str(extra), "--cv", "2")]
+    sys.stderr.write(err.getvalue())
+    stderr.append(err.getvalue())
+    runs += [small_train(folder / "r2", uri, "--only", "--data", str(bigger)),
+             small_train(folder / "r3", uri, "--only", "--data", str(folder / "tiny" / "core.jsonl")),
+             small_train(folder / "r4", uri, "--only", "--data", str(bigger), "--capture-fixture", str(broken))]
+    return {"uri": uri, "runs": runs, "folder": folder, "client": registry.client(uri), "stderr": stderr}
 
 
 @pytest.fixture(scope="module")
@@ -214,3 +221,51 @@ def test_gate_tolerates_dev_noise_but_not_a_dev_drop():
         "dev_label_macro_f1 0.900 < champion 0.939 - 0.02"]
     assert registry.gate({**best, "automation_dev_group_exact": 0.90}, best) == [
         "automation_dev_group_exact 0.900 < champion 0.977 - 0.02"]
+
+
+# --- what a newcomer compares versions by
+
+def test_fastslow_models_shows_blind_and_calibration_figures_per_version(store, capsys):
+    assert cli.main(["models"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = lines[0].split()
+    rows = {line.split()[0]: line.split() for line in lines[2:6]}
+    metrics = store["runs"][1]["metrics"]
+    for heading, name in (("b.label", "blind_label_accuracy"), ("b.ECE", "blind_ece"), ("c.label", "calibration_label_accuracy"),
+                          ("c.ECE", "calibration_ece")):
+        assert rows["2"][head.index(heading) - 1] == f"{metrics[name]:.3f}"   # - 1: the heading "run id" is two words
+
+
+def test_models_diff_puts_two_versions_side_by_side(store, capsys):
+    assert cli.main(["models", "diff", "3", "2"]) == 0
+    out = capsys.readouterr().out
+    a, b = store["runs"][2]["metrics"], store["runs"][1]["metrics"]
+    assert out.splitlines()[0].startswith("version 3 (run ") and "→ version 2 (run " in out.splitlines()[0]
+    assert "train_rows" in out.split("parameters that differ:")[1].split("metric")[0]
+    line = next(x for x in out.splitlines() if x.startswith("blind_label_accuracy "))
+    assert line.split() == ["blind_label_accuracy", f"{a['blind_label_accuracy']:.3f}", f"{b['blind_label_accuracy']:.3f}",
+                            f"{b['blind_label_accuracy'] - a['blind_label_accuracy']:+.3f}"]
+    assert not any(x.startswith("train_label_accuracy") for x in out.splitlines())   # headline figures only
+    assert cli.main(["models", "diff", "3", "2", "--all"]) == 0
+    assert any(x.startswith("train_label_accuracy") for x in capsys.readouterr().out.splitlines())
+    assert cli.main(["models", "diff", "3", "9"]) == 2 and "no version 9" in capsys.readouterr().err
+    assert cli.main(["models", "diff", "3"]) == 2 and "models diff A B" in capsys.readouterr().err
+
+
+def test_each_run_logs_confusion_matrices_a_reliability_diagram_and_a_risk_coverage_curve(store):
+    from fastslow.models.lifecycle.training import RELIABILITY_PNG, RISK_COVERAGE_PNG
+
+    for run in store["runs"]:
+        pictures = {a.path.rsplit("/", 1)[1]: a.file_size for a in store["client"].list_artifacts(run["run_id"], "evaluation")
+                    if a.path.endswith(".png")}
+        assert {"calibration_confusion_label.png", "dev_confusion_code.png", RELIABILITY_PNG, RISK_COVERAGE_PNG} <= set(pictures)
+        assert min(pictures.values()) > 5_000   # drawn, not empty
+
+
+def test_training_reports_its_stages_with_elapsed_time_from_the_start(store):
+    lines = store["stderr"][0].splitlines()
+    stages = [line for line in lines if line.startswith("train [")]
+    assert stages[0].endswith("s] checking the tracking store and the signing key")
+    assert any("fitting the router on" in line for line in stages) and stages[-1].endswith("s] done")
+    seconds = [float(line.split("[")[1].split("s]")[0]) for line in stages]
+    assert seconds == sorted(seconds)

@@ -90,3 +90,32 @@ def parse_args(parser: argparse.ArgumentParser, argv: list[str] | None = None) -
     if getattr(known, "config", None):
         parser.set_defaults(**read_config(known.config, parser))
     return parser.parse_args(argv)
+
+
+#: the file that lists every option with its default, shipped in the package (pyproject package-data)
+BUNDLED_CONFIG = "fastslow.toml"
+
+
+def bundled_config_text() -> str:
+    """The text of the bundled ``fastslow.toml`` (installed or in a checkout)."""
+    from importlib.resources import files
+
+    return files("fastslow").joinpath(BUNDLED_CONFIG).read_text(encoding="utf-8")
+
+
+def starter_config() -> str:
+    """The bundled ``fastslow.toml`` for another folder: its paths into the bundled data made absolute
+    (they read relative to the file's folder), the rest as it is; trained with as it stands, it gives
+    the built-in defaults."""
+    from importlib.resources import files
+
+    root = str(files("fastslow")).rstrip("/\\")
+    return bundled_config_text().replace('"data/', f'"{Path(root).as_posix()}/data/')
+
+
+def write_starter_config(path: str | Path) -> Path:
+    """Write ``starter_config()`` to ``path``; ``FileExistsError`` rather than overwrite a file."""
+    path = Path(path)
+    with path.open("x", encoding="utf-8") as f:
+        f.write(starter_config())
+    return path

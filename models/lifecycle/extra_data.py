@@ -9,6 +9,9 @@ automation parse, or both, told apart by its columns:
   intent}]}]`` (a JSON string in CSV), with ``markup`` (the gold spans, see
   ``data/automation/README.md``) optional when every condition and subquery is said verbatim.
 
+A Label Studio JSON export (``.json``, see ``label_studio``) is read as such: its annotated tasks are
+rows; skipped and unannotated tasks are counted (``ExtraData.left_out``) and left out.
+
 ``validate_extra`` is pure: it returns the clean rows and every problem as ``FILE:ROW: message``, so
 that ``train.py`` can print them all and stop before fitting anything.
 """
@@ -45,6 +48,7 @@ class ExtraData:
     automation: list[dict] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)  # file → {"routing": n, "automation": n}
+    left_out: dict[str, dict[str, int]] = field(default_factory=dict)  # Label Studio export → {"skipped": n, "unannotated": n}
 
     def by_file(self) -> dict[str, list[dict]]:
         """Each file's valid rows, once each (a row with a label and a parse merged), in file order."""
@@ -78,7 +82,7 @@ def read_extra(path: str | Path) -> list[Row]:
     try:
         fmt = detect_format(path)
     except InputFileError:
-        raise InputFileError(f"{path}: use .jsonl, .csv or .parquet") from None
+        raise InputFileError(f"{path}: use .jsonl, .csv, .parquet or a Label Studio export (.json)") from None
     if not path.is_file():
         raise InputFileError(f"{path}: file not found")
     try:
@@ -216,13 +220,22 @@ def validate_extra(files: dict[str, list[Row]], ref: Reference) -> ExtraData:
 
 
 def load_extra(paths: list[Path], ref: Reference) -> ExtraData:
-    """Read and validate every extra file; a file that cannot be read at all is one problem."""
-    files, problems = {}, []
+    """Read and validate every extra file; a file that cannot be read at all is one problem. A ``.json``
+    file is a Label Studio export: its rows are numbered by task id."""
+    from fastslow.models.lifecycle.label_studio import ExportError, read_export
+
+    files, problems, left_out = {}, [], {}
     for path in paths:
         try:
-            files[str(path)] = read_extra(path)
-        except InputFileError as exc:
+            if Path(path).suffix.lower() == ".json":
+                export = read_export(path)
+                files[str(path)] = export.rows
+                left_out[str(path)] = {"skipped": export.skipped, "unannotated": export.unannotated}
+            else:
+                files[str(path)] = read_extra(path)
+        except (InputFileError, ExportError) as exc:
             problems.append(str(exc))
     data = validate_extra(files, ref)
     data.problems[:0] = problems
+    data.left_out = left_out
     return data

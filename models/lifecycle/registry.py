@@ -346,19 +346,71 @@ def list_versions(mlflow_client, name: str = DEFAULT_REGISTERED_MODEL) -> list[V
     return sorted(out, key=lambda v: int(v.version), reverse=True)
 
 
+#: the columns of ``fastslow models``: metric → short heading (fixture, then the blind and calibration sets)
+VERSION_COLUMNS = {"fixture_label_accuracy": "label", "fixture_label_macro_f1": "macroF1",
+                   "fixture_code_accuracy": "code", "automation_fixture_group_exact": "groups",
+                   "automation_fixture_group_exact_no_intent": "no-int", "automation_fixture_condition_exact": "cond",
+                   "blind_label_accuracy": "b.label", "blind_label_macro_f1": "b.F1", "blind_ece": "b.ECE",
+                   "automation_blind_group_exact": "b.groups",
+                   "calibration_label_accuracy": "c.label", "calibration_ece": "c.ECE"}
+
+
 def versions_table(versions: list[VersionInfo]) -> str:
-    short = {"fixture_label_accuracy": "label", "fixture_label_macro_f1": "macroF1", "fixture_code_accuracy": "code",
-             "automation_fixture_group_exact": "groups", "automation_fixture_group_exact_no_intent": "no-int",
-             "automation_fixture_condition_exact": "cond"}
-    head = f"{'version':>7}  {'run id':<32}  {'created (UTC)':<16}" + "".join(f"{s:>8}" for s in short.values())
+    """One line a version: its fixture figures (the gate's), its blind-set (b.) and calibration-set (c.)
+    figures, capture conformance and aliases."""
+    head = f"{'version':>7}  {'run id':<32}  {'created (UTC)':<16}" + "".join(f"{s:>9}" for s in VERSION_COLUMNS.values())
     head += f"{'capture':>9}  alias"
     lines = [head, "-" * (len(head) + 10)]
     for v in versions:
-        cells = "".join(f"{v.metrics[m]:>8.3f}" if m in v.metrics else f"{'-':>8}" for m in short)
+        cells = "".join(f"{v.metrics[m]:>9.3f}" if m in v.metrics else f"{'-':>9}" for m in VERSION_COLUMNS)
         capture = v.metrics.get(CAPTURE_METRIC)
         lines.append(f"{v.version:>7}  {v.run_id:<32}  {v.created:<16}{cells}"
                      f"{('-' if capture is None else f'{capture:.3f}'):>9}  {','.join(v.aliases)}")
+    return "\n".join(lines + ["fixture: the frozen spec fixture (the gate); b.: the blind set; c.: the calibration set"])
+
+
+def get_version(mlflow_client, name: str, version: str) -> VersionInfo:
+    """One version of ``name`` as ``list_versions`` gives it; ``RegistryError`` when there is none."""
+    for v in list_versions(mlflow_client, name):
+        if v.version == str(version):
+            return v
+    raise RegistryError(f"no version {version} of registered model {name!r}")
+
+
+#: the metrics ``fastslow models diff`` shows unless asked for all: the sets a promotion is judged on
+DIFF_PREFIXES = ("fixture_", "automation_fixture_", "dev_label", "dev_code", "dev_ece", "blind_", "automation_blind_",
+                 "calibration_", "capture_", "temperature")
+#: the parameters that say how two versions were trained differently
+DIFF_PARAMS = ("C", "seed", "class_weight", "fast_min_probability", "spoken_variants", "review_threshold",
+               "train_rows", "train_digest", "extra_files", "only", "crf_c1", "crf_c2", "crf_iterations", "intent_C")
+
+
+def diff_table(a: VersionInfo, b: VersionInfo, params_a: dict, params_b: dict, every_metric: bool = False) -> str:
+    """Two versions side by side: the parameters that differ, then each metric with both values and
+    the change (B − A); ``every_metric`` lists all the runs' metrics, else the fixture, dev, blind,
+    calibration and capture figures."""
+    lines = [f"version {a.version} (run {a.run_id}, {a.created}{', ' + ','.join(a.aliases) if a.aliases else ''})"
+             f" → version {b.version} (run {b.run_id}, {b.created}{', ' + ','.join(b.aliases) if b.aliases else ''})",
+             ""]
+    changed = [p for p in DIFF_PARAMS if params_a.get(p) != params_b.get(p)]
+    lines.append("parameters that differ: " + ("none" if not changed else ""))
+    lines += [f"  {p:<24} {str(params_a.get(p, '-')):>20} → {str(params_b.get(p, '-'))}" for p in changed]
+    names = sorted(set(a.metrics) | set(b.metrics))
+    if not every_metric:
+        names = [n for n in names if n.startswith(DIFF_PREFIXES) and not n.endswith("_n")]
+    width = max([24, *(len(n) + 1 for n in names)])
+    lines += ["", f"{'metric':<{width}}{'version ' + a.version:>12}{'version ' + b.version:>12}{'change':>9}",
+              "-" * (width + 33)]
+    for n in names:
+        va, vb = a.metrics.get(n), b.metrics.get(n)
+        change = "" if va is None or vb is None else f"{vb - va:+.3f}" if abs(vb - va) >= 0.0005 else "="
+        lines.append(f"{n:<{width}}{'-' if va is None else f'{va:.3f}':>12}{'-' if vb is None else f'{vb:.3f}':>12}"
+                     f"{change:>9}")
     return "\n".join(lines)
+
+
+def run_params(mlflow_client, run_id: str) -> dict:
+    return dict(mlflow_client.get_run(run_id).data.params)
 
 
 # --------------------------------------------------------------------------------------------------

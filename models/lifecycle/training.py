@@ -50,11 +50,12 @@ from fastslow.models.lifecycle.dataset import (BLIND_FILE, CALIBRATION_FILE, DEV
 from fastslow.models.lifecycle.extra_data import ExtraDataError, Reference, load_extra
 from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH
 from fastslow.models.lifecycle.model_card import CardFacts, DatasetSummary, model_card
+from fastslow.models.lifecycle.progress import Progress, score_with_progress
 from fastslow.models.lifecycle.pyfunc import log_pyfunc_model
 from fastslow.models.lifecycle.registry import DEFAULT_REGISTERED_MODEL, DEFAULT_TRACKING_URI, RegistryError
 from fastslow.models.robustness import robustness
-from fastslow.models.routing.metrics import (evaluate, plot_confusion, risk_coverage_frame, risk_coverage_table,
-                                             summary_table)
+from fastslow.models.lifecycle.plots import correctness, plot_confusion_matrix, plot_reliability, plot_risk_coverage
+from fastslow.models.routing.metrics import evaluate, risk_coverage_frame, risk_coverage_table, summary_table
 from fastslow.models.routing.router import Router
 from fastslow.models.routing.splitter import SplitLexicon
 
@@ -83,8 +84,9 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
                         help="records whose label confidence is below this need review")
     parser.add_argument("--train-dir", type=Path, default=TRAIN_DIR, help="folder of labelled *.jsonl")
     parser.add_argument("--data", type=Path, nargs="+", default=[], metavar="PATH",
-                        help="extra labelled files (.jsonl, .csv, .parquet): routing labels and/or automation "
-                             "parses, merged with the bundled corpus; checked before anything is fitted")
+                        help="extra labelled files (.jsonl, .csv, .parquet, or a Label Studio JSON export .json): "
+                             "routing labels and/or automation parses, merged with the bundled corpus; checked "
+                             "before anything is fitted")
     parser.add_argument("--only", action="store_true",
                         help="train on the --data files alone instead of adding them to the bundled corpus")
     parser.add_argument("--cv", type=int, default=0, metavar="K",
@@ -134,8 +136,20 @@ def log_evaluation(mlflow, ev, folder: Path) -> None:
     ev.errors.to_json(folder / f"{ev.name}_misclassified.jsonl", orient="records", lines=True, force_ascii=False)
     ev.label_confusion.to_csv(folder / f"{ev.name}_confusion_label.csv")  # the numbers behind the plots
     ev.code_confusion.to_csv(folder / f"{ev.name}_confusion_code.csv")
-    plot_confusion(ev.label_confusion, f"{ev.name}: label", folder / f"{ev.name}_confusion_label.png")
-    plot_confusion(ev.code_confusion, f"{ev.name}: reason code", folder / f"{ev.name}_confusion_code.png")
+    plot_confusion_matrix(ev.label_confusion, f"{ev.name}: label", folder / f"{ev.name}_confusion_label.png")
+    plot_confusion_matrix(ev.code_confusion, f"{ev.name}: reason code", folder / f"{ev.name}_confusion_code.png")
+
+
+RELIABILITY_PNG = "reliability.png"
+RISK_COVERAGE_PNG = "risk_coverage.png"
+
+
+def plot_calibration(sets: dict[str, tuple[list[dict], list[dict]]], folder: Path) -> None:
+    """The reliability diagram and the risk–coverage curve of ``{name: (rows, records)}`` (the blind
+    set and the sets the temperature is fitted on): figures of a whole set, no row shown."""
+    curves = {name: correctness(rows, records) for name, (rows, records) in sets.items()}
+    plot_reliability(curves, folder / RELIABILITY_PNG)
+    plot_risk_coverage(curves, folder / RISK_COVERAGE_PNG)
 
 
 def ensure_experiment(mlflow, name: str) -> None:
@@ -296,10 +310,13 @@ def held_out_keys(routing_rows: list[dict], args: argparse.Namespace) -> set[str
 def run(args: argparse.Namespace) -> dict:
 
     started = time.perf_counter()
+    progress = Progress("train")
+    progress.stage("checking the tracking store and the signing key")
     registry.check_tracking_server(registry.tracking_uri(args.tracking_uri))  # in seconds, not after fitting
     if args.only and not args.data:
         raise DataError("--only trains on the --data files alone: give at least one")
     key, created_key = signing.ensure_key(args.signing_key_file)  # a key that cannot be used fails before fitting
+    progress.stage("reading the training, held-out and blind sets")
     blind_rows = load_blind(args.blind)
     # the bundled corpus never trains on a blind query (the --data files are refused for one instead)
     bundled, dropped_blind = without([] if args.only else load_training(args.train_dir), blind_rows)
@@ -326,6 +343,7 @@ def run(args: argparse.Namespace) -> dict:
         if overlap:
             raise DataError(leak_error(overlap, name, blind=rows is blind_rows))
 
+    progress.stage(f"adding {args.spoken_variants} spoken variants per routing row to {len(train_rows)} rows")
     held_out_queries = held_out_keys(fixture_rows + [r for s in held_out for r in s.rows], args)
     augmented = augment_rows(train_rows, args.spoken_variants, args.seed, held_out_queries)
 
@@ -338,36 +356,48 @@ def run(args: argparse.Namespace) -> dict:
     # the version covers the rows the temperature is fitted on too
     routing_digest = data_digest + "".join(digest(s.rows) for s in held_out if s.fits_temperature)
     splitter = SplitLexicon.from_lexicons()
+    if args.cv:
+        progress.stage(f"{args.cv}-fold cross-validation of the router")
     cv = cross_validate(router, splitter, train_rows, args.cv, args.seed, args.review_threshold) if args.cv else {}
     fit_rows = train_rows + augmented
+    progress.stage(f"fitting the router on {len(fit_rows)} rows")
     router.fit(fit_rows, [r["primary_reason_code"] for r in fit_rows])
     trained_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     model = FastslowModel(router=router, splitter=splitter,
                           version=model_version(params, routing_digest),
                           review_threshold=args.review_threshold,
                           info={"trained_at": trained_at, "train_digest": data_digest, "train_rows": len(train_rows)})
+    progress.stage("fitting the temperature and scoring the held-out sets: "
+                   + ", ".join(s.name for s in held_out) + ", fixture, train, blind")
     held_out_records, temperatures = score_held_out(model, held_out)
+    blind_records = score_with_progress(model, blind_rows, progress, "blind rows")
+    train_records = score_with_progress(model, train_rows, progress, "training rows")
     evaluations = [evaluate(model, fixture_rows, "fixture"),
                    *(evaluate(model, s.rows, s.name, records=held_out_records[s.name]) for s in held_out),
-                   evaluate(model, train_rows, "train"), evaluate(model, blind_rows, "blind", keep_errors=False)]
+                   evaluate(model, train_rows, "train", records=train_records),
+                   evaluate(model, blind_rows, "blind", records=blind_records, keep_errors=False)]
     calibrated = [ev for ev in evaluations if ev.name not in ("fixture", "train")]
     calibrated_on = " + ".join(s.path.name for s in held_out if s.fits_temperature)
     metrics = {k: v for ev in evaluations for k, v in ev.metrics.items()}
     metrics.update(cv)
+    progress.stage("robustness of the dev set under spoken variation")
     dev_robustness = robustness(model, dev_rows, seed=args.seed)  # label unchanged under spoken variation
     metrics.update(dev_robustness.metrics("dev"))
     automation_run = None
     if args.automation:  # the condition/action parser rides in the same bundle and run
+        progress.stage(f"training the automation parser on {len(automation_rows)} rows (span tagger, intents)")
         automation_run = automation_training.train(args, automation_rows)
         model.automation = automation_run.parser
         model.version = model_version({**params, **automation_run.params},
                                       routing_digest + automation_run.digests["automation_train_digest"])
         metrics.update(automation_run.metrics)
 
+    progress.stage("checking the capture contract")
     capture = evaluate_contract(args.capture_fixture)  # INV-TASK-2 contract: below 1.0 is never promotable
     metrics["capture_conformance"] = capture.conformance
     fit_seconds = round(time.perf_counter() - started, 1)
 
+    progress.stage("logging the run, its plots and the model to MLflow")
     import mlflow
 
     uri = registry.tracking_uri(args.tracking_uri)
@@ -403,6 +433,8 @@ def run(args: argparse.Namespace) -> dict:
             log_evaluation(mlflow, ev, folder)
         mlflow.log_metric("temperature", router.temperature_)
         risk_coverage_frame(calibrated).to_csv(folder / "risk_coverage.csv", index=False)
+        plot_calibration({**{s.name: (s.rows, held_out_records[s.name]) for s in held_out if s.fits_temperature},
+                          "blind": (blind_rows, blind_records)}, folder)
         mlflow.log_metrics(dev_robustness.metrics("dev"))
         (folder / "dev_robustness_flips.jsonl").write_text(
             "".join(json.dumps(f, ensure_ascii=False) + "\n" for f in dev_robustness.flips), encoding="utf-8")
@@ -432,8 +464,10 @@ def run(args: argparse.Namespace) -> dict:
 
         pyfunc_uri = log_pyfunc_model(args.output)  # the same bundle for mlflow.pyfunc / Spark's spark_udf
     # the registered version is the pyfunc model, so models:/fastslow@champion also works in spark_udf
+    progress.stage(f"registering a version of {args.registered_model}")
     version, refused = registry.register_run(registry.client(uri), run_id, args.registered_model, source=pyfunc_uri,
                                              sha256=manifest["sha256"])
+    progress.stage("done")
 
     print(summary_table(evaluations))
     if dropped_blind:
@@ -454,6 +488,9 @@ def run(args: argparse.Namespace) -> dict:
         print("\nextra data: " + ", ".join(f"{name}: {c['routing']} routing, {c['automation']} automation rows"
                                             for name, c in extra.counts.items())
               + (" (alone: --only)" if args.only else " (added to the bundled corpus)"))
+        for name, counts in extra.left_out.items():
+            print(f"{name}: Label Studio export; left out {counts['skipped']} skipped and "
+                  f"{counts['unannotated']} unannotated tasks")
     print(f"\nmodel {model.version} → {args.output} (sha256 {manifest['sha256'][:12]}…), card {card_path.name}")
     print(f"signed with the key from {key.source} (key id {key.key_id})"
           + (f", created now (mode 0600): loaders need its public key {signing.public_key_path(created_key)}, the "

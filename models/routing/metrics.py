@@ -109,31 +109,6 @@ def evaluate(model, rows: list[dict], name: str, records: list[dict] | None = No
     return Evaluation(name, metrics, per_label, per_code, label_cm, code_cm, errors, points)
 
 
-def plot_confusion(matrix: pd.DataFrame, title: str, path) -> None:
-    """A confusion-matrix PNG with ASCII tick labels (the default fonts have no CJK glyphs)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    names = [LABEL_SLUGS.get(x, x) for x in matrix.index]
-    size = max(4.0, 0.45 * len(names) + 2)
-    fig, ax = plt.subplots(figsize=(size, size))
-    ax.imshow(matrix.values, cmap="Blues")
-    ax.set_xticks(range(len(names)), names, rotation=75, fontsize=7)
-    ax.set_yticks(range(len(names)), names, fontsize=7)
-    ax.set_xlabel("predicted")
-    ax.set_ylabel("gold")
-    ax.set_title(title)
-    for (i, j), v in np.ndenumerate(matrix.values):
-        if v:
-            ax.text(j, i, str(v), ha="center", va="center", fontsize=7,
-                    color="white" if v > matrix.values.max() / 2 else "black")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-
-
 def name_width(evaluations) -> int:
     """The width of a table's set-name column: 10, or the longest name and a space."""
     return max([10, *(len(ev.name) + 1 for ev in evaluations)])
