@@ -2,11 +2,14 @@
 query, the most teaching first, the model's answer pre-annotated) and a labelling config generated from
 the taxonomy; `train.py --data` reads Label Studio's export, leaving skipped and unannotated tasks out.
 
-The last test runs the whole loop against a real Label Studio (its own venv, started by
-tools/start_label_studio.sh, which prints the FASTSLOW_LABEL_STUDIO_* variables it needs)."""
+The last test runs the whole loop against a real Label Studio on loopback, started for it by
+tools/start_label_studio.sh (Label Studio lives in its own venv, installed on first use) unless the
+FASTSLOW_LABEL_STUDIO_* variables name one already running."""
 
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -171,16 +174,37 @@ def test_review_writes_tasks_and_config_that_training_reads_back(tmp_path, capsy
 
 # --- against a real Label Studio
 
-LABEL_STUDIO = {name: os.environ.get(f"FASTSLOW_LABEL_STUDIO_{name}") for name in ("URL", "TOKEN", "PYTHON")}
+START_SCRIPT = Path(__file__).resolve().parents[1] / "tools" / "start_label_studio.sh"
 
 
-@pytest.mark.skipif(not all(LABEL_STUDIO.values()),
-                    reason="no Label Studio: eval \"$(tools/start_label_studio.sh)\" starts one and sets "
-                           "FASTSLOW_LABEL_STUDIO_URL, _TOKEN and _PYTHON")
-def test_the_round_trip_through_label_studio(tmp_path, capsys):
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def label_studio():
+    """``{URL, TOKEN, PYTHON}`` of a Label Studio on 127.0.0.1: the one the environment names, or one started
+    here (and stopped after the test)."""
+    given = {name: os.environ.get(f"FASTSLOW_LABEL_STUDIO_{name}") for name in ("URL", "TOKEN", "PYTHON")}
+    if all(given.values()):
+        yield given
+        return
+    started = subprocess.run(["bash", str(START_SCRIPT)], capture_output=True, text=True, timeout=900,
+                             env={**os.environ, "LABEL_STUDIO_PORT": str(free_port())})
+    assert started.returncode == 0, started.stderr[-3000:]
+    variables = dict(item.split("=", 1) for item in started.stdout.split()[1:])
+    try:
+        yield {name: variables[f"FASTSLOW_LABEL_STUDIO_{name}"] for name in ("URL", "TOKEN", "PYTHON")}
+    finally:
+        os.kill(int(variables["FASTSLOW_LABEL_STUDIO_PID"]), signal.SIGTERM)
+
+
+def test_the_round_trip_through_label_studio(tmp_path, capsys, label_studio):
     """A log → review tasks → a Label Studio project with the generated config (through label-studio-sdk)
     → a few tasks annotated and one skipped through its API → its JSON export → a retrained model."""
-    assert LABEL_STUDIO["URL"].startswith("http://127.0.0.1:")
+    assert label_studio["URL"].startswith("http://127.0.0.1:")
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     rows = sample_rows(300, seed=9)
     small_train(tmp_path / "m", uri, "--only", "--data", str(write_jsonl(tmp_path / "corpus.jsonl", rows)))
@@ -197,7 +221,7 @@ def test_the_round_trip_through_label_studio(tmp_path, capsys):
     answers_path = write_jsonl(tmp_path / "answers.json", [])
     answers_path.write_text(json.dumps(answers, ensure_ascii=False), encoding="utf-8")
     export = tmp_path / "export.json"
-    done = subprocess.run([LABEL_STUDIO["PYTHON"], str(CLIENT), LABEL_STUDIO["URL"], LABEL_STUDIO["TOKEN"],
+    done = subprocess.run([label_studio["PYTHON"], str(CLIENT), label_studio["URL"], label_studio["TOKEN"],
                            str(tmp_path / "tasks.label_config.xml"), str(tasks_path), str(answers_path), str(export)],
                           capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": ""})
     assert done.returncode == 0, done.stderr[-3000:]

@@ -3,7 +3,7 @@
     python tools/readme_figure.py                                  # the model `python train.py` writes
     python tools/readme_figure.py --model M.joblib --out docs/images/confusion.png
 
-The plot is `plot_confusion`, the function training uses for `evaluation/dev_confusion_label.png`,
+The plot is `plot_confusion_matrix`, the function training uses for `evaluation/dev_confusion_label.png`,
 so the picture is the one a data scientist sees in the MLflow UI. Only the dev set is drawn: a blind
 set is never shown as more than its figures.
 """
@@ -18,7 +18,8 @@ from fastslow.models.lifecycle.bundle import ModelLoadError
 from fastslow.models.lifecycle.dataset import DEV_FILE, load_labelled
 from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH
 from fastslow.models.lifecycle.registry import RegistryError, resolve
-from fastslow.models.routing.metrics import evaluate, plot_confusion
+from fastslow.models.lifecycle.plots import plot_confusion_matrix
+from fastslow.models.routing.metrics import evaluate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -38,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     name = "dev" if args.data == DEV_FILE else args.data.stem
     ev = evaluate(model, load_labelled(args.data), name)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    plot_confusion(ev.label_confusion, f"{name}: label", args.out)
+    plot_confusion_matrix(ev.label_confusion, f"{name}: label", args.out)
     print(f"{name}: label accuracy {ev.metrics[f'{name}_label_accuracy']:.3f} over "
           f"{ev.metrics[f'{name}_n']} rows → {args.out}")
     return 0
