@@ -184,7 +184,7 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def label_studio():
+def label_studio(tmp_path_factory):
     """``{URL, TOKEN, PYTHON}`` of a Label Studio on 127.0.0.1: the one the environment names, or one started
     here (and stopped after the test)."""
     given = {name: os.environ.get(f"FASTSLOW_LABEL_STUDIO_{name}") for name in ("URL", "TOKEN", "PYTHON")}
@@ -192,7 +192,8 @@ def label_studio():
         yield given
         return
     started = subprocess.run(["bash", str(START_SCRIPT)], capture_output=True, text=True, timeout=900,
-                             env={**os.environ, "LABEL_STUDIO_PORT": str(free_port())})
+                             env={**os.environ, "LABEL_STUDIO_PORT": str(free_port()),
+                                  "TMPDIR": str(tmp_path_factory.mktemp("label-studio"))})
     assert started.returncode == 0, started.stderr[-3000:]
     variables = dict(item.split("=", 1) for item in started.stdout.split()[1:])
     try:
