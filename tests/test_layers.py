@@ -31,6 +31,7 @@ RANKS = (
     ("fastslow.serve", 7),
     ("fastslow.train", 7),
     ("fastslow.cli", 8),      # the command line: training, scoring and the server behind one entry
+    ("fastslow", 0),          # the package itself: its docstring and version, nothing imported
 )
 JOBS = ("fastslow.models.routing", "fastslow.models.automation", "fastslow.models.capture")
 
