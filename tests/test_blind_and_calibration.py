@@ -122,6 +122,17 @@ def test_a_blind_query_in_the_corpus_is_left_out_and_in_extra_data_refused_witho
     assert picked[1]["query"] not in message
 
 
+def test_extra_data_repeating_an_extra_dev_or_the_calibration_set_is_refused_naming_the_row(tmp_path):
+    held_out = [load_labelled(EXTRA_DEV_FILES[0])[0], load_labelled(CALIBRATION_FILE)[0]]
+    extra = write_jsonl(tmp_path / "extra.jsonl", [{**sample_rows(1, seed=3)[0], "source": "x"}] + held_out)
+    with pytest.raises(ExtraDataError) as err:
+        small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--data", str(extra))
+    message = str(err.value)
+    assert f"{extra}:2: " in message and f"set {EXTRA_DEV_FILES[0].name}, which is never trained on" in message
+    assert f"{extra}:3: " in message and f"calibration set {CALIBRATION_FILE.name}, which is never trained on" in message
+    assert f"{extra}:1: " not in message
+
+
 def test_a_bad_blind_row_is_counted_never_shown(tmp_path):
     path = write_jsonl(tmp_path / "blind.jsonl", [{"query": "秘密的问题", "label": "快", "primary_reason_code": "NOPE"}])
     with pytest.raises(DataError) as err:

@@ -163,12 +163,14 @@ def ensure_experiment(mlflow, name: str) -> None:
     mlflow.set_experiment(name)
 
 
-def load_extra_data(args: argparse.Namespace, train_rows: list[dict], automation_train: list[dict]):
-    """Check the ``--data`` files against the corpus they join and the sets never trained on; raise
-    ``ExtraDataError`` listing every problem (file and row) before anything is fitted."""
+def load_extra_data(args: argparse.Namespace, train_rows: list[dict], automation_train: list[dict],
+                    routing_held_out: list[HeldOutSet]):
+    """Check the ``--data`` files against the corpus they join and the sets never trained on (the routing
+    held-out sets: dev, the extra dev sets and the calibration set); raise ``ExtraDataError`` listing every
+    problem (file and row) before anything is fitted."""
 
     held_out = {f"frozen fixture {args.fixture.name}": load_labelled(args.fixture),
-                f"dev set {args.dev.name}": load_labelled(args.dev),
+                **{f"{s.name} set {s.path.name}": s.rows for s in routing_held_out},
                 f"frozen fixture {args.automation_fixture.name}": load_automation(args.automation_fixture),
                 f"dev set {args.automation_dev.name}": load_automation(args.automation_dev),
                 **{f"dev set {path.name}": load_automation(path) for path in args.automation_dev_also},
@@ -328,7 +330,7 @@ def run(args: argparse.Namespace) -> dict:
     bundled, dropped_held_out = without(bundled, [r for s in others for r in s.rows])
     bundled_automation = ([] if args.only or not args.automation else
                           load_automation_training(args.automation_train_dir, set(IntentTaxonomy.load().intents)))
-    extra = load_extra_data(args, bundled, bundled_automation) if args.data else None
+    extra = load_extra_data(args, bundled, bundled_automation, held_out) if args.data else None
     train_rows = bundled + (extra.routing if extra else [])
     if not train_rows:
         raise DataError("no routing rows to train on: the --data files hold automation parses only")
