@@ -9,13 +9,10 @@ triggers are the router's files too, read in their ``automation`` column. A fitt
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import ahocorasick
-
-from fastslow.features.lexicon import Matcher, read_entries, resolve_lexicon
-from fastslow.features.memo import MEMO_PREFIX
+from fastslow.features.lexicon import Matcher, read_entries, resolve_lexicon, term_pattern
 
 
 @dataclass(frozen=True)
@@ -58,8 +55,13 @@ class AutomationLexicons:
     #: holds no condition, its time words are content (None in older parsers)
     questions: Matcher | None = None
 
-    def __getstate__(self):  # the rules' per-process memos (``features.memo.per_lexicons``) are never pickled
-        return {k: v for k, v in self.__dict__.items() if not k.startswith(MEMO_PREFIX)}
+    #: the device names that hold a condition signal of their own (后视镜, 后备箱: ``signal`` of the name), whose
+    #: signal is part of a name, never a condition's (derived from ``device_kinds`` and ``signal``)
+    signal_devices: frozenset = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        names = frozenset(term for term in self.device_kinds.category if self.signal(term))
+        object.__setattr__(self, "signal_devices", names)
 
     #: the matchers the tagger turns into per-character features
     FEATURE_MATCHERS = ("time_words", "triggers", "positions", "device_kinds", "action_verbs",
@@ -92,36 +94,22 @@ _TIME_MARK = re.compile(r"[分时钟秒号%度点:]")
 class Signal:
     """One regular expression for "might this query hold more than plain unconditional actions?".
 
-    ``pattern`` is the definition: any of ``terms`` or the time/number shapes. A parser fitted since
-    ``terms`` exists answers with one Aho-Corasick pass for the terms and the short time/number
-    expression (a regular expression of a thousand alternatives tries them at every position);
-    the answer is the same, which a test holds."""
+    ``pattern`` is the definition: any of ``terms`` or the time/number shapes. A call answers with the
+    terms' trie (``words``, built with the signal) and the short time/number expression (a regular
+    expression of a thousand alternatives tries them at every position); the answer is the same, which
+    a test holds."""
 
     pattern: re.Pattern
-    terms: tuple[str, ...] = ()  # the literal alternatives of ``pattern`` (empty in parsers fitted before)
+    terms: tuple[str, ...]  # the literal alternatives of ``pattern``
+    words: re.Pattern | None = field(init=False, repr=False, compare=False)  # ``term_pattern(terms)``
+
+    def __post_init__(self):
+        object.__setattr__(self, "words", term_pattern(self.terms))
 
     def __call__(self, lowered_text: str) -> bool:
-        if not self.terms:
-            return self.pattern.search(lowered_text) is not None
-        automaton = self.__dict__.get("_automaton")
-        if automaton is None:
-            automaton = self._build()
-        return next(automaton.iter(lowered_text), None) is not None or (
+        return (self.words is not None and self.words.search(lowered_text) is not None) or (
             _NUMERAL.search(lowered_text) is not None and _TIME_MARK.search(lowered_text) is not None
             and _TIME_NUMBER_RE.search(lowered_text) is not None)
-
-    def _build(self):
-        automaton = ahocorasick.Automaton()
-        for term in self.terms:
-            automaton.add_word(term, term)
-        automaton.make_automaton()
-        self.__dict__["_automaton"] = automaton
-        return automaton
-
-    def __getstate__(self):  # the automaton is rebuilt in each process
-        state = dict(self.__dict__)
-        state.pop("_automaton", None)
-        return state
 
 
 #: each matcher of ``AutomationLexicons``: its lexicon file (by name) and column (None: the first)

@@ -1,0 +1,81 @@
+"""Condition signals: whether a text can hold a condition at all, and the span repairs that turn a
+condition without a signal of its own (a seat, a direction, a device name) or a plain question back into a
+request."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from fastslow.features.automation_lexicons import AutomationLexicons
+from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
+
+if TYPE_CHECKING:
+    from fastslow.models.automation.rules.analysis import TextAnalysis
+
+
+def signal_text(text: str, lex: AutomationLexicons) -> str:
+    """``lowered(text)`` with every seat, direction and signal-looking device name (``lex.signal_devices``) blanked
+    out (``\\x00``): the 后 of 后排 / 左后, 往后 / 向前 and 后视镜 is part of a name or a direction, never a trigger
+    (后 / 前 are triggers in triggers.txt). The positions of the text are kept."""
+    low = lowered(text)
+    hits = lex.positions.find(low)
+    if lex.directions is not None:
+        hits += lex.directions.find(low)
+    hits += [h for h in lex.device_kinds.find(low) if h[2] in lex.signal_devices]
+    chars = list(low)
+    for a, b, *_ in hits:
+        chars[a:b] = "\x00" * (b - a)
+    return "".join(chars)
+
+
+def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
+    """``lex.signal`` outside seat, direction and device names: 副驾座椅往后调一点, 左后车窗打开一半 and
+    后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候). Blanking names out can only take a
+    signal away, so the text must have one before it is asked again without its names."""
+    return lex.signal(lowered(text)) and lex.signal(signal_text(text, lex))
+
+
+def demote_signalless_conditions(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A condition span naming a seat, direction or device with no condition signal of its own outside
+    those names (副驾座椅往前挪一点, 主驾后|视镜往下调) is a plain command, not a condition: it becomes an
+    action, joined to an action span that touches it. One followed by 就 / 便 / 那么 stays."""
+    lex, masked = analysis.lex, analysis.masked
+    then = lex.triggers.terms("then")
+    out: list[Span] = []
+    demoted = False  # was the last span of ``out`` a demoted condition?
+    for sp in spans:
+        was_condition = False
+        if sp.kind == "C":
+            named = "\x00" in masked[sp.start:sp.end]
+            follows = analysis.low[sp.end:sp.end + 2]
+            if named and not lex.signal(masked[sp.start:sp.end]) and not any(follows.startswith(t) for t in then):
+                sp, was_condition = Span("A", sp.start, sp.end, sp.text, sp.intent), True
+        if sp.kind == "A" and out and out[-1].kind == "A" and out[-1].end == sp.start and (demoted or was_condition):
+            prev = out.pop()
+            sp = Span("A", prev.start, sp.end, analysis.text[prev.start:sp.end], prev.intent)
+            was_condition = True
+        out.append(sp)
+        demoted = was_condition
+    return out
+
+
+def question_as_said(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """README 如何标注 5: a question with a condition span but no request in it (今晚有什么好看的电影, 下周三限行吗:
+    questions.txt, and no action or reminder verb, trigger, duration, once marker, super-task or memo word) is one
+    plain request; its time words are what it asks about, never a condition."""
+    lex, found = analysis.lex, analysis.found
+    if lex.questions is None or not any(sp.kind == "C" for sp in spans):
+        return list(spans)
+    if any(sp.kind not in "CA" for sp in spans) or not found["questions"] or found["action_verbs"] \
+            or found["reminder_verbs"] or found["super_task"] or found["once"] \
+            or any(cat == "item" for *_, cat in found["memo"]):  # 明天有什么安排: a memo query
+        return list(spans)
+    for sp in spans:
+        cond = lowered(sp.text) if sp.kind == "C" else ""
+        times = [(a, b) for a, b, *_ in lex.time_words.find(cond)]
+        if any(not any(ta <= a and b <= tb for ta, tb in times) for a, b, *_ in lex.triggers.find(cond)):
+            return list(spans)  # a trigger of its own (下雨的时候), not the 后 of 后天
+    text = analysis.text
+    body = text.strip(EDGE_PUNCT)
+    start = text.index(body) if body else 0
+    return [Span("A", start, start + len(body), body)]
