@@ -2,30 +2,45 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Mapping
+from dataclasses import dataclass, field
 
-from fastslow.features.automation_lexicons import MATCHER_FILES, AutomationLexicons
+from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.models.automation.rules.markup import lowered
 from fastslow.models.automation.rules.signals import signal_text
+
+
+class WordMatches(dict):
+    """The matches of every automation word class in one lower-cased text, by the class's name in
+    ``AutomationLexicons`` (``matches["events"]``: ``Matcher.find``'s (start, end, term, category) tuples),
+    each found the first time a rule asks for it."""
+
+    def __init__(self, low: str, lex: AutomationLexicons):
+        super().__init__()
+        self.low, self.lex = low, lex
+
+    def __missing__(self, name: str) -> tuple[tuple[int, int, str, str], ...]:
+        found = self[name] = tuple(getattr(self.lex, name).find(self.low))
+        return found
 
 
 @dataclass(frozen=True)
 class TextAnalysis:
     """A text as the rules read it: its lower case (``lowered``), its signal text (``signal_text``: names
-    blanked out) and the matches of every automation word class in the lower case, with their positions
-    (``found["events"]``: ``Matcher.find``'s (start, end, term, category) tuples)."""
+    blanked out) and the matches of every automation word class in the lower case (``found``)."""
 
     text: str
     lex: AutomationLexicons
-    low: str
-    masked: str
-    found: Mapping[str, tuple[tuple[int, int, str, str], ...]]
+    low: str = field(init=False)
+    masked: str = field(init=False)
+    found: WordMatches = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        low = lowered(self.text)
+        object.__setattr__(self, "low", low)
+        object.__setattr__(self, "masked", signal_text(self.text, self.lex))
+        object.__setattr__(self, "found", WordMatches(low, self.lex))
 
 
 def analyse(text: str, lex: AutomationLexicons) -> TextAnalysis:
     """The ``TextAnalysis`` of ``text`` with the word classes of ``lex``."""
-    low = lowered(text)
-    found = {name: tuple(matcher.find(low)) for name in MATCHER_FILES
-             if (matcher := getattr(lex, name)) is not None}
-    return TextAnalysis(text, lex, low, signal_text(text, lex), found)
+    return TextAnalysis(text, lex)
