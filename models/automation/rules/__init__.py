@@ -24,34 +24,32 @@ from fastslow.models.automation.rules.assembly import (
     missing_super_task_clauses, plain_groups, plain_pieces, plan_groups, rewrite_group,
 )
 from fastslow.models.automation.rules.builtin import (
-    DEFAULT, builtin_by_class, builtin_function_action, function_prefix, function_words, is_builtin, is_reminder,
+    DEFAULT, builtin_action, builtin_by_class, builtin_function_action, function_prefix, function_words, is_builtin,
+    is_reminder, vehicle_situation,
 )
 from fastslow.models.automation.rules.markup import (
     EXPANDS_WHEN_LOWERED, SPAN_KINDS, Span, automation_text, lowered, parse_markup, spans_to_tags, tags_to_spans,
     to_markup,
 )
+from fastslow.models.automation.rules.edges import (
+    give_back_subject, keep_negation, snap_once_spans, whole_clock_times, whole_condition_edges, whole_durations,
+    whole_words_at_edges,
+)
+from fastslow.models.automation.rules.joins import join_fragments, join_split_object
 from fastslow.models.automation.rules.repairs import SPAN_REPAIRS, repair_spans
 from fastslow.models.automation.rules.rewrites import (
-    REMIND_SAY, add_missing_verb, clean_subquery, duration_action, inherit_location, inheritance_mode, remind_say,
+    REMIND_SAY, add_missing_verb, duration_condition, insert_seat, is_memo_management, once_condition, clean_subquery, duration_action, inherit_location, inheritance_mode, remind_say,
     reminder_from_noun, rewrite_reminder, super_task_clause, unconditional_kind, without_once,
 )
 from fastslow.models.automation.rules.scopes import RawGroup, bind_scopes, condition_text
-from fastslow.models.automation.rules.signals import has_condition_signal, signal_text
-from fastslow.models.automation.rules.splits import command_cuts
+from fastslow.models.automation.rules.signals import (
+    demote_signalless_conditions, has_condition_signal, question_as_said, signal_text,
+)
+from fastslow.models.automation.rules.splits import (
+    COMMAND_START_KINDS, JOINED_BEFORE, command_before_sequence, command_cuts, leading_time_condition,
+    split_inside_action, split_joined_actions, split_run_on, split_trailing_command,
+)
 from fastslow.models.automation.rules.words import (
-    REMIND, done_tail, has_time_expression, has_verb, is_bare_device, is_plain_command, is_super_task_mention,
+    REMIND, clock_times, devices_in, done_tail, is_fragment, only_fillers, seat_mentions, time_prefix, has_time_expression, has_verb, is_bare_device, is_plain_command, is_super_task_mention,
     leading_hesitation, plain_breaks, strip_fillers, takes_place,
 )
-
-__all__ = [
-    "DEFAULT", "EXPANDS_WHEN_LOWERED", "INTENT_REMINDER", "INTENT_SYSTEM", "INTENT_VEHICLE", "REMIND", "REMIND_SAY",
-    "SPAN_KINDS", "SPAN_REPAIRS", "Group", "RawGroup", "Span", "TextAnalysis", "add_missing_verb", "analyse",
-    "assemble", "automation_text", "bind_scopes", "builtin_by_class", "builtin_function_action", "clean_subquery",
-    "command_cuts", "condition_text", "done_tail", "duration_action", "function_prefix", "function_words",
-    "group_dict", "has_condition_signal", "has_time_expression", "has_verb", "inherit_location", "inheritance_mode",
-    "is_bare_device", "is_builtin", "is_plain_command", "is_reminder", "is_super_task_mention",
-    "leading_hesitation", "lowered", "memo_edit_group", "missing_super_task_clauses", "parse_markup",
-    "plain_breaks", "plain_groups", "plain_pieces", "plan_groups", "remind_say", "reminder_from_noun",
-    "repair_spans", "rewrite_group", "rewrite_reminder", "signal_text", "spans_to_tags", "strip_fillers",
-    "super_task_clause", "tags_to_spans", "takes_place", "to_markup", "unconditional_kind", "without_once",
-]
