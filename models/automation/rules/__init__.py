@@ -18,7 +18,7 @@ assembly      the spec's groups from the spans, or from the plain pieces of a te
 None does I/O or keeps state, and a model can never vote them away.
 """
 
-from fastslow.models.automation.rules.analysis import TextAnalysis, analyse
+from fastslow.models.automation.rules.analysis import TextAnalysis, analyse, signal_text
 from fastslow.models.automation.rules.assembly import (
     INTENT_REMINDER, INTENT_SYSTEM, INTENT_VEHICLE, Group, assemble, group_dict, memo_edit_group,
     missing_super_task_clauses, plain_groups, plain_pieces, plan_groups, rewrite_group,
@@ -43,7 +43,7 @@ from fastslow.models.automation.rules.rewrites import (
 )
 from fastslow.models.automation.rules.scopes import RawGroup, bind_scopes, condition_text
 from fastslow.models.automation.rules.signals import (
-    demote_signalless_conditions, has_condition_signal, question_as_said, signal_text,
+    demote_signalless_conditions, has_condition_signal, question_as_said,
 )
 from fastslow.models.automation.rules.splits import (
     COMMAND_START_KINDS, JOINED_BEFORE, command_before_sequence, command_cuts, leading_time_condition,

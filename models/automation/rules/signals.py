@@ -4,28 +4,11 @@ request."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from fastslow.features.automation_lexicons import AutomationLexicons
+from fastslow.models.automation.rules.analysis import TextAnalysis, signal_text
 from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
-
-if TYPE_CHECKING:
-    from fastslow.models.automation.rules.analysis import TextAnalysis
-
-
-def signal_text(text: str, lex: AutomationLexicons) -> str:
-    """``lowered(text)`` with every seat, direction and signal-looking device name (``lex.signal_devices``) blanked
-    out (``\\x00``): the 后 of 后排 / 左后, 往后 / 向前 and 后视镜 is part of a name or a direction, never a trigger
-    (后 / 前 are triggers in triggers.txt). The positions of the text are kept."""
-    low = lowered(text)
-    hits = lex.positions.find(low)
-    if lex.directions is not None:
-        hits += lex.directions.find(low)
-    hits += [h for h in lex.device_kinds.find(low) if h[2] in lex.signal_devices]
-    chars = list(low)
-    for a, b, *_ in hits:
-        chars[a:b] = "\x00" * (b - a)
-    return "".join(chars)
 
 
 def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:

@@ -9,7 +9,7 @@ from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.models.automation.rules.builtin import builtin_function_action
 from fastslow.models.automation.rules.edges import inner_suffix_ends
 from fastslow.models.automation.rules.markup import lowered
-from fastslow.models.automation.rules.signals import signal_text
+from fastslow.models.automation.rules.analysis import signal_text
 from fastslow.models.automation.rules.words import CLOCK, RUN_ON_SHORT, has_clock, is_plain_command
 
 #: 不到, 没到, 快到, 要到: the word is part of the state said before it, no condition starts there

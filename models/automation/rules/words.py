@@ -9,7 +9,7 @@ import re
 from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.features.spoken import chinese_to_int
 from fastslow.models.automation.rules.markup import EDGE_PUNCT, lowered
-from fastslow.models.automation.rules.signals import signal_text
+from fastslow.models.automation.rules.analysis import signal_text
 
 REMIND = "提醒我"
 
