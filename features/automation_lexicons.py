@@ -15,6 +15,10 @@ from pathlib import Path
 from fastslow.features.lexicon import Matcher, read_entries, resolve_lexicon, term_pattern
 
 
+#: action verbs that start a new command in a run-on (打开空调|播放音乐): automation kinds of actions.txt
+COMMAND_START_KINDS = frozenset({"on", "off", "media", "nav", "comm", "query"})
+
+
 @dataclass(frozen=True)
 class Builtin:
     """One built-in vehicle behaviour: any condition word, and an action word in every action."""
@@ -55,13 +59,66 @@ class AutomationLexicons:
     #: holds no condition, its time words are content (None in older parsers)
     questions: Matcher | None = None
 
+    # Tables derived from the word classes once, when the object is made; the rules read them to tell at a
+    # glance that a text holds none of the words a rule needs, and then leave the text as it is.
+
     #: the device names that hold a condition signal of their own (后视镜, 后备箱: ``signal`` of the name), whose
     #: signal is part of a name, never a condition's (derived from ``device_kinds`` and ``signal``)
     signal_devices: frozenset = field(init=False, repr=False, compare=False)
+    #: one pattern of every name ``signal_text`` blanks out (seats, directions, ``signal_devices``)
+    signal_names: re.Pattern | None = field(init=False, repr=False, compare=False)
+    #: one pattern of the action verbs, reminder verbs and memo words: every whole command holds one of them
+    command_words: re.Pattern | None = field(init=False, repr=False, compare=False)
+    #: one pattern of the words a run of commands is cut before (``command_cuts``): verbs of two characters or
+    #: more of ``COMMAND_START_KINDS``, seat and device names, sequence connectors (``break``)
+    cut_point_words: re.Pattern | None = field(init=False, repr=False, compare=False)
+    #: the suffix triggers of two characters or more (以后, 的时候), and one pattern of them
+    long_suffixes: tuple = field(init=False, repr=False, compare=False)
+    long_suffix_words: re.Pattern | None = field(init=False, repr=False, compare=False)
+    #: one pattern of the suffix triggers a condition said inside an action ends with (two characters or more, or 时)
+    cutting_suffix_words: re.Pattern | None = field(init=False, repr=False, compare=False)
+    #: one pattern of the words an action span is cut at inside (``split_inside_action``): the long suffix
+    #: triggers, the scope ends and the connectors
+    action_cut_words: re.Pattern | None = field(init=False, repr=False, compare=False)
+    #: the prefix, suffix and soft-suffix fillers, the characters a prefix filler starts with and the characters
+    #: a suffix or soft-suffix filler ends with
+    filler_prefixes: frozenset = field(init=False, repr=False, compare=False)
+    filler_suffixes: frozenset = field(init=False, repr=False, compare=False)
+    filler_soft: frozenset = field(init=False, repr=False, compare=False)
+    filler_firsts: frozenset = field(init=False, repr=False, compare=False)
+    filler_lasts: frozenset = field(init=False, repr=False, compare=False)
+    #: the characters a device or seat name starts with
+    name_firsts: frozenset = field(init=False, repr=False, compare=False)
+    #: the characters a day, weekday or period word starts with
+    time_point_firsts: frozenset = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        names = frozenset(term for term in self.device_kinds.category if self.signal(term))
-        object.__setattr__(self, "signal_devices", names)
+        derived = {"signal_devices": frozenset(term for term in self.device_kinds.category if self.signal(term))}
+        names = {*self.positions.category, *derived["signal_devices"]}
+        if self.directions is not None:
+            names |= set(self.directions.category)
+        derived["signal_names"] = term_pattern(names)
+        derived["command_words"] = term_pattern({*self.action_verbs.category, *self.reminder_verbs.category,
+                                                 *self.memo.category})
+        derived["cut_point_words"] = term_pattern(
+            {t for t, cat in self.action_verbs.category.items() if len(t) >= 2 and cat in COMMAND_START_KINDS}
+            | set(self.positions.category) | set(self.device_kinds.category) | self.breaks.terms("break"))
+        suffixes = {t for t, cat in self.triggers.category.items() if cat == "suffix"}
+        derived["long_suffixes"] = tuple(sorted(t for t in suffixes if len(t) >= 2))
+        derived["long_suffix_words"] = term_pattern(derived["long_suffixes"])
+        derived["cutting_suffix_words"] = term_pattern({t for t in suffixes if len(t) >= 2 or t == "时"})
+        derived["action_cut_words"] = term_pattern(
+            {*derived["long_suffixes"], *self.scope_end.category, *self.breaks.category})
+        fillers = self.fillers
+        derived.update(filler_prefixes=fillers.terms("prefix"), filler_suffixes=fillers.terms("suffix"),
+                       filler_soft=fillers.terms("soft_suffix"),
+                       filler_firsts=frozenset(t[0] for t in fillers.terms("prefix")),
+                       filler_lasts=frozenset(t[-1] for t in fillers.terms("suffix", "soft_suffix")))
+        derived["name_firsts"] = frozenset(t[0] for t in (*self.device_kinds.category, *self.positions.category))
+        derived["time_point_firsts"] = frozenset(
+            t[0] for t, cat in self.time_words.category.items() if cat in ("day", "week", "period"))
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)
 
     #: the matchers the tagger turns into per-character features
     FEATURE_MATCHERS = ("time_words", "triggers", "positions", "device_kinds", "action_verbs",

@@ -33,7 +33,7 @@ from fastslow.features.lexicon import Scanner
 from fastslow.features.spoken import strip_disfluencies
 from fastslow.features.text import Utterance, domain_cut
 from fastslow.models.automation.rules import (
-    Span, analyse, automation_text, bind_scopes, done_tail, group_dict, has_condition_signal, leading_hesitation,
+    Span, analyse, automation_text, bind_scopes, done_tail, group_dict, leading_hesitation,
     lowered, memo_edit_group, missing_super_task_clauses, plain_groups, plan_groups, repair_spans, rewrite_group,
     spans_to_tags, tags_to_spans,
 )
@@ -797,7 +797,8 @@ class AutomationParser(BaseEstimator):
         lex = self.lexicons_
         texts = [surface_of(q, lex) for q in queries]
         memo = [memo_edit_group(t, lex) if t else None for t in texts]  # a rule, not the tagger's call
-        signal = [bool(t) and m is None and has_condition_signal(t, lex) for t, m in zip(texts, memo)]
+        analyses = [analyse(t, lex) for t in texts]
+        signal = [bool(t) and m is None and a.signalled for t, m, a in zip(texts, memo, analyses)]
         signalled = [t for t, s in zip(texts, signal) if s]
         if not signalled:  # most single queries: no tagger call at all
             tag_lists, marginal_lists = [], []
@@ -807,14 +808,13 @@ class AutomationParser(BaseEstimator):
             tag_lists, marginal_lists = self.tagger_.predict(signalled), [None] * len(signalled)
         tagged = iter(zip(tag_lists, marginal_lists))
         plans, confidences = [], []
-        for text, s, memo_group in zip(texts, signal, memo):
+        for text, analysis, s, memo_group in zip(texts, analyses, signal, memo):
             if not s:
                 groups = [memo_group] if memo_group is not None else plain_groups(text, lex)
                 plans.append(groups)
                 confidences.append([None] * len(groups))
                 continue
             tags, marginals = next(tagged)
-            analysis = analyse(text, lex)
             spans = repair_spans(analysis, tags_to_spans(text, tags))
             if not with_confidence:
                 plans.append(plan_groups(analysis, spans))
@@ -850,10 +850,11 @@ class AutomationParser(BaseEstimator):
             return {"text": text, "decided_by": "no_signal", "spans": []}
         if memo_edit_group(text, self.lexicons_) is not None:
             return {"text": text, "decided_by": "memo", "spans": []}
-        if not has_condition_signal(text, self.lexicons_):
+        analysis = analyse(text, self.lexicons_)
+        if not analysis.signalled:
             return {"text": text, "decided_by": "no_signal", "spans": []}
         (tags,), (marginals,) = self.tagger_.predict_marginals([text])
-        spans = repair_spans(analyse(text, self.lexicons_), tags_to_spans(text, tags))
+        spans = repair_spans(analysis, tags_to_spans(text, tags))
         return {"text": text, "decided_by": "tagger", "spans": [
             {"kind": SPAN_NAMES.get(sp.kind, sp.kind), "text": sp.text, "start": sp.start, "end": sp.end,
              "confidence": round(float(min(marginals[sp.start:sp.end], default=1.0)), 4)} for sp in spans]}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.models.automation.rules.markup import lowered
@@ -11,8 +12,11 @@ from fastslow.models.automation.rules.markup import lowered
 def signal_text(text: str, lex: AutomationLexicons) -> str:
     """``lowered(text)`` with every seat, direction and signal-looking device name (``lex.signal_devices``) blanked
     out (``\\x00``): the 后 of 后排 / 左后, 往后 / 向前 and 后视镜 is part of a name or a direction, never a trigger
-    (后 / 前 are triggers in triggers.txt). The positions of the text are kept."""
+    (后 / 前 are triggers in triggers.txt). The positions of the text are kept; a text naming none of them
+    (``lex.signal_names``) is its lower case."""
     low = lowered(text)
+    if lex.signal_names is None or lex.signal_names.search(low) is None:
+        return low
     hits = lex.positions.find(low)
     if lex.directions is not None:
         hits += lex.directions.find(low)
@@ -39,20 +43,32 @@ class WordMatches(dict):
 
 @dataclass(frozen=True)
 class TextAnalysis:
-    """A text as the rules read it: its lower case (``lowered``), its signal text (``signal_text``: names
-    blanked out) and the matches of every automation word class in the lower case (``found``)."""
+    """A text as the rules read it: its lower case (``lowered``), its signal text (``masked``: ``signal_text``,
+    names blanked out), whether it holds a condition signal (``signalled``) and the matches of every automation
+    word class in the lower case (``found``). Each is worked out once, the first time a rule asks for it."""
 
     text: str
     lex: AutomationLexicons
     low: str = field(init=False)
-    masked: str = field(init=False)
     found: WordMatches = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         low = lowered(self.text)
         object.__setattr__(self, "low", low)
-        object.__setattr__(self, "masked", signal_text(self.text, self.lex))
         object.__setattr__(self, "found", WordMatches(low, self.lex))
+
+    @cached_property
+    def masked(self) -> str:
+        return signal_text(self.text, self.lex)
+
+    @cached_property
+    def signalled(self) -> bool:
+        """``lex.signal`` outside seat, direction and device names: 副驾座椅往后调一点, 左后车窗打开一半 and
+        后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候). Blanking names out can only take
+        a signal away, so a text without one is answered before any blanking, and a text in which nothing was
+        blanked keeps the one it has."""
+        signal = self.lex.signal
+        return signal(self.low) and (self.masked == self.low or signal(self.masked))
 
 
 def analyse(text: str, lex: AutomationLexicons) -> TextAnalysis:

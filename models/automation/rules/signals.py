@@ -7,15 +7,14 @@ from __future__ import annotations
 from typing import Sequence
 
 from fastslow.features.automation_lexicons import AutomationLexicons
-from fastslow.models.automation.rules.analysis import TextAnalysis, signal_text
+from fastslow.models.automation.rules.analysis import TextAnalysis, analyse
 from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
 
 
 def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
-    """``lex.signal`` outside seat, direction and device names: 副驾座椅往后调一点, 左后车窗打开一半 and
-    后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候). Blanking names out can only take a
-    signal away, so the text must have one before it is asked again without its names."""
-    return lex.signal(lowered(text)) and lex.signal(signal_text(text, lex))
+    """Can ``text`` hold a condition at all (``TextAnalysis.signalled``)? 副驾座椅往后调一点 cannot (its 后 is a
+    seat's); 后排有人的时候 can (的时候)."""
+    return analyse(text, lex).signalled
 
 
 def demote_signalless_conditions(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from fastslow.features.automation_lexicons import AutomationLexicons
+from fastslow.features.automation_lexicons import COMMAND_START_KINDS, AutomationLexicons
 from fastslow.models.automation.rules.analysis import TextAnalysis
 from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
 from fastslow.models.automation.rules.rewrites import unconditional_kind
@@ -21,8 +21,6 @@ from fastslow.models.automation.rules.words import (
 
 _SENTENCE_STOPS = re.compile("[。！？；!?;]+")
 _BA = re.compile("把")
-#: action verbs that start a new command in a run-on (打开空调|播放音乐): automation kinds of actions.txt
-COMMAND_START_KINDS = frozenset({"on", "off", "media", "nav", "comm", "query"})
 #: characters before a command start that join it to the one before (打开空调和播放音乐 is split elsewhere)
 JOINED_BEFORE = frozenset("和与及并再把给让说")
 

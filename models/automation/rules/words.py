@@ -32,18 +32,21 @@ _DONE_AFTER = 5
 
 
 def strip_fillers(text: str, lex: AutomationLexicons) -> str:
-    """Spoken fillers and politeness off both ends: ``帮我打开空调吧`` → ``打开空调``."""
+    """Spoken fillers and politeness off both ends: ``帮我打开空调吧`` → ``打开空调``. An edge whose character
+    begins no prefix filler (``lex.filler_firsts``) or ends no suffix filler (``lex.filler_lasts``) has none."""
     fillers = lex.fillers
-    prefixes, suffixes, soft = fillers.terms("prefix"), fillers.terms("suffix"), fillers.terms("soft_suffix")
+    prefixes, suffixes, soft = lex.filler_prefixes, lex.filler_suffixes, lex.filler_soft
     prev = None
     while prev != text:
         prev = text
         text = text.strip(EDGE_PUNCT)
         low = lowered(text)
-        head = fillers.prefix(low)  # the longest filler at the start, if it is a prefix filler
+        head = fillers.prefix(low) if low[:1] in lex.filler_firsts else None  # the longest filler at the start
         if head and head in prefixes and len(text) > len(head):
             text = text[len(head):]
             low = lowered(text)
+        if low[-1:] not in lex.filler_lasts:
+            continue
         for size in range(min(len(text) - 1, fillers.max_len), 0, -1):
             if low[-size:] in suffixes:
                 text = text[:-size]
@@ -64,10 +67,11 @@ def _moved_by_one_verb(low: str, lex: AutomationLexicons) -> bool:
 def only_fillers(gap: str, lex: AutomationLexicons) -> bool:
     """Is ``gap`` (text between two spans) empty or only prefix fillers (那个, 再帮我)?"""
     low = lowered(gap).strip(EDGE_PUNCT)
-    prefixes = lex.fillers.terms("prefix")
     while low:
+        if low[0] not in lex.filler_firsts:
+            return False  # no prefix filler begins here
         head = lex.fillers.prefix(low)
-        if not head or head not in prefixes:
+        if not head or head not in lex.filler_prefixes:
             return False
         low = low[len(head):]
     return True
@@ -100,6 +104,8 @@ def leading_hesitation(text: str, lex: AutomationLexicons) -> int:
 
 _CN_NUM = "零一二两三四五六七八九十百半"
 CLOCK = re.compile(rf"(\d+|[{_CN_NUM}]+)(点|點|:\d\d|号|日|月份|月)")
+#: a character every match of ``CLOCK`` holds
+CLOCK_MARKS = frozenset("点點:号日月")
 _DURATION_AFTER = re.compile(rf"(\d+|[{_CN_NUM}几]+)(个)?(分钟|小时|钟头|秒钟|秒|天|周|刻钟)(后|以后|之后)")
 _AFTER_ONE_OCLOCK = re.compile(r"(钟|半|\d|[一二三四五六七八九十]+分)")
 _HOUR_ONLY = re.compile(r".+点钟?|.+:")
@@ -107,6 +113,8 @@ _AMOUNT_UNIT = re.compile(r"度|%|倍|公里|米|档|级")
 _MINUTES_END = re.compile(r"(半|刻|分)$")
 _MINUTES_OR_HOUR_END = re.compile(r"(半|刻|分|整|钟)$")
 
+#: the Chinese numerals a clock time of ``SPOKEN_CLOCK`` can start with (besides a digit)
+_CLOCK_NUMERALS = frozenset("零一二两三四五六七八九十")
 #: a spoken clock time, minutes included: 七点四十五, 八点半, 十二点零五, 三点一刻, 7点45, 7:45
 SPOKEN_CLOCK = re.compile(
     rf"(?:\d{{1,2}}|[零一二两三四五六七八九十]{{1,3}})(?:点钟?|:)(?:半|[一三]刻|整|(?:\d{{1,2}}|[零一二三四五六七八九十]{{1,3}})分?)?")
@@ -124,7 +132,10 @@ def has_time_expression(text: str, lex: AutomationLexicons) -> bool:
 
 
 def has_clock(low: str) -> bool:
-    """A clock time or a date (八点, 7:45, 五号) in ``low``; ``一点`` only as a clock time (一点钟, 一点半)."""
+    """A clock time or a date (八点, 7:45, 五号) in ``low``; ``一点`` only as a clock time (一点钟, 一点半). None
+    without a clock's mark (``CLOCK_MARKS``)."""
+    if CLOCK_MARKS.isdisjoint(low):
+        return False
     for m in CLOCK.finditer(low):
         if m.group(1) == "一" and m.group(2) == "点" and not _AFTER_ONE_OCLOCK.match(low[m.end():]):
             continue
@@ -157,7 +168,11 @@ def clock_times(text: str) -> list[tuple[int, int]]:
 
 def time_prefix(low: str, lex: AutomationLexicons) -> int:
     """How many characters at the start of ``low`` are a time point: days, periods, weekdays and a clock
-    time (明天早上七点半, 除夕晚上八点, 下周一); 0 when it holds neither a clock time nor a day."""
+    time (明天早上七点半, 除夕晚上八点, 下周一); 0 when it holds neither a clock time nor a day, or starts with
+    neither a digit, a clock's numeral nor the first character of a time word (``lex.time_point_firsts``)."""
+    first = low[:1]
+    if not first.isdecimal() and first not in _CLOCK_NUMERALS and first not in lex.time_point_firsts:
+        return 0
     pos, anchored = 0, False
     while pos < len(low):
         m = SPOKEN_CLOCK.match(low, pos)
@@ -205,8 +220,11 @@ def has_verb(text: str, lex: AutomationLexicons) -> bool:
 
 
 def is_bare_device(text: str, lex: AutomationLexicons) -> bool:
-    """Only device (and seat) names, nothing else: ``座椅加热``, ``主驾座椅通风``, ``客厅灯``."""
+    """Only device (and seat) names, nothing else: ``座椅加热``, ``主驾座椅通风``, ``客厅灯``. Not when its first
+    character starts no name (``lex.name_firsts``) and is no joiner: it would be left over."""
     low = lowered(text)
+    if low[:1] not in lex.name_firsts and not _BARE_REST.match(low[:1]):
+        return False
     devices = lex.device_kinds.find(low)
     if not devices:
         return False
@@ -219,8 +237,17 @@ def is_super_task_mention(text: str, lex: AutomationLexicons) -> bool:
     """Spec 超级任务: names a super-task keyword (自动化, 智能场景, HyperTask, ...), or changes,
     deletes or cancels a named habit or rule (删除回家习惯)."""
     low = lowered(text)
+    if lex.super_task.search(low) is None:
+        return False  # no keyword and no named habit
     cats = {c for *_, c in lex.super_task.find(low)}
     return "keyword" in cats or ("named" in cats and lex.habit_change.search(low) is not None)
+
+
+def may_hold_command(text: str, lex: AutomationLexicons) -> bool:
+    """Can ``text`` or a piece of it be a whole plain command (``is_plain_command``)? Only if it holds an action
+    verb, a reminder verb or a memo word (``lex.command_words``): every plain command does. Exact for every piece
+    when ``text`` has no Σ, the one letter whose lower case depends on the letters around it."""
+    return "Σ" in text or (lex.command_words is not None and lex.command_words.search(lowered(text)) is not None)
 
 
 def is_plain_command(text: str, lex: AutomationLexicons) -> bool:
@@ -236,8 +263,11 @@ def is_plain_command(text: str, lex: AutomationLexicons) -> bool:
     if head and len(head) >= 2 and len(low) > len(head):
         if has_time_expression(low[:len(head)], lex):
             return False  # 查一下今天的路况: a time in its object is content, in its verb it is not
-    elif has_time_expression(text, lex) or not ((devices_in(text, lex) or low.startswith("把")) and has_verb(text, lex)):
-        return False
+    elif not may_hold_command(text, lex) or has_time_expression(text, lex) \
+            or not ((devices_in(text, lex) or low.startswith("把")) and has_verb(text, lex)):
+        return False  # (has_verb needs a verb, reminder or memo word: one search tells most pieces without any)
+    if lex.triggers.search(low) is None:
+        return True  # no trigger word at all: blanking names out cannot add one
     return not any(cat != "prefix" or b - a >= 2 for a, b, _, cat in lex.triggers.find(signal_text(text, lex)))
 
 
