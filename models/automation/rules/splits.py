@@ -15,7 +15,8 @@ from fastslow.models.automation.rules.starts import (
     trailing_command_start, without_trailing_connector,
 )
 from fastslow.models.automation.rules.words import (
-    clock_times, has_verb, is_plain_command, is_super_task_mention, management_after_command, plain_breaks,
+    clock_times, has_verb, is_plain_command, is_super_task_mention, management_after_command, may_hold_command,
+    plain_breaks,
     sentence_break, sequence_connector, strip_fillers, takes_place, time_prefix,
 )
 
@@ -56,10 +57,13 @@ def split_inside_action(analysis: TextAnalysis, spans: Sequence[Span]) -> list[S
     a condition said first is cut from its command (上班的路上|播放早间新闻); a scope end said inside it (提醒我充电|
     对了|今天天气怎么样: scope_end.txt, ``scope_end``) ends it; a reminder after a sequence connector (仪表上亮灯|并且|
     提醒我: connectors.txt, ``break``) and a super-task clause said after a whole command (关闭所有的灯|把这个存成
-    智能场景) are their own actions."""
+    智能场景) are their own actions. An action span holding none of the words a cut is made at (a sentence stop,
+    ``lex.action_cut_words``, 把) is left as it is."""
+    lex = analysis.lex
     out: list[Span] = []
     for sp in spans:
-        if sp.kind != "A":
+        if sp.kind != "A" or not (_SENTENCE_STOPS.search(sp.text) or "把" in sp.text or (
+                lex.action_cut_words is not None and lex.action_cut_words.search(lowered(sp.text)))):
             out.append(sp)
             continue
         for sentence in sentences(sp):
@@ -112,6 +116,8 @@ def condition_said_first(action: str, lex: AutomationLexicons) -> int:
     a suffix trigger of two characters or more, then a whole command); 0 when there is none, or the span is said
     verb first, or is a reminder, a memo or a super-task clause (提醒我下班的时候买菜: its time is content)."""
     low = lowered(action)
+    if lex.long_suffix_words is None or lex.long_suffix_words.search(low) is None:
+        return 0  # no suffix trigger of two characters or more
     if lex.action_verbs.prefix(low) or lex.reminder_verbs.prefix(low):
         return 0  # said verb first: no condition before its command
     ends = [b for a, b, _, cat in lex.triggers.find(low) if cat == "suffix" and b - a >= 2 and 0 < a and b < len(low)]
@@ -175,7 +181,7 @@ def split_run_on(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     for k, sp in enumerate(spans):
         nxt = spans[k + 1] if k + 1 < len(spans) else None
         cut, cut_head = None, 0
-        if sp.kind == "C" or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
+        if (sp.kind == "C" and may_hold_command(sp.text, lex)) or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
                               and not sentence_break(text, sp.end, nxt.start)
                               and not lex.reminder_verbs.prefix(lowered(sp.text))):
             low = lowered(sp.text)
@@ -214,15 +220,27 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     打开天窗遮阳帘); at a sequence connector (然后, 再) between two whole commands. A whole command has three
     characters or more on each side of a cut. Nothing is cut after a joiner (和, 再, 把), after a message's 说, in a
     reminder or a prohibition (提醒我打开空调关闭车窗 is one reminder), or in a super-task or memo clause (修改我的
-    回家习惯)."""
+    回家习惯). So a text shorter than six characters, or in which no verb, name or connector begins where a cut
+    could be (``lex.cut_point_words``), or without a verb, reminder or memo word before the last point or after the
+    first (``may_hold_command``), is one command."""
+    if len(text) < 6:
+        return []
     low = lowered(text)
+    first = lex.cut_point_words.search(low, 3) if lex.cut_point_words is not None else None
+    if first is None or first.start() > len(text) - 3:
+        return []
     if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
+        return []
+    if not may_hold_command(text[:len(text) - 3], lex):
         return []
     verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in COMMAND_START_KINDS}
     names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
+    points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)
+    if not points or not may_hold_command(text[:points[-1]], lex) or not may_hold_command(text[points[0]:], lex):
+        return []
     cuts, last = [], 0
-    for p in sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3):
+    for p in points:
         if p - last < 3 or (p not in breaks and low[p - 1] in JOINED_BEFORE) or "说" in low[last:p]:
             continue
         left = strip_fillers(text[last:p], lex)
