@@ -91,6 +91,9 @@ class AutomationLexicons:
     name_firsts: frozenset = field(init=False, repr=False, compare=False)
     #: the characters a day, weekday or period word starts with
     time_point_firsts: frozenset = field(init=False, repr=False, compare=False)
+    #: one pattern of the ``and`` / ``or`` triggers (且, 或者) and one of every built-in behaviour's condition words
+    compound_triggers: re.Pattern | None = field(init=False, repr=False, compare=False)
+    builtin_condition_words: re.Pattern | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
         derived = {"signal_devices": frozenset(term for term in self.device_kinds.category if self.signal(term))}
@@ -117,6 +120,8 @@ class AutomationLexicons:
         derived["name_firsts"] = frozenset(t[0] for t in (*self.device_kinds.category, *self.positions.category))
         derived["time_point_firsts"] = frozenset(
             t[0] for t, cat in self.time_words.category.items() if cat in ("day", "week", "period"))
+        derived["compound_triggers"] = term_pattern(self.triggers.terms("and", "or"))
+        derived["builtin_condition_words"] = term_pattern({w for b in self.builtins for w in b.condition_words})
         for name, value in derived.items():
             object.__setattr__(self, name, value)
 

@@ -150,13 +150,24 @@ def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
 
 def plain_pieces(text: str, lex: AutomationLexicons) -> list[tuple[int, int]]:
     """(start, end) of the pieces of ``plain_groups`` before its command cuts: ``text`` between its pauses and
-    split connectors (``plain_breaks``), a piece without an action joined to the next one."""
+    split connectors (``plain_breaks``), a piece without an action joined to the next one. One piece stays
+    itself, action or not; and after pieces without an action the last one takes them in either way, so it is
+    asked only when a piece before it has one."""
+    breaks = plain_breaks(text, lex)
+    if not breaks:
+        return [(0, len(text))] if text else []
     low = lowered(text)
-    cuts = [(start, end) for start, end, kind in plain_breaks(text, lex)
+    cuts = [(start, end) for start, end, kind in breaks
             # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
             if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
     bounds = pieces_between(len(text), cuts)
-    actions = [has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex) for a, b in bounds]
+    if len(bounds) <= 1:
+        return bounds
+    def has_action(a: int, b: int) -> bool:
+        return has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex)
+
+    actions = [has_action(a, b) for a, b in bounds[:-1]]
+    actions.append(any(actions) and has_action(*bounds[-1]))
     return join_actionless(bounds, actions)
 
 

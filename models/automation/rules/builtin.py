@@ -34,13 +34,15 @@ def is_reminder(action: str) -> bool:
 def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLexicons) -> bool:
     """Spec 条件负例: a built-in vehicle behaviour (走远时车门上锁, 倒车时后视镜自动下翻, 车辆超速时提醒我):
     the condition holds one of its trigger words and every action one of its action words. A built-in behaviour
-    has one fixed trigger: 且 / 或 compounds are the user's own."""
+    has one fixed trigger: 且 / 或 compounds are the user's own (``lex.compound_triggers``). A condition holding
+    none of the known behaviours' condition words (``lex.builtin_condition_words``) is none of theirs."""
     if not condition or condition == DEFAULT or not actions:
         return False
     cond = lowered(condition)
-    if any(t in cond for t in lex.triggers.terms("and", "or")):
+    if lex.compound_triggers is not None and lex.compound_triggers.search(cond) is not None:
         return False
-    for b in lex.builtins:
+    said = lex.builtin_condition_words
+    for b in (lex.builtins if said is not None and said.search(cond) is not None else ()):
         if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b) for a in actions):
             return True
     return builtin_by_class(cond, actions, lex)
