@@ -117,6 +117,8 @@ def memo_edit_group(text: str, lex: AutomationLexicons) -> Group | None:
     a reminder's lead time) and that names a memo item, with no trigger word, is one ``default``
     group of the whole cleaned request; None for anything else."""
     low = lowered(text)
+    if lex.memo.search(low) is None:
+        return None  # no memo word at all (most queries)
     if _TRIGGER_WORDS.search(low) or COMMUNICATION.search(low) or _REMIND_SOMEONE.search(low):
         return None  # a trigger, a message (发消息说会议推迟) or a new reminder (提醒我检查胎压)
     found = lex.memo.find(low)

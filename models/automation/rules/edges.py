@@ -92,6 +92,8 @@ def whole_words_at_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list[
     before it or from what no span covered."""
     text, lex = analysis.text, analysis.lex
     out = list(spans)
+    if not any(sp.kind == "C" and sp.start > 0 for sp in out):
+        return out  # only a condition span with text before it changes: what it takes comes from before it
     words = [(a, b) for a, b, *_ in analysis.found["events"]] + [m.span() for m in _TIME_AMOUNT.finditer(analysis.low)]
     prefixes = lex.triggers.terms("prefix")
     for k, cur in enumerate(out):

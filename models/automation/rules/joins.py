@@ -67,10 +67,11 @@ def join_fragments(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     a fragment (``is_fragment``: 打开|导航回家, 把窗帘|拉上), are one action; and the words a condition span took
     from the action before it (把空调调到|二十三度电量低于三十的时候) go back to that action when they complete it."""
     text, lex = analysis.text, analysis.lex
+    has_ba = "把" in text  # every lead holds it
     out: list[Span] = []
     for sp in spans:
         prev = out[-1] if out else None
-        if sp.kind == "A":  # 把那个|叫露营的自动化停掉: a 把 (and its demonstrative) left outside starts the action
+        if sp.kind == "A" and has_ba:  # 把那个|叫露营的自动化停掉: a 把 (and its demonstrative) left outside starts the action
             lo = prev.end if prev is not None else 0
             lead = _BA_LEAD.search(text[lo: sp.start])
             if lead:

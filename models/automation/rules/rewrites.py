@@ -167,6 +167,8 @@ def without_once(text: str, lex: AutomationLexicons) -> tuple[str, bool]:
     edge of a condition or an action span is no part of it: (the text without it, whether one was
     there). 明天八点仅此一次 → (明天八点, True); 打开空调只执行这一次 → (打开空调, True)."""
     found, prev = False, None
+    if lex.once.search(lowered(text)) is None:
+        return text, found  # no once marker anywhere: nothing to take off
     while prev != text and text:
         prev = text
         low = lowered(text)

@@ -263,7 +263,11 @@ def split_joined_actions(analysis: TextAnalysis, spans: Sequence[Span]) -> list[
         if sp.kind != "A":
             out.append(sp)
             continue
-        bounds = [0, *command_cuts(sp.text, analysis.lex), len(sp.text)]
+        cuts = command_cuts(sp.text, analysis.lex)
+        if not cuts and text.startswith(sp.text, sp.start) and sp.end - sp.start == len(sp.text):
+            out.append(sp)  # one command, and the span quotes the text: it would be made again as it is
+            continue
+        bounds = [0, *cuts, len(sp.text)]
         for a, b in zip(bounds, bounds[1:]):
             out.append(Span("A", sp.start + a, sp.start + b, text[sp.start + a: sp.start + b],
                             sp.intent if a == 0 else None))

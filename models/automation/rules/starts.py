@@ -10,7 +10,7 @@ from fastslow.models.automation.rules.builtin import builtin_function_action
 from fastslow.models.automation.rules.edges import inner_suffix_ends
 from fastslow.models.automation.rules.markup import lowered
 from fastslow.models.automation.rules.analysis import signal_text
-from fastslow.models.automation.rules.words import CLOCK, RUN_ON_SHORT, has_clock, is_plain_command
+from fastslow.models.automation.rules.words import CLOCK, RUN_ON_SHORT, has_clock, is_plain_command, may_hold_command
 
 #: 不到, 没到, 快到, 要到: the word is part of the state said before it, no condition starts there
 _BEFORE_NO_START = frozenset("不没快要将还已")
@@ -66,6 +66,8 @@ def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | Non
     to the span's end (下班的时候|放点音乐) or to a condition after it (车速超过一百的时候|把音量调高|车速低于…)."""
     for e in inner_suffix_ends(condition, lex):
         rest = condition[e:]
+        if not may_hold_command(rest, lex):
+            continue  # no verb, reminder or memo word after the trigger: no whole command in any piece of it
         if is_plain_command(rest, lex):
             return e
         for p in condition_starts(lowered(rest), lex, events=True):
@@ -77,7 +79,10 @@ def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | Non
 def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
     """Where the condition ends in a first action span that holds one (前方有行人突然横穿时|自动紧急制动): after a
     suffix trigger (时, 的时候, 以后) with no whole command before it and a command or a built-in function
-    after it. None when the span is one request (打开空调, 查一下明天什么时候下雨)."""
+    after it. None when the span is one request (打开空调, 查一下明天什么时候下雨), or holds none of those triggers
+    (``lex.cutting_suffix_words``)."""
+    if lex.cutting_suffix_words is None or lex.cutting_suffix_words.search(lowered(action)) is None:
+        return None
     for _, e, term, cat in lex.triggers.find(signal_text(action, lex)):
         if cat != "suffix" or e >= len(action) or len(term) < 2 and term != "时":
             continue

@@ -66,6 +66,8 @@ def _moved_by_one_verb(low: str, lex: AutomationLexicons) -> bool:
 
 def only_fillers(gap: str, lex: AutomationLexicons) -> bool:
     """Is ``gap`` (text between two spans) empty or only prefix fillers (那个, 再帮我)?"""
+    if not gap:
+        return True  # spans that touch (most of them)
     low = lowered(gap).strip(EDGE_PUNCT)
     while low:
         if low[0] not in lex.filler_firsts:
