@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.models.automation.rules.markup import lowered
@@ -44,31 +43,26 @@ class WordMatches(dict):
 @dataclass(frozen=True)
 class TextAnalysis:
     """A text as the rules read it: its lower case (``lowered``), its signal text (``masked``: ``signal_text``,
-    names blanked out), whether it holds a condition signal (``signalled``) and the matches of every automation
-    word class in the lower case (``found``). Each is worked out once, the first time a rule asks for it."""
+    names blanked out), whether it can hold a condition (``signalled``) and the matches of every automation word
+    class in the lower case (``found``, each class found the first time a rule asks for it).
+
+    ``signalled`` is ``lex.signal`` outside seat, direction and device names: 副驾座椅往后调一点, 左后车窗打开一半
+    and 后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候). Blanking names out can only take
+    a signal away, so a text in which nothing was blanked keeps the signal it has."""
 
     text: str
     lex: AutomationLexicons
     low: str = field(init=False)
+    masked: str = field(init=False)
+    signalled: bool = field(init=False)
     found: WordMatches = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        low = lowered(self.text)
+        low, masked, signal = lowered(self.text), signal_text(self.text, self.lex), self.lex.signal
         object.__setattr__(self, "low", low)
+        object.__setattr__(self, "masked", masked)
+        object.__setattr__(self, "signalled", signal(low) and (masked == low or signal(masked)))
         object.__setattr__(self, "found", WordMatches(low, self.lex))
-
-    @cached_property
-    def masked(self) -> str:
-        return signal_text(self.text, self.lex)
-
-    @cached_property
-    def signalled(self) -> bool:
-        """``lex.signal`` outside seat, direction and device names: 副驾座椅往后调一点, 左后车窗打开一半 and
-        后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候). Blanking names out can only take
-        a signal away, so a text without one is answered before any blanking, and a text in which nothing was
-        blanked keeps the one it has."""
-        signal = self.lex.signal
-        return signal(self.low) and (self.masked == self.low or signal(self.masked))
 
 
 def analyse(text: str, lex: AutomationLexicons) -> TextAnalysis:
