@@ -417,37 +417,30 @@ def test_the_pruned_crf_features_are_the_known_ones_in_order_and_tag_alike(model
     assert "_known_attributes" not in tagger.__getstate__()
 
 
-def test_command_cuts_without_room_for_two_commands_are_none(model):
-    """command_cuts answers [] early when no cut point leaves three characters on each side: the same
-    answer as its full search, on every bundled text and on each of its prefixes and suffixes."""
+def test_command_cuts_answer_early_only_where_no_cut_can_be(model):
+    """command_cuts answers [] without its search when a text has no room for two commands, no cut-point word
+    where a cut could be, or no command word on one side; every plain command holds a command word, and every
+    cut lies where such a word begins with one on each side: so the early answers lose no cut. Checked on every
+    bundled text and each of its prefixes and suffixes, against ``is_plain_command`` and the matchers."""
     from fastslow.models.automation import rules
 
     lex = model.automation.lexicons_
-
-    def full_search(text):
-        low = rules.lowered(text)
-        if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")) or rules.unconditional_kind(text, lex):
-            return []
-        verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in rules._COMMAND_START_KINDS}
-        names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
-        breaks = {a for a, _, kind in rules.plain_breaks(low, lex) if kind == "break"}
-        cuts, last = [], 0
-        for p in sorted(verbs | names | breaks):
-            if p - last < 3 or (p not in breaks and low[p - 1] in rules._JOINED_BEFORE) or "说" in low[last:p]:
-                continue
-            left = rules.strip_fillers(text[last:p], lex)
-            if p not in verbs and p not in breaks and lex.action_verbs.prefix(rules.lowered(left)):
-                continue
-            if rules._is_plain_command(left, lex) and rules._is_plain_command(rules.strip_fillers(text[p:], lex), lex):
-                cuts.append(p)
-                last = p
-        return cuts
-
+    points = [lex.positions, lex.device_kinds]
     texts = _bundled_automation_texts() + ["关掉客厅的灯打开扫地机器人", "打开空调关窗", "打开空调关闭车窗"]
     cut_somewhere = 0
     for text in texts:
         for part in {text, *(text[:k] for k in range(1, len(text))), *(text[k:] for k in range(1, len(text)))}:
-            assert rules.command_cuts(part, lex) == full_search(part), part
+            if rules.is_plain_command(part, lex):
+                assert rules.may_hold_command(part, lex), part
+            low = rules.lowered(part)
+            starts = {a for m in points for a, *_ in m.find(low)} | {a for a, _, kind in rules.plain_breaks(low, lex)
+                                                                    if kind == "break"}
+            starts |= {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in rules.COMMAND_START_KINDS}
+            for p in starts:
+                assert lex.cut_point_words.search(low, p).start() == p, (part, p)  # a cut-point word begins there
+            for c in rules.command_cuts(part, lex):
+                assert 3 <= c <= len(part) - 3 and c in starts, (part, c)
+                assert rules.may_hold_command(part[:c], lex) and rules.may_hold_command(part[c:], lex), (part, c)
         cut_somewhere += bool(rules.command_cuts(text, lex))
     assert cut_somewhere > 0
 
@@ -517,45 +510,6 @@ def test_the_intent_grams_are_the_vectorizers_analysis(model):
 
     check()
     assert "_char_range" not in intents.__getstate__()
-
-
-# ---- the rules' per-lexicons memos (features.memo.per_lexicons)
-
-_MEMOISED_RULES = ("signal_text", "strip_fillers", "has_verb", "is_bare_device")
-
-
-def test_memoised_rule_helpers_answer_as_their_definitions_on_every_bundled_text_and_its_pieces(model):
-    """Each memoised helper gives what its undecorated definition gives, on first asking and from the memo,
-    for every bundled automation text and every piece between its punctuation."""
-    import re
-
-    from fastslow.models.automation import rules
-
-    lex = model.automation.lexicons_
-    texts = _bundled_automation_texts()
-    texts += [p for t in texts for p in re.split(r"[，,。；;！!？?]", t) if p] + ["", "吧", "帮我打开空调吧"]
-    for name in _MEMOISED_RULES:
-        fn = getattr(rules, name)
-        expected = [fn.__wrapped__(t, lex) for t in texts]
-        assert [fn(t, lex) for t in texts] == expected, name
-        assert [fn(t, lex) for t in texts] == expected, name  # now from the memo
-
-
-def test_rule_memos_are_per_lexicons_object_and_never_pickled(model):
-    import pickle
-
-    from fastslow.features.memo import MEMO_PREFIX
-    from fastslow.models.automation.rules import strip_fillers
-
-    lex = model.automation.lexicons_
-    assert strip_fillers("帮我打开空调吧", lex) == "打开空调"
-    assert any(k.startswith(MEMO_PREFIX) for k in lex.__dict__)
-    copy = pickle.loads(pickle.dumps(lex))
-    assert not any(k.startswith(MEMO_PREFIX) for k in copy.__dict__)
-    other = load_automation_lexicons()
-    memo = other.__dict__.get(MEMO_PREFIX + "strip_fillers")
-    assert memo is None or "帮我打开空调吧" not in memo  # another object: its own memo
-    assert strip_fillers("帮我打开空调吧", other) == "打开空调"
 
 
 _JSON_LEAF = (st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4)

@@ -51,5 +51,5 @@ from fastslow.models.automation.rules.splits import (
 )
 from fastslow.models.automation.rules.words import (
     REMIND, clock_times, devices_in, done_tail, is_fragment, only_fillers, seat_mentions, time_prefix, has_time_expression, has_verb, is_bare_device, is_plain_command, is_super_task_mention,
-    leading_hesitation, plain_breaks, strip_fillers, takes_place,
+    leading_hesitation, may_hold_command, plain_breaks, strip_fillers, takes_place,
 )
