@@ -11,9 +11,13 @@ from fastslow.models.automation.rules.markup import lowered
 def signal_text(text: str, lex: AutomationLexicons) -> str:
     """``lowered(text)`` with every seat, direction and signal-looking device name (``lex.signal_devices``) blanked
     out (``\\x00``): the 后 of 后排 / 左后, 往后 / 向前 and 后视镜 is part of a name or a direction, never a trigger
-    (后 / 前 are triggers in triggers.txt). The positions of the text are kept; a text naming none of them
+    (后 / 前 are triggers in triggers.txt). The positions of the text are kept."""
+    return names_blanked(lowered(text), lex)
+
+
+def names_blanked(low: str, lex: AutomationLexicons) -> str:
+    """``signal_text`` of a text whose lower case is ``low``; a text naming none of those names
     (``lex.signal_names``) is its lower case."""
-    low = lowered(text)
     if lex.signal_names is None or lex.signal_names.search(low) is None:
         return low
     hits = lex.positions.find(low)
@@ -40,11 +44,12 @@ class WordMatches(dict):
         return found
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class TextAnalysis:
     """A text as the rules read it: its lower case (``lowered``), its signal text (``masked``: ``signal_text``,
     names blanked out), whether it can hold a condition (``signalled``) and the matches of every automation word
-    class in the lower case (``found``, each class found the first time a rule asks for it).
+    class in the lower case (``found``, each class found the first time a rule asks for it). Made once per text
+    and only read after (a plain class with slots: made for every query, it costs less than a frozen one).
 
     ``signalled`` is ``lex.signal`` outside seat, direction and device names: 副驾座椅往后调一点, 左后车窗打开一半
     and 后排座椅加热调到最高 hold no condition signal; 后排有人的时候 does (的时候). Blanking names out can only take
@@ -58,11 +63,11 @@ class TextAnalysis:
     found: WordMatches = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        low, masked, signal = lowered(self.text), signal_text(self.text, self.lex), self.lex.signal
-        object.__setattr__(self, "low", low)
-        object.__setattr__(self, "masked", masked)
-        object.__setattr__(self, "signalled", signal(low) and (masked == low or signal(masked)))
-        object.__setattr__(self, "found", WordMatches(low, self.lex))
+        self.low = low = lowered(self.text)
+        self.masked = masked = names_blanked(low, self.lex)
+        signal = self.lex.signal
+        self.signalled = signal(low) and (masked == low or signal(masked))
+        self.found = WordMatches(low, self.lex)
 
 
 def analyse(text: str, lex: AutomationLexicons) -> TextAnalysis:
