@@ -87,6 +87,9 @@ class AutomationLexicons:
     filler_soft: frozenset = field(init=False, repr=False, compare=False)
     filler_firsts: frozenset = field(init=False, repr=False, compare=False)
     filler_lasts: frozenset = field(init=False, repr=False, compare=False)
+    #: the "that will do" fillers (就行, 就好了), and the characters a hesitation (额, 那啥) starts with
+    filler_dones: tuple = field(init=False, repr=False, compare=False)
+    hesitation_firsts: frozenset = field(init=False, repr=False, compare=False)
     #: the characters a device or seat name starts with
     name_firsts: frozenset = field(init=False, repr=False, compare=False)
     #: the characters a day, weekday or period word starts with
@@ -116,7 +119,9 @@ class AutomationLexicons:
         derived.update(filler_prefixes=fillers.terms("prefix"), filler_suffixes=fillers.terms("suffix"),
                        filler_soft=fillers.terms("soft_suffix"),
                        filler_firsts=frozenset(t[0] for t in fillers.terms("prefix")),
-                       filler_lasts=frozenset(t[-1] for t in fillers.terms("suffix", "soft_suffix")))
+                       filler_lasts=frozenset(t[-1] for t in fillers.terms("suffix", "soft_suffix")),
+                       filler_dones=tuple(sorted(fillers.terms("done"))),
+                       hesitation_firsts=frozenset(t[0] for t in fillers.terms("hesitation")))
         derived["name_firsts"] = frozenset(t[0] for t in (*self.device_kinds.category, *self.positions.category))
         derived["time_point_firsts"] = frozenset(
             t[0] for t, cat in self.time_words.category.items() if cat in ("day", "week", "period"))

@@ -55,6 +55,8 @@ def whole_clock_times(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Spa
     ending inside 七点四十五 / 八点半 / 三点一刻 takes the rest of it from the span after it."""
     text = analysis.text
     out = list(spans)
+    if not any(sp.kind == "C" for sp in out):
+        return out  # only condition spans change
     for a, b in clock_times(text):
         for k, sp in enumerate(out):
             if sp.kind == "C" and a <= sp.end - 1 < b - 1 and sp.start <= a:

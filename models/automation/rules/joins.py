@@ -126,6 +126,8 @@ def _after_joiner(text: str, prev: Span, sp: Span) -> Span:
     """The second of two action spans, started after the joiner between them when the tagger began it inside
     a word (打开车库门|和玄|关灯: the object is 玄关灯, not 关灯)."""
     gap = text[prev.end:sp.start]
+    if not gap:
+        return sp  # spans that touch (most of them)
     for joiner in _OBJECT_JOINERS:
         if gap.startswith(joiner) and len(gap) > len(joiner) and not _PAUSE_OR_SPACE.search(gap):
             start = prev.end + len(joiner)

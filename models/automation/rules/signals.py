@@ -22,6 +22,8 @@ def demote_signalless_conditions(analysis: TextAnalysis, spans: Sequence[Span]) 
     those names (副驾座椅往前挪一点, 主驾后|视镜往下调) is a plain command, not a condition: it becomes an
     action, joined to an action span that touches it. One followed by 就 / 便 / 那么 stays."""
     lex, masked = analysis.lex, analysis.masked
+    if "\x00" not in masked or not any(sp.kind == "C" for sp in spans):
+        return list(spans)  # no name blanked out, or no condition: nothing to demote, and nothing joins
     then = lex.triggers.terms("then")
     out: list[Span] = []
     demoted = False  # was the last span of ``out`` a demoted condition?

@@ -83,6 +83,8 @@ def done_tail(text: str, lex: AutomationLexicons) -> int:
     """How many characters at the end of ``text`` say "that will do" (fillers.txt, category ``done``: 就行,
     就好了) after a request of five characters or more; 0 otherwise. Its 就 is no condition's."""
     low = lowered(text).rstrip(EDGE_PUNCT)
+    if not low.endswith(lex.filler_dones):
+        return 0  # the done word must end the text
     for a, b, _, cat in lex.fillers.find(low):
         if cat == "done" and b == len(low) and a >= _DONE_AFTER and not any(
                 oa < a < ob or ob == a for oa, ob, *_ in lex.once.find(low)):  # 一次就好: a once marker of its own
@@ -93,8 +95,11 @@ def done_tail(text: str, lex: AutomationLexicons) -> int:
 def leading_hesitation(text: str, lex: AutomationLexicons) -> int:
     """How many characters at the start of ``text`` are a hesitation the parser drops (fillers.txt, category
     ``hesitation``: 额, 诶, 那啥); 0 when the longest filler word there is no hesitation (额度, 额外: category
-    ``word``) or nothing would be left."""
-    head = lex.fillers.prefix(lowered(text))
+    ``word``) or nothing would be left, or no hesitation starts with its first character."""
+    low = lowered(text)
+    if low[:1] not in lex.hesitation_firsts:
+        return 0
+    head = lex.fillers.prefix(low)
     if not head or lex.fillers.category.get(head) != "hesitation" or len(text) <= len(head) + 1:
         return 0
     return len(head) + (1 if text[len(head)] in EDGE_PUNCT else 0)
@@ -158,6 +163,8 @@ def _number(said: str) -> int:
 def clock_times(text: str) -> list[tuple[int, int]]:
     """(start, end) of every spoken clock time of ``text`` that has minutes (七点四十五, 八点半, 十二点整)."""
     out = []
+    if "点" not in text and ":" not in text:
+        return out  # every clock time of SPOKEN_CLOCK holds one of them
     for m in SPOKEN_CLOCK.finditer(text):
         word = m.group()
         if _HOUR_ONLY.fullmatch(word) or _AMOUNT_UNIT.match(text[m.end():]):
