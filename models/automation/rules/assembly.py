@@ -91,6 +91,8 @@ def rewrite_group(analysis: TextAnalysis, raw: RawGroup) -> list[Group]:
 def missing_super_task_clauses(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """Spec 超级任务: a super-task keyword that no span covers still yields its management clause."""
     text = analysis.text
+    if analysis.lex.super_task.search(analysis.low) is None:
+        return []  # no super-task word at all (most texts)
     covered = [(s.start, s.end) for s in spans]
     extra = []
     for a, b, _, cat in analysis.found["super_task"]:
