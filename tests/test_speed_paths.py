@@ -445,6 +445,42 @@ def test_command_cuts_answer_early_only_where_no_cut_can_be(model):
     assert cut_somewhere > 0
 
 
+def test_the_lexicons_early_answer_tables_say_what_their_matchers_find():
+    """The tables the rules read to answer early (``AutomationLexicons.__post_init__``) against the word classes
+    they come from: where a table finds nothing, neither does any matcher it stands for, on every bundled text,
+    each of its prefixes and suffixes and a few made-up ones."""
+    from fastslow.models.automation import rules
+
+    lex = _AUTO
+    suffixes = lambda low, short: [(a, b) for a, b, t, cat in lex.triggers.find(low)
+                                   if cat == "suffix" and (b - a >= 2 or t in short)]
+    texts = _bundled_automation_texts() + ["主驾座椅往后调一点", "后视镜折叠", "帮我打开空调吧", "额那个打开空调就行"]
+    for text in texts:
+        for part in {text, *(text[:k] for k in range(1, len(text))), *(text[k:] for k in range(1, len(text)))}:
+            low = rules.lowered(part)
+            if lex.signal_names.search(low) is None:
+                assert rules.signal_text(part, lex) == low and not lex.positions.find(low), part
+                assert not lex.directions.find(low) and not any(h[2] in lex.signal_devices
+                                                                for h in lex.device_kinds.find(low)), part
+            if lex.command_words.search(low) is None:
+                assert not (lex.action_verbs.find(low) or lex.reminder_verbs.find(low) or lex.memo.find(low)), part
+            if lex.long_suffix_words.search(low) is None:
+                assert not suffixes(low, ()), part
+            if lex.cutting_suffix_words.search(low) is None:
+                assert not suffixes(low, ("时",)), part
+            if lex.action_cut_words.search(low) is None:
+                assert not (suffixes(low, ()) or lex.scope_end.find(low) or lex.breaks.find(low)), part
+            head = lex.fillers.prefix(low)
+            if head in lex.filler_prefixes:
+                assert low[0] in lex.filler_firsts, part
+            if lex.fillers.category.get(head) == "hesitation":
+                assert low[0] in lex.hesitation_firsts, part
+            if any(low.endswith(t) for t in lex.filler_suffixes | lex.filler_soft):
+                assert low[-1] in lex.filler_lasts, part
+            if any(a == 0 for a, *_ in lex.device_kinds.find(low) + lex.positions.find(low)):
+                assert low[0] in lex.name_firsts, part
+
+
 class _EveryTerm(dict):
     """An edge index that gives every term for every character: the stripper's loops as first written."""
 
