@@ -72,8 +72,7 @@ class AutomationLexicons:
     #: one pattern of the words a run of commands is cut before (``command_cuts``): verbs of two characters or
     #: more of ``COMMAND_START_KINDS``, seat and device names, sequence connectors (``break``)
     cut_point_words: re.Pattern | None = field(init=False, repr=False, compare=False)
-    #: the suffix triggers of two characters or more (以后, 的时候), and one pattern of them
-    long_suffixes: tuple = field(init=False, repr=False, compare=False)
+    #: one pattern of the suffix triggers of two characters or more (以后, 的时候)
     long_suffix_words: re.Pattern | None = field(init=False, repr=False, compare=False)
     #: one pattern of the suffix triggers a condition said inside an action ends with (two characters or more, or 时)
     cutting_suffix_words: re.Pattern | None = field(init=False, repr=False, compare=False)
@@ -110,11 +109,11 @@ class AutomationLexicons:
             {t for t, cat in self.action_verbs.category.items() if len(t) >= 2 and cat in COMMAND_START_KINDS}
             | set(self.positions.category) | set(self.device_kinds.category) | self.breaks.terms("break"))
         suffixes = {t for t, cat in self.triggers.category.items() if cat == "suffix"}
-        derived["long_suffixes"] = tuple(sorted(t for t in suffixes if len(t) >= 2))
-        derived["long_suffix_words"] = term_pattern(derived["long_suffixes"])
+        long_suffixes = {t for t in suffixes if len(t) >= 2}
+        derived["long_suffix_words"] = term_pattern(long_suffixes)
         derived["cutting_suffix_words"] = term_pattern({t for t in suffixes if len(t) >= 2 or t == "时"})
         derived["action_cut_words"] = term_pattern(
-            {*derived["long_suffixes"], *self.scope_end.category, *self.breaks.category})
+            {*long_suffixes, *self.scope_end.category, *self.breaks.category})
         fillers = self.fillers
         derived.update(filler_prefixes=fillers.terms("prefix"), filler_suffixes=fillers.terms("suffix"),
                        filler_soft=fillers.terms("soft_suffix"),

@@ -167,6 +167,7 @@ def plain_pieces(text: str, lex: AutomationLexicons) -> list[tuple[int, int]]:
     bounds = pieces_between(len(text), cuts)
     if len(bounds) <= 1:
         return bounds
+
     def has_action(a: int, b: int) -> bool:
         return has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex)
 
