@@ -9,13 +9,14 @@ triggers are the router's files too, read in their ``automation`` column. A fitt
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
-import ahocorasick
+from fastslow.features.lexicon import Matcher, read_entries, resolve_lexicon, term_pattern
 
-from fastslow.features.lexicon import Matcher, read_entries, resolve_lexicon
-from fastslow.features.memo import MEMO_PREFIX
+
+#: action verbs that start a new command in a run-on (打开空调|播放音乐): automation kinds of actions.txt
+COMMAND_START_KINDS = frozenset({"on", "off", "media", "nav", "comm", "query"})
 
 
 @dataclass(frozen=True)
@@ -58,8 +59,75 @@ class AutomationLexicons:
     #: holds no condition, its time words are content (None in older parsers)
     questions: Matcher | None = None
 
-    def __getstate__(self):  # the rules' per-process memos (``features.memo.per_lexicons``) are never pickled
-        return {k: v for k, v in self.__dict__.items() if not k.startswith(MEMO_PREFIX)}
+    # Tables derived from the word classes once, when the object is made; the rules read them to tell at a
+    # glance that a text holds none of the words a rule needs, and then leave the text as it is.
+
+    #: the device names that hold a condition signal of their own (后视镜, 后备箱: ``signal`` of the name), whose
+    #: signal is part of a name, never a condition's (derived from ``device_kinds`` and ``signal``)
+    signal_devices: frozenset = field(init=False, repr=False, compare=False)
+    #: one pattern of every name ``signal_text`` blanks out (seats, directions, ``signal_devices``)
+    signal_names: re.Pattern | None = field(init=False, repr=False, compare=False)
+    #: one pattern of the action verbs, reminder verbs and memo words: every whole command holds one of them
+    command_words: re.Pattern | None = field(init=False, repr=False, compare=False)
+    #: one pattern of the words a run of commands is cut before (``command_cuts``): verbs of two characters or
+    #: more of ``COMMAND_START_KINDS``, seat and device names, sequence connectors (``break``)
+    cut_point_words: re.Pattern | None = field(init=False, repr=False, compare=False)
+    #: one pattern of the suffix triggers of two characters or more (以后, 的时候)
+    long_suffix_words: re.Pattern | None = field(init=False, repr=False, compare=False)
+    #: one pattern of the suffix triggers a condition said inside an action ends with (two characters or more, or 时)
+    cutting_suffix_words: re.Pattern | None = field(init=False, repr=False, compare=False)
+    #: one pattern of the words an action span is cut at inside (``split_inside_action``): the long suffix
+    #: triggers, the scope ends and the connectors
+    action_cut_words: re.Pattern | None = field(init=False, repr=False, compare=False)
+    #: the prefix, suffix and soft-suffix fillers, the characters a prefix filler starts with and the characters
+    #: a suffix or soft-suffix filler ends with
+    filler_prefixes: frozenset = field(init=False, repr=False, compare=False)
+    filler_suffixes: frozenset = field(init=False, repr=False, compare=False)
+    filler_soft: frozenset = field(init=False, repr=False, compare=False)
+    filler_firsts: frozenset = field(init=False, repr=False, compare=False)
+    filler_lasts: frozenset = field(init=False, repr=False, compare=False)
+    #: the "that will do" fillers (就行, 就好了), and the characters a hesitation (额, 那啥) starts with
+    filler_dones: tuple = field(init=False, repr=False, compare=False)
+    hesitation_firsts: frozenset = field(init=False, repr=False, compare=False)
+    #: the characters a device or seat name starts with
+    name_firsts: frozenset = field(init=False, repr=False, compare=False)
+    #: the characters a day, weekday or period word starts with
+    time_point_firsts: frozenset = field(init=False, repr=False, compare=False)
+    #: one pattern of the ``and`` / ``or`` triggers (且, 或者) and one of every built-in behaviour's condition words
+    compound_triggers: re.Pattern | None = field(init=False, repr=False, compare=False)
+    builtin_condition_words: re.Pattern | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self):
+        derived = {"signal_devices": frozenset(term for term in self.device_kinds.category if self.signal(term))}
+        names = {*self.positions.category, *derived["signal_devices"]}
+        if self.directions is not None:
+            names |= set(self.directions.category)
+        derived["signal_names"] = term_pattern(names)
+        derived["command_words"] = term_pattern({*self.action_verbs.category, *self.reminder_verbs.category,
+                                                 *self.memo.category})
+        derived["cut_point_words"] = term_pattern(
+            {t for t, cat in self.action_verbs.category.items() if len(t) >= 2 and cat in COMMAND_START_KINDS}
+            | set(self.positions.category) | set(self.device_kinds.category) | self.breaks.terms("break"))
+        suffixes = {t for t, cat in self.triggers.category.items() if cat == "suffix"}
+        long_suffixes = {t for t in suffixes if len(t) >= 2}
+        derived["long_suffix_words"] = term_pattern(long_suffixes)
+        derived["cutting_suffix_words"] = term_pattern({t for t in suffixes if len(t) >= 2 or t == "时"})
+        derived["action_cut_words"] = term_pattern(
+            {*long_suffixes, *self.scope_end.category, *self.breaks.category})
+        fillers = self.fillers
+        derived.update(filler_prefixes=fillers.terms("prefix"), filler_suffixes=fillers.terms("suffix"),
+                       filler_soft=fillers.terms("soft_suffix"),
+                       filler_firsts=frozenset(t[0] for t in fillers.terms("prefix")),
+                       filler_lasts=frozenset(t[-1] for t in fillers.terms("suffix", "soft_suffix")),
+                       filler_dones=tuple(sorted(fillers.terms("done"))),
+                       hesitation_firsts=frozenset(t[0] for t in fillers.terms("hesitation")))
+        derived["name_firsts"] = frozenset(t[0] for t in (*self.device_kinds.category, *self.positions.category))
+        derived["time_point_firsts"] = frozenset(
+            t[0] for t, cat in self.time_words.category.items() if cat in ("day", "week", "period"))
+        derived["compound_triggers"] = term_pattern(self.triggers.terms("and", "or"))
+        derived["builtin_condition_words"] = term_pattern({w for b in self.builtins for w in b.condition_words})
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)
 
     #: the matchers the tagger turns into per-character features
     FEATURE_MATCHERS = ("time_words", "triggers", "positions", "device_kinds", "action_verbs",
@@ -92,36 +160,22 @@ _TIME_MARK = re.compile(r"[分时钟秒号%度点:]")
 class Signal:
     """One regular expression for "might this query hold more than plain unconditional actions?".
 
-    ``pattern`` is the definition: any of ``terms`` or the time/number shapes. A parser fitted since
-    ``terms`` exists answers with one Aho-Corasick pass for the terms and the short time/number
-    expression (a regular expression of a thousand alternatives tries them at every position);
-    the answer is the same, which a test holds."""
+    ``pattern`` is the definition: any of ``terms`` or the time/number shapes. A call answers with the
+    terms' trie (``words``, built with the signal) and the short time/number expression (a regular
+    expression of a thousand alternatives tries them at every position); the answer is the same, which
+    a test holds."""
 
     pattern: re.Pattern
-    terms: tuple[str, ...] = ()  # the literal alternatives of ``pattern`` (empty in parsers fitted before)
+    terms: tuple[str, ...]  # the literal alternatives of ``pattern``
+    words: re.Pattern | None = field(init=False, repr=False, compare=False)  # ``term_pattern(terms)``
+
+    def __post_init__(self):
+        object.__setattr__(self, "words", term_pattern(self.terms))
 
     def __call__(self, lowered_text: str) -> bool:
-        if not self.terms:
-            return self.pattern.search(lowered_text) is not None
-        automaton = self.__dict__.get("_automaton")
-        if automaton is None:
-            automaton = self._build()
-        return next(automaton.iter(lowered_text), None) is not None or (
+        return (self.words is not None and self.words.search(lowered_text) is not None) or (
             _NUMERAL.search(lowered_text) is not None and _TIME_MARK.search(lowered_text) is not None
             and _TIME_NUMBER_RE.search(lowered_text) is not None)
-
-    def _build(self):
-        automaton = ahocorasick.Automaton()
-        for term in self.terms:
-            automaton.add_word(term, term)
-        automaton.make_automaton()
-        self.__dict__["_automaton"] = automaton
-        return automaton
-
-    def __getstate__(self):  # the automaton is rebuilt in each process
-        state = dict(self.__dict__)
-        state.pop("_automaton", None)
-        return state
 
 
 #: each matcher of ``AutomationLexicons``: its lexicon file (by name) and column (None: the first)

@@ -59,3 +59,9 @@ def test_batches_mix_empty_odd_and_long_inputs(small_parser):
     assert out[0] == out[1] == out[2] == [] and out[5] == out[6] == []
     for groups in out:
         assert_schema(groups)
+
+
+def test_a_hundred_thousand_characters_parse(small_parser):
+    # many sentences in one action span: cutting at each sentence stop must not recurse once per stop
+    text = ("打开空调。导航去公司！上车时打开座椅加热，" * 5000)[:100_000]
+    assert_schema(small_parser.parse(text))

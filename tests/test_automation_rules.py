@@ -5,6 +5,7 @@ spans are given, so a failure is a rule's fault."""
 import pytest
 
 from fastslow.features.automation_lexicons import load_automation_lexicons
+from fastslow.models.automation.rules import analyse, join_split_object
 from fastslow.models.automation.rules import (
     DEFAULT, add_missing_verb, assemble, automation_text, duration_condition, inherit_location,
     inheritance_mode, is_builtin, is_memo_management, is_super_task_mention, keep_negation, memo_edit_group,
@@ -21,7 +22,7 @@ def groups(markup: str) -> list[tuple]:
     """(condition, [subqueries], builtin) of every group the rules build from the marked spans."""
     text, spans = parse_markup(markup)
     return [(g["condition"], [q["subquery"] for q in g["querys"]], bool(g.get("builtin")))
-            for g in assemble(text, spans, LEX)]
+            for g in assemble(analyse(text, LEX), spans)]
 
 
 # ---------------------------------------------------------------- spec examples, one test each
@@ -67,14 +68,14 @@ def test_or_joined_triggers_marked_separately_are_merged():
 def test_deleting_a_custom_habit_is_default():
     # default 场景: {"condition": "default", "querys": [{"subquery": "删除自定义习惯", "intent": "系统控制"}]}
     text, spans = parse_markup("[A:删除自定义习惯]")
-    assert assemble(text, spans, LEX) == [{"condition": "default",
+    assert assemble(analyse(text, LEX), spans) == [{"condition": "default",
                                            "querys": [{"subquery": "删除自定义习惯", "intent": "系统控制"}]}]
 
 
 def test_unconditional_reminder_is_default():
     # default 场景: {"condition": "default", "querys": [{"subquery": "提醒我去买菜", "intent": "提醒"}]}
     text, spans = parse_markup("[A:提醒我去买菜]")
-    assert assemble(text, spans, LEX) == [{"condition": "default",
+    assert assemble(analyse(text, LEX), spans) == [{"condition": "default",
                                            "querys": [{"subquery": "提醒我去买菜", "intent": "提醒"}]}]
 
 
@@ -111,7 +112,7 @@ def test_time_words_in_reminder_content_become_remind_say():
 def test_pure_condition_gets_empty_querys():
     # 纯条件句: [{"condition": "停车超过90分钟时", "querys": []}]
     text, spans = parse_markup("[C:停车超过90分钟时]")
-    assert assemble(text, spans, LEX) == [{"condition": "停车超过90分钟时", "querys": []}]
+    assert assemble(analyse(text, LEX), spans) == [{"condition": "停车超过90分钟时", "querys": []}]
 
 
 @pytest.mark.parametrize("condition, action", [
@@ -190,7 +191,7 @@ def test_no_location_inheritance_for_own_seat_reminders_and_seatless_actions():
 def test_super_task_keyword_adds_a_management_clause():
     # 超级任务: 包含超级任务相关关键词 → 新增管理动作子句, intent 系统控制
     text, spans = parse_markup("[A:创建一个智能场景]：[C:上车时][A:打开空调]")
-    out = assemble(text, spans, LEX)
+    out = assemble(analyse(text, LEX), spans)
     assert out[0] == {"condition": DEFAULT, "querys": [{"subquery": "创建一个智能场景", "intent": "系统控制"}]}
     assert (out[1]["condition"], out[1]["querys"][0]["subquery"]) == ("上车时", "打开空调")
 
@@ -280,7 +281,7 @@ def test_markup_and_tags_round_trip():
 ])
 def test_a_negation_before_an_action_is_kept_in_the_action(markup, condition, action):
     text, spans = parse_markup(markup)
-    kept = keep_negation(text, spans)
+    kept = keep_negation(analyse(text, LEX), spans)
     assert [sp.text for sp in kept if sp.kind == "C"] == [condition]
     assert [sp.text for sp in kept if sp.kind == "A"] == [action]
     assert all(text[sp.start: sp.end] == sp.text for sp in kept)
@@ -339,7 +340,7 @@ def test_user_tasks_near_the_builtin_class_are_not_flagged(condition, action):
 def test_a_builtin_behaviour_is_vehicle_control_and_keeps_its_zidong():
     # what the car does by itself is 车载控制; 自动 is quoted as said (data/automation/README.md)
     text, spans = parse_markup("[C:紧急刹车时][A:自动打开双闪]")
-    assert assemble(text, spans, LEX) == [{"condition": "紧急刹车时", "builtin": True,
+    assert assemble(analyse(text, LEX), spans) == [{"condition": "紧急刹车时", "builtin": True,
                                            "querys": [{"subquery": "自动打开双闪", "intent": "车载控制"}]}]
     assert groups("[C:到家以后][A:自动打开客厅空调]") == [("到家以后", ["自动打开客厅空调"], False)]
 
@@ -357,5 +358,5 @@ def test_whole_words_at_edges_takes_the_longest_prefix_trigger_whatever_the_set_
     for order in (("当", "每当"), ("每当", "当")):
         listed = order + tuple(sorted(prefixes - set(order)))
         monkeypatch.setattr(type(lex.triggers), "terms", lambda self, *categories, listed=listed: listed)
-        action, condition = whole_words_at_edges(text, spans, lex)
+        action, condition = whole_words_at_edges(analyse(text, lex), spans)
         assert (action.text, condition.text) == ("放首歌", "每当上车了"), order

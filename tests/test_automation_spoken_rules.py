@@ -7,6 +7,7 @@ import pytest
 
 from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.models.automation.parser import surface_of
+from fastslow.models.automation.rules import analyse, join_split_object
 from fastslow.models.automation.rules import (
     DEFAULT, Span, assemble, clock_times, command_cuts, demote_signalless_conditions, has_condition_signal,
     inheritance_mode, parse_markup, plain_groups, repair_spans, time_prefix,
@@ -17,7 +18,7 @@ LEX = load_automation_lexicons()
 
 def groups(markup: str) -> list[tuple]:
     text, spans = parse_markup(markup)
-    return [(g["condition"], [q["subquery"] for q in g["querys"]]) for g in assemble(text, spans, LEX)]
+    return [(g["condition"], [q["subquery"] for q in g["querys"]]) for g in assemble(analyse(text, LEX), spans)]
 
 
 # ---------------------------------------------------------------- 带 trigger 的位置继承: one word, two seats
@@ -73,19 +74,19 @@ def test_a_seat_condition_span_without_a_signal_becomes_part_of_the_action():
     # a tagger's condition over a seat / direction (主驾座椅靠背往后|放一点) is the plain command it cuts
     text = "主驾座椅靠背往后放一点"
     spans = [Span("C", 0, 8, text[:8]), Span("A", 8, 11, text[8:])]
-    assert demote_signalless_conditions(text, spans, LEX) == [Span("A", 0, 11, text)]
+    assert demote_signalless_conditions(analyse(text, LEX), spans) == [Span("A", 0, 11, text)]
     text = "主驾后视镜往下调一点"
     spans = [Span("C", 0, 3, text[:3]), Span("A", 3, 10, text[3:])]
-    assert demote_signalless_conditions(text, spans, LEX) == [Span("A", 0, 10, text)]
+    assert demote_signalless_conditions(analyse(text, LEX), spans) == [Span("A", 0, 10, text)]
 
 
 def test_a_real_seat_condition_stays():
     text = "后排有人的时候打开空调"
     spans = [Span("C", 0, 7, text[:7]), Span("A", 7, 11, text[7:])]
-    assert demote_signalless_conditions(text, spans, LEX) == spans
+    assert demote_signalless_conditions(analyse(text, LEX), spans) == spans
     text = "副驾座椅往后就打开座椅通风"  # a condition before 就 is kept whole (复合条件完整性)
     spans = [Span("C", 0, 6, text[:6]), Span("A", 7, 13, text[7:])]
-    assert demote_signalless_conditions(text, spans, LEX) == spans
+    assert demote_signalless_conditions(analyse(text, LEX), spans) == spans
 
 
 # ---------------------------------------------------------------- spoken noise around the request
@@ -136,7 +137,7 @@ def test_a_once_span_gives_back_what_it_took_from_the_condition():
     from fastslow.models.automation.rules import snap_once_spans
     text = "只执行这一次明天七点叫我起床"
     spans = [Span("N", 0, 7, text[:7]), Span("C", 7, 10, text[7:10]), Span("A", 10, 14, text[10:])]
-    assert snap_once_spans(text, spans, LEX) == [
+    assert snap_once_spans(analyse(text, LEX), spans) == [
         Span("N", 0, 6, "只执行这一次"), Span("C", 6, 10, "明天七点"), Span("A", 10, 14, "叫我起床")]
 
 
@@ -145,7 +146,7 @@ def test_a_once_span_gives_back_what_it_took_from_the_condition():
 def _run_on(text: str, cuts: list[tuple[str, int, int]]) -> list[tuple[str, str]]:
     from fastslow.models.automation.rules import split_run_on
     spans = [Span(kind, a, b, text[a:b]) for kind, a, b in cuts]
-    return [(sp.kind, sp.text) for sp in split_run_on(text, spans, LEX)]
+    return [(sp.kind, sp.text) for sp in split_run_on(analyse(text, LEX), join_split_object(analyse(text, LEX), spans))]
 
 
 def test_a_condition_span_starting_with_a_plain_command_is_split():
@@ -160,7 +161,7 @@ def test_an_action_span_ending_in_a_condition_before_another_action_is_split():
     text = "先放首歌等我上车了再打开座椅加热"
     assert _run_on(text, [("A", 0, 9), ("A", 10, 16)]) == [("A", "先放首歌"), ("C", "等我上车了"), ("A", "打开座椅加热")]
     text, spans = parse_markup("[A:先放首歌][C:等我上车了]再[A:打开座椅加热]")
-    assert [(g["condition"], [q["subquery"] for q in g["querys"]]) for g in assemble(text, spans, LEX)] == \
+    assert [(g["condition"], [q["subquery"] for q in g["querys"]]) for g in assemble(analyse(text, LEX), spans)] == \
         [(None, ["放首歌"]), ("等我上车了", ["打开座椅加热"])]
 
 
@@ -182,10 +183,10 @@ def test_a_condition_cut_inside_a_clock_time_takes_the_rest_of_it():
     from fastslow.models.automation.rules import whole_clock_times
     text = "七点四十五打开空调"
     spans = [Span("C", 0, 2, "七点"), Span("A", 2, 9, text[2:])]
-    assert whole_clock_times(text, spans) == [Span("C", 0, 5, "七点四十五"), Span("A", 5, 9, "打开空调")]
+    assert whole_clock_times(analyse(text, LEX), spans) == [Span("C", 0, 5, "七点四十五"), Span("A", 5, 9, "打开空调")]
     text = "下午三点一刻提醒我喝水"
     spans = [Span("C", 0, 4, "下午三点"), Span("A", 4, 6, "一刻"), Span("A", 6, 11, "提醒我喝水")]
-    assert whole_clock_times(text, spans) == [Span("C", 0, 6, "下午三点一刻"), Span("A", 6, 11, "提醒我喝水")]
+    assert whole_clock_times(analyse(text, LEX), spans) == [Span("C", 0, 6, "下午三点一刻"), Span("A", 6, 11, "提醒我喝水")]
 
 
 def test_clock_times_with_minutes_and_what_is_no_clock():
@@ -201,7 +202,7 @@ def test_clock_times_with_minutes_and_what_is_no_clock():
 def test_a_clock_time_between_two_commands_is_their_condition():
     from fastslow.models.automation.rules import split_run_on
     text = "打开空调七点四十五关掉空调"
-    assert [(sp.kind, sp.text) for sp in split_run_on(text, [Span("A", 0, 13, text)], LEX)] == \
+    assert [(sp.kind, sp.text) for sp in split_run_on(analyse(text, LEX), join_split_object(analyse(text, LEX), [Span("A", 0, 13, text)]))] == \
         [("A", "打开空调"), ("C", "七点四十五"), ("A", "关掉空调")]
 
 
@@ -218,7 +219,7 @@ def repaired(markup: str) -> list[tuple]:
     """(condition, [subqueries]) after the span repairs the parser applies to the tagger's spans."""
     text, spans = parse_markup(markup)
     return [(g["condition"], [q["subquery"] for q in g["querys"]])
-            for g in assemble(text, repair_spans(text, spans, LEX), LEX)]
+            for g in assemble(analyse(text, LEX), repair_spans(analyse(text, LEX), spans))]
 
 
 def pieces(text: str) -> list[str]:

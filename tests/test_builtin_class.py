@@ -11,6 +11,7 @@ import pytest
 
 from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.features.spoken import strip_disfluencies
+from fastslow.models.automation.rules import analyse, join_split_object
 from fastslow.models.automation.rules import (
     is_builtin, reminder_from_noun, strip_fillers, vehicle_situation,
 )
@@ -135,7 +136,7 @@ def test_an_unknown_assistant_name_is_a_wake_word(said, heard):
 def run_on(markup: str) -> list[tuple[str, str]]:
     from fastslow.models.automation.rules import parse_markup, split_run_on
     text, spans = parse_markup(markup)
-    return [(sp.kind, sp.text) for sp in split_run_on(text, spans, LEX)]
+    return [(sp.kind, sp.text) for sp in split_run_on(analyse(text, LEX), join_split_object(analyse(text, LEX), spans))]
 
 
 @pytest.mark.parametrize("markup, expected", [
@@ -157,8 +158,8 @@ def test_the_start_words_come_from_the_lexicon():
     lex = dataclasses.replace(LEX, condition_subjects=type(subjects).build("condition_subjects", kept))
     from fastslow.models.automation.rules import parse_markup, split_run_on
     text, spans = parse_markup("[C:关掉收音机到学校门口的时候][A:提醒我]")
-    assert [sp.kind for sp in split_run_on(text, spans, LEX)] == ["A", "C", "A"]
-    assert [sp.kind for sp in split_run_on(text, spans, lex)] == ["C", "A"]
+    assert [sp.kind for sp in split_run_on(analyse(text, LEX), join_split_object(analyse(text, LEX), spans))] == ["A", "C", "A"]
+    assert [sp.kind for sp in split_run_on(analyse(text, lex), join_split_object(analyse(text, lex), spans))] == ["C", "A"]
 
 
 @pytest.mark.parametrize("said, cut", [
@@ -178,7 +179,7 @@ def test_a_wake_word_after_a_hesitation_is_dropped_too():
 def repaired(markup: str) -> list[tuple[str, str]]:
     from fastslow.models.automation.rules import parse_markup, repair_spans
     text, spans = parse_markup(markup)
-    return [(sp.kind, sp.text) for sp in repair_spans(text, spans, LEX)]
+    return [(sp.kind, sp.text) for sp in repair_spans(analyse(text, LEX), spans)]
 
 
 @pytest.mark.parametrize("markup, expected", [
@@ -214,7 +215,7 @@ def test_a_scope_end_between_spans_ends_the_condition():
         ("[C:到机场的时候][A:提醒我拿行李]顺便[A:查一下航班]", [("到机场的时候", ["提醒我拿行李", "查一下航班"])]),
     ]:
         text, spans = parse_markup(said)
-        assert [(g.condition, g.subqueries) for g in plan_groups(text, spans, LEX)] == groups
+        assert [(g.condition, g.subqueries) for g in plan_groups(analyse(text, LEX), spans)] == groups
 
 
 def test_about_to_and_a_verb_complement():
@@ -317,7 +318,7 @@ def test_a_second_object_cut_inside_its_word_is_one_subquery():
     from fastslow.models.automation.metrics import rules_output
     from fastslow.models.automation.rules import parse_markup, repair_spans
     text, spans = parse_markup("[C:到家以后][A:打开车库门]和玄[A:关灯]")
-    assert rules_output(text, repair_spans(text, spans, LEX), LEX) == [
+    assert rules_output(text, repair_spans(analyse(text, LEX), spans), LEX) == [
         {"condition": "到家以后", "builtin": False, "querys": [{"subquery": "打开车库门和玄关灯"}]}]
 
 
@@ -409,7 +410,7 @@ def test_a_question_needs_the_question_lexicon():
     from fastslow.models.automation.rules import parse_markup, repair_spans
     text, spans = parse_markup("[C:后天][A:会下雪吗]")
     lex = dataclasses.replace(LEX, questions=None)
-    assert [sp.kind for sp in repair_spans(text, spans, lex)] == ["C", "A"]
+    assert [sp.kind for sp in repair_spans(analyse(text, lex), spans)] == ["C", "A"]
 
 
 @pytest.mark.parametrize("said, cut", [

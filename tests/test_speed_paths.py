@@ -320,10 +320,7 @@ def test_a_text_without_any_signal_has_none_after_blanking_its_names(text):
     assert rules.has_condition_signal(text, AUTO) == AUTO.signal(rules.signal_text(text, AUTO))
 
 
-# ---- the rules' per-lexicons memos
-
-MEMOISED_RULES = ("signal_text", "strip_fillers", "has_verb", "is_bare_device")
-
+# ---- the rules' early answers and the memo of a text
 
 def bundled_automation_texts(model) -> list[str]:
     from fastslow.models.automation.parser import surface_of
@@ -332,37 +329,73 @@ def bundled_automation_texts(model) -> list[str]:
     return sorted(t for t in {surface_of(r["query"], model.automation.lexicons_) for r in rows} if t)
 
 
-def test_memoised_rule_helpers_answer_as_their_definitions_on_every_bundled_text_and_its_pieces(model):
-    """Each memoised helper gives what its undecorated definition gives, on first asking and from the memo,
-    for every bundled automation text and every piece between its punctuation."""
-    import re
-
+def test_command_cuts_answer_early_only_where_no_cut_can_be(model):
+    """command_cuts answers [] without its search when a text has no room for two commands, no cut-point word
+    where a cut could be, or no command word on one side; every plain command holds a command word, and every
+    cut lies where such a word begins with one on each side: so the early answers lose no cut. Checked on every
+    bundled text and each of its prefixes and suffixes, against ``is_plain_command`` and the matchers."""
     from fastslow.models.automation import rules
 
     lex = model.automation.lexicons_
-    texts = bundled_automation_texts(model)
-    texts += [p for t in texts for p in re.split(r"[，,。；;！!？?]", t) if p] + ["", "吧", "帮我打开空调吧"]
-    for name in MEMOISED_RULES:
-        fn = getattr(rules, name)
-        expected = [fn.__wrapped__(t, lex) for t in texts]
-        assert [fn(t, lex) for t in texts] == expected, name
-        assert [fn(t, lex) for t in texts] == expected, name  # now from the memo
+    points = [lex.positions, lex.device_kinds]
+    texts = bundled_automation_texts(model) + ["关掉客厅的灯打开扫地机器人", "打开空调关窗", "打开空调关闭车窗"]
+    cut_somewhere = 0
+    for text in texts:
+        for part in {text, *(text[:k] for k in range(1, len(text))), *(text[k:] for k in range(1, len(text)))}:
+            if rules.is_plain_command(part, lex):
+                assert rules.may_hold_command(part, lex), part
+            low = rules.lowered(part)
+            starts = {a for m in points for a, *_ in m.find(low)} | {a for a, _, kind in rules.plain_breaks(low, lex)
+                                                                    if kind == "break"}
+            starts |= {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in rules.COMMAND_START_KINDS}
+            for p in starts:
+                assert lex.cut_point_words.search(low, p).start() == p, (part, p)  # a cut-point word begins there
+            for c in rules.command_cuts(part, lex):
+                assert 3 <= c <= len(part) - 3 and c in starts, (part, c)
+                assert rules.may_hold_command(part[:c], lex) and rules.may_hold_command(part[c:], lex), (part, c)
+        cut_somewhere += bool(rules.command_cuts(text, lex))
+    assert cut_somewhere > 0
 
 
-def test_rule_memos_are_per_lexicons_object_and_never_pickled(model):
-    from fastslow.features.memo import MEMO_PREFIX, TextMemo, clear_memos
-    from fastslow.models.automation.rules import strip_fillers
+def test_the_lexicons_early_answer_tables_say_what_their_matchers_find(model):
+    """The tables the rules read to answer early (``AutomationLexicons.__post_init__``) against the word classes
+    they come from: where a table finds nothing, neither does any matcher it stands for, on every bundled text,
+    each of its prefixes and suffixes and a few made-up ones."""
+    from fastslow.models.automation import rules
 
-    lex = model.automation.lexicons_
-    assert strip_fillers("帮我打开空调吧", lex) == "打开空调"
-    assert any(k.startswith(MEMO_PREFIX) for k in lex.__dict__)
-    copy = pickle.loads(pickle.dumps(lex))
-    assert not any(k.startswith(MEMO_PREFIX) for k in copy.__dict__)
-    other = automation_lexicons()
-    memo = other.__dict__.get(MEMO_PREFIX + "strip_fillers")
-    assert memo is None or "帮我打开空调吧" not in memo  # another object: its own memo
-    assert strip_fillers("帮我打开空调吧", other) == "打开空调"
-    # a memo pickles empty, and clear_memos reaches every memo
+    lex = AUTO
+    suffixes = lambda low, short: [(a, b) for a, b, t, cat in lex.triggers.find(low)
+                                   if cat == "suffix" and (b - a >= 2 or t in short)]
+    texts = bundled_automation_texts(model) + ["主驾座椅往后调一点", "后视镜折叠", "帮我打开空调吧", "额那个打开空调就行"]
+    for text in texts:
+        for part in {text, *(text[:k] for k in range(1, len(text))), *(text[k:] for k in range(1, len(text)))}:
+            low = rules.lowered(part)
+            if lex.signal_names.search(low) is None:
+                assert rules.signal_text(part, lex) == low and not lex.positions.find(low), part
+                assert not lex.directions.find(low) and not any(h[2] in lex.signal_devices
+                                                                for h in lex.device_kinds.find(low)), part
+            if lex.command_words.search(low) is None:
+                assert not (lex.action_verbs.find(low) or lex.reminder_verbs.find(low) or lex.memo.find(low)), part
+            if lex.long_suffix_words.search(low) is None:
+                assert not suffixes(low, ()), part
+            if lex.cutting_suffix_words.search(low) is None:
+                assert not suffixes(low, ("时",)), part
+            if lex.action_cut_words.search(low) is None:
+                assert not (suffixes(low, ()) or lex.scope_end.find(low) or lex.breaks.find(low)), part
+            head = lex.fillers.prefix(low)
+            if head in lex.filler_prefixes:
+                assert low[0] in lex.filler_firsts, part
+            if lex.fillers.category.get(head) == "hesitation":
+                assert low[0] in lex.hesitation_firsts, part
+            if any(low.endswith(t) for t in lex.filler_suffixes | lex.filler_soft):
+                assert low[-1] in lex.filler_lasts, part
+            if any(a == 0 for a, *_ in lex.device_kinds.find(low) + lex.positions.find(low)):
+                assert low[0] in lex.name_firsts, part
+
+
+def test_a_text_memo_pickles_empty_and_clear_memos_reaches_every_memo():
+    from fastslow.features.memo import TextMemo, clear_memos
+
     memo, other = TextMemo(2), TextMemo(2)
     memo["c"] = 3
     other["a"] = 1

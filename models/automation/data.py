@@ -8,7 +8,7 @@ Every file (frozen fixture, training core and generated, dev set) holds JSON lin
  "rules": ["bind_right"]}
 ```
 
-``markup`` gives the gold spans (see ``models/automation/rules.py``); ``expected`` the gold groups
+``markup`` gives the gold spans (see ``models/automation/rules/markup.py``); ``expected`` the gold groups
 (``intent: null`` where the source gives none: not compared); ``rules`` the spec rules the row
 exercises (for per-rule accuracy). ``data/automation/README.md`` is the annotation guide.
 """

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from fastslow.models.automation.rules import plan_groups
+from fastslow.models.automation.rules import analyse, plan_groups
 
 
 def _group_key(group: dict, intents: bool, gold: dict | None = None):
@@ -40,7 +40,7 @@ def groups_match(pred: list[dict], gold: list[dict], intents: bool = True) -> bo
 def rules_output(text: str, spans, lexicons) -> list[dict]:
     """The groups the rules alone make of gold spans (no intents): the oracle the data is checked with."""
     return [{"condition": g.condition, "builtin": g.builtin, "querys": [{"subquery": s} for s in g.subqueries]}
-            for g in plan_groups(text, spans, lexicons)]
+            for g in plan_groups(analyse(text, lexicons), spans)]
 
 
 def conditions_match(pred: list[dict], gold: list[dict]) -> bool:

@@ -5,7 +5,7 @@
     # [{"condition": "上车时", "querys": [{"subquery": "打开空调", "intent": "设备控制"}]}]
 
 ``AutomationTagger`` labels every character of the query with a BIO tag of the five span kinds of
-``models/automation/rules.py`` (condition, action, duration, once, scope end). It is a linear-chain
+``models/automation/rules/`` (condition, action, duration, once, scope end). It is a linear-chain
 CRF (python-crfsuite, the engine behind sklearn-crfsuite, as in snips-nlu and Rasa) over features of
 each character: the characters and character pairs around it, the jieba token it belongs to, the
 automation lexicons (time words, trigger markers, seats, devices, action and reminder verbs, super-task
@@ -33,10 +33,9 @@ from fastslow.features.lexicon import Scanner
 from fastslow.features.spoken import strip_disfluencies
 from fastslow.features.text import Utterance, domain_cut
 from fastslow.models.automation.rules import (
-    Span, automation_text, bind_scopes, done_tail, group_dict, has_condition_signal, leading_hesitation, lowered,
-    memo_edit_group,
-    missing_super_task_clauses, plain_groups,
-    plan_groups, repair_spans, rewrite_group, spans_to_tags, tags_to_spans,
+    Span, analyse, automation_text, bind_scopes, done_tail, group_dict, leading_hesitation,
+    lowered, memo_edit_group, missing_super_task_clauses, plain_groups, plan_groups, repair_spans, rewrite_group,
+    spans_to_tags, tags_to_spans,
 )
 from fastslow.models.automation.crf import CRFModel
 from fastslow.models.automation.intents import IntentClassifier
@@ -798,7 +797,8 @@ class AutomationParser(BaseEstimator):
         lex = self.lexicons_
         texts = [surface_of(q, lex) for q in queries]
         memo = [memo_edit_group(t, lex) if t else None for t in texts]  # a rule, not the tagger's call
-        signal = [bool(t) and m is None and has_condition_signal(t, lex) for t, m in zip(texts, memo)]
+        analyses = [analyse(t, lex) for t in texts]
+        signal = [bool(t) and m is None and a.signalled for t, m, a in zip(texts, memo, analyses)]
         signalled = [t for t, s in zip(texts, signal) if s]
         if not signalled:  # most single queries: no tagger call at all
             tag_lists, marginal_lists = [], []
@@ -808,24 +808,24 @@ class AutomationParser(BaseEstimator):
             tag_lists, marginal_lists = self.tagger_.predict(signalled), [None] * len(signalled)
         tagged = iter(zip(tag_lists, marginal_lists))
         plans, confidences = [], []
-        for text, s, memo_group in zip(texts, signal, memo):
+        for text, analysis, s, memo_group in zip(texts, analyses, signal, memo):
             if not s:
                 groups = [memo_group] if memo_group is not None else plain_groups(text, lex)
                 plans.append(groups)
                 confidences.append([None] * len(groups))
                 continue
             tags, marginals = next(tagged)
-            spans = repair_spans(text, tags_to_spans(text, tags), self.lexicons_)
+            spans = repair_spans(analysis, tags_to_spans(text, tags))
             if not with_confidence:
-                plans.append(plan_groups(text, spans, lex))
+                plans.append(plan_groups(analysis, spans))
                 continue
             groups, scores = [], []
-            spans = sorted(list(spans) + missing_super_task_clauses(text, spans, lex), key=lambda sp: sp.start)
-            for raw in bind_scopes(text, spans, lex):
+            spans = sorted(spans + missing_super_task_clauses(analysis, spans), key=lambda sp: sp.start)
+            for raw in bind_scopes(analysis, spans):
                 members = raw.conditions + raw.actions + raw.durations + raw.once
                 lo, hi = (min(sp.start for sp in members), max(sp.end for sp in members)) if members else (0, len(text))
                 score = round(float(min(marginals[lo:hi], default=1.0)), 4)
-                for g in rewrite_group(text, raw, lex):
+                for g in rewrite_group(analysis, raw):
                     if g.condition is not None or g.subqueries:
                         groups.append(g)
                         scores.append(score)
@@ -850,10 +850,11 @@ class AutomationParser(BaseEstimator):
             return {"text": text, "decided_by": "no_signal", "spans": []}
         if memo_edit_group(text, self.lexicons_) is not None:
             return {"text": text, "decided_by": "memo", "spans": []}
-        if not has_condition_signal(text, self.lexicons_):
+        analysis = analyse(text, self.lexicons_)
+        if not analysis.signalled:
             return {"text": text, "decided_by": "no_signal", "spans": []}
         (tags,), (marginals,) = self.tagger_.predict_marginals([text])
-        spans = repair_spans(text, tags_to_spans(text, tags), self.lexicons_)
+        spans = repair_spans(analysis, tags_to_spans(text, tags))
         return {"text": text, "decided_by": "tagger", "spans": [
             {"kind": SPAN_NAMES.get(sp.kind, sp.kind), "text": sp.text, "start": sp.start, "end": sp.end,
              "confidence": round(float(min(marginals[sp.start:sp.end], default=1.0)), 4)} for sp in spans]}

@@ -1,0 +1,216 @@
+"""Assembly: the spec's groups ``{"condition": str | "default" | None, "querys": [{"subquery", "intent"}]}``
+of a text, from its repaired spans (scopes bound, every rewrite applied) or, for a text without any condition
+signal, from its plain pieces."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from fastslow.features.automation_lexicons import AutomationLexicons
+from fastslow.features.split import join_actionless, pieces_between
+from fastslow.models.automation.rules.analysis import TextAnalysis
+from fastslow.models.automation.rules.builtin import DEFAULT, is_builtin, is_reminder
+from fastslow.models.automation.rules.markup import Span, lowered
+from fastslow.models.automation.rules.rewrites import (
+    COMMUNICATION, add_missing_verb, clean_subquery, duration_action, duration_condition, inherit_location,
+    once_condition, remind_say, reminder_from_noun, rewrite_reminder, super_task_clause, unconditional_kind,
+    without_once,
+)
+from fastslow.models.automation.rules.scopes import RawGroup, bind_scopes, condition_text
+from fastslow.models.automation.rules.splits import command_cuts
+from fastslow.models.automation.rules.words import has_verb, is_bare_device, is_super_task_mention, plain_breaks
+
+INTENT_SYSTEM = "系统控制"
+INTENT_REMINDER = "提醒"
+INTENT_VEHICLE = "车载控制"
+
+
+@dataclass
+class Group:
+    """A group before intents: condition, subqueries, and what the rules found out about each."""
+
+    condition: str | None
+    subqueries: list[str]
+    kinds: list[str]  # per subquery: "system" (super task), "memo", "reminder", "vehicle" (a built-in behaviour) or ""
+    span_intents: list[str | None]
+    builtin: bool = False
+
+
+def rewrite_group(analysis: TextAnalysis, raw: RawGroup) -> list[Group]:
+    """One raw group → one or more groups, every rewrite rule applied in the spec's order."""
+    text, lex = analysis.text, analysis.lex
+    if raw.management:
+        span = raw.actions[0]
+        return [Group(DEFAULT, [super_task_clause(clean_subquery(span.text, lex), lex)], ["system"], [span.intent])]
+    condition = condition_text(text, raw.conditions, lex)
+    once = bool(raw.once)
+    if condition:
+        condition, said = without_once(condition, lex)
+        once = once or said
+    actions, intents = [], []
+    for span in raw.actions:
+        cleaned, said = without_once(clean_subquery(span.text, lex), lex)
+        once = once or said
+        if (condition or len(raw.actions) > 1) and lowered(cleaned) in lex.fillers.terms("suffix"):
+            continue  # a polite tail said after the request (关上车窗好吗) is no request of its own
+        if cleaned:
+            actions.append(add_missing_verb(reminder_from_noun(cleaned, lex), lex))
+            intents.append(span.intent)
+    if raw.durations:
+        actions = [duration_action(a, lex) for a in actions]
+        durations = [clean_subquery(d.text, lex) for d in raw.durations]
+        condition = duration_condition(condition, [d for d in durations if d])
+    if once:
+        condition = once_condition(condition)
+    if condition:
+        pairs = []
+        for action, intent in zip(actions, intents):
+            action = remind_say(rewrite_reminder(action, lex), lex)
+            for inherited in inherit_location(condition, [action], lex):
+                pairs.append((inherited, intent))
+        subs = [a for a, _ in pairs]
+        builtin = is_builtin(condition, subs, lex)
+        kinds = ["reminder" if is_reminder(a) else ("vehicle" if builtin else "") for a in subs]
+        return [Group(condition, subs, kinds, [i for _, i in pairs], builtin)]
+    # no condition: default (super-task / memo management) or null, split into runs in text order
+    groups: list[Group] = []
+    for action, intent in zip(actions, intents):
+        kind = unconditional_kind(action, lex)
+        sub_kind = "" if kind is None else ("system" if is_super_task_mention(action, lex) else "memo")
+        if groups and groups[-1].condition == kind:
+            groups[-1].subqueries.append(action)
+            groups[-1].kinds.append(sub_kind)
+            groups[-1].span_intents.append(intent)
+        else:
+            groups.append(Group(kind, [action], [sub_kind], [intent]))
+    return groups
+
+
+def missing_super_task_clauses(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """Spec 超级任务: a super-task keyword that no span covers still yields its management clause."""
+    text = analysis.text
+    if analysis.lex.super_task.search(analysis.low) is None:
+        return []  # no super-task word at all (most texts)
+    covered = [(s.start, s.end) for s in spans]
+    extra = []
+    for a, b, _, cat in analysis.found["super_task"]:
+        if cat == "keyword" and not any(s <= a and b <= e for s, e in covered):
+            extra.append(Span("A", a, b, text[a:b]))
+    return extra
+
+
+_TRIGGER_WORDS = re.compile(r"如果|要是|假如|一旦|只要|每当|每次|的时候|时候")
+
+
+_MEMO_EDITS = frozenset({"delete", "modify", "query"})
+
+
+_REMIND_SOMEONE = re.compile(r"提醒(一下)?(我|你|他|她|大家)|叫(醒)?我|喊我|通知(一下)?我|告诉我")
+
+
+def memo_edit_group(text: str, lex: AutomationLexicons) -> Group | None:
+    """Spec default: deleting, changing or looking up a memo-like item, as one subquery.
+
+    The words that pick the item are part of it, not a condition or a second action: in
+    删掉昨天建的那个提醒 or 把下午那个提醒删了, 昨天/下午 date the item, 把 starts no trigger, 那个 splits
+    nothing. So a query whose first memo verb deletes, changes or looks up (not 提前, which sets
+    a reminder's lead time) and that names a memo item, with no trigger word, is one ``default``
+    group of the whole cleaned request; None for anything else."""
+    low = lowered(text)
+    if lex.memo.search(low) is None:
+        return None  # no memo word at all (most queries)
+    if _TRIGGER_WORDS.search(low) or COMMUNICATION.search(low) or _REMIND_SOMEONE.search(low):
+        return None  # a trigger, a message (发消息说会议推迟) or a new reminder (提醒我检查胎压)
+    found = lex.memo.find(low)
+    verbs = [(term, cat) for *_, term, cat in found if cat != "item"]
+    if not verbs or verbs[0][1] not in _MEMO_EDITS or verbs[0][0] == "提前":
+        return None
+    if is_super_task_mention(text, lex):
+        return None  # a named rule or habit (取消洗车提醒这条规则) is super-task management, not a memo
+    if not any(cat == "item" for *_, cat in found):
+        return None
+    action = clean_subquery(text, lex)
+    return Group(DEFAULT, [action], ["memo"], [None]) if action else None
+
+
+def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
+    """The groups of a query without any condition, duration, once, reminder, super-task or memo word
+    (``lex.signal`` is false): one ``null`` group whose subqueries are the pieces between sequence
+    connectors (然后, 并且, ，) and at the start of each command of an unpunctuated run (``command_cuts``).
+    A piece without an action (哎那个, 太暗了) joins the next one. The tagger is not needed to find
+    actions where nothing can be a condition."""
+    subs = []
+    for a, b in plain_pieces(text, lex):
+        piece = text[a:b]
+        cuts = command_cuts(piece, lex)
+        for command in ([piece[c:d] for c, d in zip([0, *cuts], [*cuts, len(piece)])] if cuts else [piece]):
+            sub = clean_subquery(command, lex)
+            if sub:
+                subs.append(add_missing_verb(sub, lex))
+    return [Group(None, subs, [""] * len(subs), [None] * len(subs))] if subs else []
+
+
+def plain_pieces(text: str, lex: AutomationLexicons) -> list[tuple[int, int]]:
+    """(start, end) of the pieces of ``plain_groups`` before its command cuts: ``text`` between its pauses and
+    split connectors (``plain_breaks``), a piece without an action joined to the next one. One piece stays
+    itself, action or not; and after pieces without an action the last one takes them in either way, so it is
+    asked only when a piece before it has one."""
+    breaks = plain_breaks(text, lex)
+    if not breaks:
+        return [(0, len(text))] if text else []
+    low = lowered(text)
+    cuts = [(start, end) for start, end, kind in breaks
+            # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
+            if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
+    bounds = pieces_between(len(text), cuts)
+    if len(bounds) <= 1:
+        return bounds
+
+    def has_action(a: int, b: int) -> bool:
+        return has_verb(text[a:b], lex) or is_bare_device(text[a:b], lex)
+
+    actions = [has_action(a, b) for a, b in bounds[:-1]]
+    actions.append(any(actions) and has_action(*bounds[-1]))
+    return join_actionless(bounds, actions)
+
+
+IntentFn = Callable[[list[str]], list[str]]
+
+
+def assemble(analysis: TextAnalysis, spans: Sequence[Span], intent_of: IntentFn | None = None) -> list[dict]:
+    """Spans of ``text`` → the spec's groups. ``intent_of`` labels a batch of subqueries (the intent
+    classifier); without it, intents are None (or the annotation's own ``[A/intent:...]``)."""
+    groups = plan_groups(analysis, spans)
+    subs = [s for g in groups for s in g.subqueries]
+    predicted = iter(intent_of(subs) if (intent_of and subs) else [None] * len(subs))
+    return [group_dict(g, [next(predicted) for _ in g.subqueries]) for g in groups]
+
+
+def plan_groups(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Group]:
+    """Everything of ``assemble`` but the intents."""
+    spans = sorted(list(spans) + missing_super_task_clauses(analysis, spans), key=lambda s: s.start)
+    groups: list[Group] = []
+    for raw in bind_scopes(analysis, spans):
+        groups.extend(g for g in rewrite_group(analysis, raw) if g.condition is not None or g.subqueries)
+    return groups
+
+
+def group_dict(group: Group, intents: Sequence[str | None]) -> dict:
+    """The spec's group object; intents of management and reminder clauses are fixed by rule."""
+    querys = []
+    for sub, kind, span_intent, predicted in zip(group.subqueries, group.kinds, group.span_intents, intents):
+        intent = _FIXED_INTENTS.get(kind) or span_intent or predicted
+        querys.append({"subquery": sub, "intent": intent})
+    out = {"condition": group.condition, "querys": querys}
+    if group.builtin:
+        out["builtin"] = True
+    return out
+
+
+#: the intent fixed by rule for a subquery of each kind (``Group.kinds``), whatever the classifier says. Spec:
+#: super-task management clauses are 系统控制; reminders and memo items are 提醒; what a built-in vehicle behaviour
+#: does (后视镜自动折叠, 自动打开双闪, 发出警报) is the car's own: 车载控制
+_FIXED_INTENTS = {"system": INTENT_SYSTEM, "memo": INTENT_REMINDER, "reminder": INTENT_REMINDER,
+                  "vehicle": INTENT_VEHICLE}

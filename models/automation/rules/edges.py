@@ -1,0 +1,241 @@
+"""Span repairs that keep words whole at the edges of the tagger's spans: a negation stays with its action,
+a clock time, an amount of time, an event word and a once marker are never cut in two, a condition keeps its
+trigger and gives back the subject of the action after it."""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from fastslow.models.automation.rules.analysis import TextAnalysis
+from fastslow.models.automation.rules.markup import Span, lowered
+from fastslow.models.automation.rules.words import (
+    NEGATION_BEFORE, RUN_ON_SHORT, clock_times, devices_in, has_time_expression, is_bare_device, is_fragment,
+    is_plain_command, is_super_task_mention,
+)
+
+#: an amount of time said before a delay or a duration (一个半小时, 两个钟头, 四十五分钟后)
+_TIME_AMOUNT = re.compile(r"(?:\d+|[零一二两三四五六七八九十百几]+)个?半?(?:个)?(?:小时|钟头|分钟|分|秒钟|秒|刻钟)(?:后|以后|之后|过后)?")
+#: an amount of time said whole (一个半小时, 两个钟头, 1.5小时, 半个小时)
+_AMOUNT_OF_TIME = re.compile(r"(?:\d+(?:\.\d+)?|[零一二两三四五六七八九十百半几]+)?个?半?个?(?:小时|钟头|分钟|分|秒钟|秒|刻钟|天)")
+#: said right after a condition span, still part of it (README 如何标注 1: trigger words included)
+_TRAILING_TRIGGER = re.compile(r"的话|的时候|时候|以后|之后|时")
+#: a condition span ending in one of these gave away the start of the action (十点一刻让|音箱放点白噪音)
+_ACTION_LEAD = frozenset("让叫给帮替")
+#: an amount of time after one of these is how much earlier or later, not a duration (闹钟提前|半小时)
+_SHIFT_VERB = re.compile(r"(?:提前|推迟|延后|提早|推后|往后推|往前提|早|晚)$")
+#: said before a condition: it is about to happen (快|下班的时候)
+_ABOUT_TO = re.compile(r"(?:快要|就要|将要|马上|快)$")
+#: a self word after the subject of an action (熄火后|车门自己)
+_SELF_WORDS = re.compile(r"(?:自动|自己|自行|会)+$")
+_SELF_START = re.compile(r"(?:就|便|会|都)*(?:自动|自己|自行)")
+
+
+def keep_negation(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """An action keeps the negation in front of it: 开会的时候别给我打电话 → ``别给我打电话``, never
+    ``打电话``. A tagger that leaves 别 outside the span would otherwise turn a prohibition into a command."""
+    text = analysis.text
+    out: list[Span] = []
+    for sp in spans:
+        if sp.kind == "A":
+            before = out[-1] if out else None
+            # the negation may have been swallowed by the condition just before (到家时千万别|开空调)
+            lo = before.start + 1 if before and before.kind == "C" else (before.end if before else 0)
+            m = NEGATION_BEFORE.search(text, lo, sp.start)
+            if m:
+                if before and m.start() < before.end:
+                    out[-1] = Span(before.kind, before.start, m.start(), text[before.start: m.start()], before.intent)
+                sp = Span(sp.kind, m.start(), sp.end, text[m.start(): sp.end], sp.intent)
+        out.append(sp)
+    return out
+
+
+def whole_clock_times(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """Spec 常见时间条件 (时间点): a clock time is one condition, never cut in two: a condition span
+    ending inside 七点四十五 / 八点半 / 三点一刻 takes the rest of it from the span after it."""
+    text = analysis.text
+    out = list(spans)
+    if not any(sp.kind == "C" for sp in out):
+        return out  # only condition spans change
+    for a, b in clock_times(text):
+        for k, sp in enumerate(out):
+            if sp.kind == "C" and a <= sp.end - 1 < b - 1 and sp.start <= a:
+                nxt = out[k + 1] if k + 1 < len(out) else None
+                if nxt is not None and nxt.start < b:
+                    if nxt.end <= b:
+                        out.pop(k + 1)
+                    else:
+                        out[k + 1] = Span(nxt.kind, b, nxt.end, text[b:nxt.end], nxt.intent)
+                out[k] = Span("C", sp.start, b, text[sp.start:b], sp.intent)
+                break
+    return out
+
+
+def whole_durations(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """Spec 持续时间: a duration is its whole amount, never cut in two (把除湿机打开一个|半小时): a duration
+    span starting inside an amount of time takes its beginning from the span before it."""
+    text = analysis.text
+    out = list(spans)
+    for k in range(1, len(out)):
+        sp, prev = out[k], out[k - 1]
+        if sp.kind != "D" or prev.end != sp.start:
+            continue
+        for m in _AMOUNT_OF_TIME.finditer(text, max(prev.start, sp.start - 8), sp.end):
+            if m.start() < sp.start < m.end() and m.start() > prev.start:
+                out[k - 1] = Span(prev.kind, prev.start, m.start(), text[prev.start:m.start()], prev.intent)
+                out[k] = Span("D", m.start(), sp.end, text[m.start():sp.end], sp.intent)
+                break
+    return out
+
+
+def whole_words_at_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A condition never starts inside an event word or an amount of time, nor after its own prefix trigger:
+    where it does (暂停播客回|到家以后, 一个|半小时后, 先放首歌等我|上车了) it takes the whole word, from the span
+    before it or from what no span covered."""
+    text, lex = analysis.text, analysis.lex
+    out = list(spans)
+    if not any(sp.kind == "C" and sp.start > 0 for sp in out):
+        return out  # only a condition span with text before it changes: what it takes comes from before it
+    words = [(a, b) for a, b, *_ in analysis.found["events"]] + [m.span() for m in _TIME_AMOUNT.finditer(analysis.low)]
+    prefixes = lex.triggers.terms("prefix")
+    for k, cur in enumerate(out):
+        if cur.kind != "C":
+            continue
+        prev = out[k - 1] if k > 0 else None
+        if prev is not None and prev.kind == "A" and prev.end == cur.start:
+            ending = [(a, b) for a, b in words if b == prev.end and a > prev.start]
+            if ending:  # 创建一个智能场景下班|上车的时候: an event said last belongs to the condition after it
+                a = min(a for a, _ in ending)
+                rest = text[prev.start:a]
+                if not is_fragment(rest, lex) and (is_super_task_mention(rest, lex) or is_plain_command(rest, lex)):
+                    out[k - 1] = prev = Span("A", prev.start, a, rest, prev.intent)
+                    out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
+                    continue
+            said = lowered(prev.text)
+            for who in ("我", "你", ""):
+                head = said[: len(said) - len(who)] if who and said.endswith(who) else (said if not who else None)
+                # the longest that fits (每当 before its 当): ``prefixes`` is a set, whose order changes per process
+                trigger = max((t for t in prefixes if head and head.endswith(t) and len(t) < len(head)
+                               and (len(t) >= 2 or t in RUN_ON_SHORT)), key=len, default=None)
+                if trigger:  # 先放首歌等我|上车了: the prefix trigger (and its subject) start the condition
+                    a = prev.end - len(trigger) - len(who)
+                    out[k - 1] = Span("A", prev.start, a, text[prev.start:a], prev.intent)
+                    out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
+                    break
+        for a, b in words:
+            if not a < cur.start < b:
+                continue
+            prev = out[k - 1] if k > 0 else None
+            if prev is not None and prev.end > a:
+                if prev.start >= a:
+                    break  # the span before lies inside the word: nothing to give back
+                out[k - 1] = Span(prev.kind, prev.start, a, text[prev.start:a], prev.intent)
+            out[k] = Span("C", a, cur.end, text[a:cur.end], cur.intent)
+            break
+    return out
+
+
+def inner_suffix_ends(condition: str, lex) -> list[int]:
+    """Where each suffix trigger of a condition span (以后, 的时候, 时) ends short of the span's end: where a command
+    or the subject of the action after it may start."""
+    return [e for _, e, _, cat in lex.triggers.find(lowered(condition)) if cat == "suffix" and e < len(condition)]
+
+
+def subject_after_trigger(condition: str, lex) -> int | None:
+    """Where a condition span that ran past its suffix trigger into the subject of the action after it
+    (熄火后|车门, 人走开以后|车门自己: what the car does by itself, said subject first) should end: after
+    the trigger, when all that follows it is device names and a self word. None otherwise."""
+    for e in inner_suffix_ends(condition, lex):
+        rest = _SELF_WORDS.sub("", condition[e:])
+        if rest and is_bare_device(rest, lex):
+            return e
+    return None
+
+
+def trailing_subject(condition: str, lex) -> int | None:
+    """Where the device name a condition span ends with starts, when something comes before it (…门把手|车门):
+    before an action said to happen by itself, that name is the action's subject."""
+    found = [(a, b) for a, b, *_ in devices_in(condition, lex) if b == len(condition)]
+    if not found:
+        return None
+    a = min(a for a, _ in found)
+    return a if a > 0 else None
+
+
+def give_back_subject(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A condition span ending in the subject of the action right after it gives the subject back
+    (``subject_after_trigger``): 熄火后车门|自动解锁 → 熄火后|车门自动解锁."""
+    text, lex = analysis.text, analysis.lex
+    out = list(spans)
+    for k in range(len(out) - 1):
+        cur, nxt = out[k], out[k + 1]
+        if cur.kind != "C" or nxt.kind != "A" or nxt.start != cur.end:
+            continue
+        cut = subject_after_trigger(cur.text, lex)
+        if cut is None and _SELF_START.match(nxt.text):
+            cut = trailing_subject(cur.text, lex)  # 我一拉门把手车门|就自动解锁
+        if cut is not None:
+            m = cur.start + cut
+            out[k] = Span("C", cur.start, m, text[cur.start:m], cur.intent)
+            out[k + 1] = Span("A", m, nxt.end, text[m:nxt.end], nxt.intent)
+    return out
+
+
+def whole_condition_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A condition span keeps what no span took right before it that says it is about to happen (快|下班的时候)
+    and the trigger said right after it (…亮着灯|的话|就 → …亮着灯的话), and gives a
+    causative 让/叫 at its end to the action after it (晚上十点一刻让|音箱… → 让音箱…); an amount of time said
+    after 提前/推迟 at the end of an action is part of that action, not a duration (把闹钟提前|半小时)."""
+    text = analysis.text
+    out: list[Span | None] = list(spans)
+    for k, cur in enumerate(out):
+        nxt = out[k + 1] if k + 1 < len(out) else None
+        if cur.kind == "C":
+            lo = out[k - 1].end if k > 0 and out[k - 1] is not None else 0
+            about = _ABOUT_TO.search(text[lo:cur.start])  # 快|下班的时候: about to happen is part of it
+            if about:
+                a = lo + about.start()
+                out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
+            m = _TRAILING_TRIGGER.match(text, cur.end)
+            if m and (nxt is None or nxt.start >= m.end()):
+                out[k] = cur = Span("C", cur.start, m.end(), text[cur.start:m.end()], cur.intent)
+            if nxt is not None and nxt.kind == "A" and nxt.start == cur.end and cur.text[-1:] in _ACTION_LEAD \
+                    and len(cur.text) > 2:
+                m = cur.end - 1
+                out[k] = Span("C", cur.start, m, text[cur.start:m], cur.intent)
+                out[k + 1] = Span("A", m, nxt.end, text[m:nxt.end], nxt.intent)
+        elif cur.kind == "D" and k > 0 and out[k - 1].kind == "A" and out[k - 1].end == cur.start \
+                and _SHIFT_VERB.search(out[k - 1].text):
+            prev = out[k - 1]
+            out[k - 1] = Span("A", prev.start, cur.end, text[prev.start:cur.end], prev.intent)
+            out[k] = None
+    return [sp for sp in out if sp is not None]
+
+
+def snap_once_spans(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A once span (N) is the once marker it holds: characters the tagger added past the marker
+    (只执行这一次明|天七点) go back to the condition span that touches it, or become the condition when
+    they are a time and no condition span follows (只执行这一次明天七点|叫我起床)."""
+    text, lex = analysis.text, analysis.lex
+    out = list(spans)
+    k = 0
+    while k < len(out):
+        sp = out[k]
+        hits = [(a, b) for a, b, _, _ in analysis.found["once"] if a < sp.end and b > sp.start] if sp.kind == "N" else []
+        if not hits:
+            k += 1
+            continue
+        a, b = hits[0][0], hits[-1][1]
+        nxt = out[k + 1] if k + 1 < len(out) else None
+        prv = out[k - 1] if k > 0 else None
+        if b < sp.end and nxt is not None and nxt.kind == "C" and nxt.start == sp.end:
+            out[k + 1] = Span("C", b, nxt.end, text[b:nxt.end], nxt.intent)
+            out[k] = sp = Span("N", sp.start, b, text[sp.start:b])
+        elif b < sp.end and has_time_expression(text[b:sp.end], lex):
+            out[k:k + 1] = [Span("N", sp.start, b, text[sp.start:b]), Span("C", b, sp.end, text[b:sp.end])]
+            sp = out[k]
+        if a > sp.start and prv is not None and prv.kind == "C" and prv.end == sp.start:
+            out[k - 1] = Span("C", prv.start, a, text[prv.start:a], prv.intent)
+            out[k] = Span("N", a, sp.end, text[a:sp.end])
+        k += 1
+    return out

@@ -1,0 +1,145 @@
+"""Span repairs that join what the tagger cut apart: a verb and its object, a 把 and its verb, a device and
+what it does by itself, and the words a condition took from the command before it."""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from fastslow.features.automation_lexicons import AutomationLexicons
+from fastslow.models.automation.rules.analysis import TextAnalysis
+from fastslow.models.automation.rules.builtin import function_prefix
+from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
+from fastslow.models.automation.rules.starts import condition_starts, spoken_condition_starts
+from fastslow.models.automation.rules.words import (
+    has_time_expression, is_bare_device, is_fragment, is_plain_command, is_super_task_mention,
+    management_after_command, only_fillers, sequence_connector, strip_fillers, takes_place,
+)
+
+_BA_LEAD = re.compile(r"把(?:那个|这个)?$")
+_PAUSE_OR_SPACE = re.compile(r"[，,。；;！!？?\s]")
+_OBJECT_JOINERS = frozenset({"和", "与", "及", "跟", "以及", "还有", "、"})
+#: words that make what is said before them the name of the habit after them (把上班放音乐|那个|习惯删掉)
+_NAMING = ("那个", "这个", "那条", "这条")
+
+
+def join_split_object(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A run-on cut at the wrong place between a command and the condition after it (spans in text order):
+    a command ending in a verb that takes a place (``takes_place``: 打开导航|回家到小区门口的时候) gets its
+    object back when the condition holds a later start of its own; a command ending in the word a spoken
+    condition starts with (暂停音乐进|停车场的时候: condition_subjects.txt, ``start``) or in what a state is
+    about (打开空调车内温度降|到二十二度的时候) gives it to the condition. Nothing moves across a pause or when
+    what would be left is no whole command."""
+    text, lex = analysis.text, analysis.lex
+    out = sorted(spans, key=lambda sp: sp.start)
+    for k in range(len(out) - 1):
+        sp, nxt = out[k], out[k + 1]
+        if sp.kind != "A" or nxt.kind != "C" or nxt.start != sp.end:
+            continue
+        low = lowered(sp.text)
+        moved = False
+        if takes_place(low, lex):
+            both = lowered(sp.text + nxt.text)
+            for p in sorted(set(condition_starts(both, lex, events=True)) | set(spoken_condition_starts(both, lex))):
+                if p > len(sp.text) and nxt.text[p - len(sp.text):].strip() and is_plain_command(both[:p], lex) \
+                        and not takes_place(both[:p], lex):
+                    m = sp.start + p
+                    out[k] = Span("A", sp.start, m, text[sp.start:m], sp.intent)
+                    out[k + 1] = Span("C", m, nxt.end, text[m:nxt.end], nxt.intent)
+                    moved = True
+                    break
+        if moved or lex.condition_subjects is None:
+            continue
+        for a, b, _, cat in lex.condition_subjects.find(low):
+            # 暂停音乐进|停车场的时候 (a start word at the end), 打开空调车内温度降|到二十二度的时候 (what the
+            # state is about and what follows it)
+            if (b == len(low) or cat != "start") and a > 0 and is_plain_command(sp.text[:a], lex) \
+                    and not takes_place(low[:a], lex):
+                m = sp.start + a
+                out[k] = Span("A", sp.start, m, text[sp.start:m], sp.intent)
+                out[k + 1] = Span("C", m, nxt.end, text[m:nxt.end], nxt.intent)
+                break
+    return out
+
+
+def join_fragments(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """Two action spans that touch (or have only a filler between them: 把钓鱼出行|那个|习惯删掉), one of them
+    a fragment (``is_fragment``: 打开|导航回家, 把窗帘|拉上), are one action; and the words a condition span took
+    from the action before it (把空调调到|二十三度电量低于三十的时候) go back to that action when they complete it."""
+    text, lex = analysis.text, analysis.lex
+    has_ba = "把" in text  # every lead holds it
+    out: list[Span] = []
+    for sp in spans:
+        prev = out[-1] if out else None
+        if sp.kind == "A" and has_ba:  # 把那个|叫露营的自动化停掉: a 把 (and its demonstrative) left outside starts the action
+            lo = prev.end if prev is not None else 0
+            lead = _BA_LEAD.search(text[lo: sp.start])
+            if lead:
+                sp = Span("A", lo + lead.start(), sp.end, text[lo + lead.start(): sp.end], sp.intent)
+        if prev is not None and prev.kind == "A" and sp.kind == "A":
+            sp = _after_joiner(text, prev, sp)
+        if prev is not None and prev.kind == "A" and only_fillers(text[prev.end:sp.start], lex):
+            gap = lowered(text[prev.end:sp.start].strip(EDGE_PUNCT))
+            if sp.kind == "A" and management_after_command(prev.text, sp.text, lex):
+                pass  # 关闭所有的灯|把这个存成智能场景: a whole command, then the clause that saves it
+            elif sp.kind == "A" and gap and lex.reminder_verbs.prefix(lowered(sp.text)) and sequence_connector(gap, lex):
+                pass  # 仪表上亮灯|并且|提醒我: a reminder after a sequence connector is its own request
+            elif sp.kind == "A" and (is_fragment(prev.text, lex) or is_fragment(sp.text, lex)
+                                     or second_object(text[prev.end:sp.start], prev.text, sp.text, lex)
+                                     or (prev.text.startswith("把") and is_super_task_mention(sp.text, lex)
+                                         and (not is_plain_command(prev.text, lex)
+                                              or _names_it(text[prev.end:sp.start] + sp.text, prev.text)))
+                                     or _said_to_happen_by_itself(prev.text, sp.text, lex)):
+                out[-1] = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
+                continue
+            if sp.kind == "C":  # 关掉电视|机我睡着以后: 我 starts the condition, 机 completes the command
+                low_c = lowered(sp.text)
+                for p in sorted(set(condition_starts(low_c, lex, events=True)) | set(spoken_condition_starts(low_c, lex))):
+                    took = sp.text[:p]
+                    # 把空调调|到二十三度电量…: the 到 is the complement of the verb before it, no trigger
+                    said = took[1:] if took.startswith("到") and takes_place(prev.text, lex) else took
+                    if p > 0 and not has_time_expression(took, lex) and not lex.triggers.search(lowered(said)) \
+                            and not lex.events.search(lowered(took)) and not is_super_task_mention(prev.text, lex) \
+                            and is_plain_command(prev.text + took, lex):
+                        m = sp.start + p
+                        out[-1] = Span("A", prev.start, m, text[prev.start:m], prev.intent)
+                        sp = Span("C", m, sp.end, text[m:sp.end], sp.intent)
+                        break
+        out.append(sp)
+    return out
+
+
+def second_object(gap: str, before: str, after: str, lex: AutomationLexicons) -> bool:
+    """README 如何标注 2: a verb with two objects is one action. ``after`` is a bare device joined to a
+    verb-first ``before`` by 和 / 与 / 、 (打开座椅通风|和|方向盘加热); 打开氛围灯和解锁车门 has two verbs."""
+    return (gap.strip(" ") in _OBJECT_JOINERS and is_bare_device(after, lex)
+            and bool(lex.action_verbs.prefix(lowered(strip_fillers(before, lex)))))
+
+
+def _names_it(after: str, before: str) -> bool:
+    """Is the 把-request ``before`` the name of the super task or habit ``after`` it (把上车开空调|那个习惯删了,
+    把下班关窗的|智能场景停掉)? A request said whole before a habit would need no 那个 or 的."""
+    return after.startswith(_NAMING) or before.endswith("的")
+
+
+def _after_joiner(text: str, prev: Span, sp: Span) -> Span:
+    """The second of two action spans, started after the joiner between them when the tagger began it inside
+    a word (打开车库门|和玄|关灯: the object is 玄关灯, not 关灯)."""
+    gap = text[prev.end:sp.start]
+    if not gap:
+        return sp  # spans that touch (most of them)
+    for joiner in _OBJECT_JOINERS:
+        if gap.startswith(joiner) and len(gap) > len(joiner) and not _PAUSE_OR_SPACE.search(gap):
+            start = prev.end + len(joiner)
+            return Span("A", start, sp.end, text[start:sp.end], sp.intent)
+    return sp
+
+
+def _said_to_happen_by_itself(before: str, after: str, lex: AutomationLexicons) -> bool:
+    """A bare device or function said first and what it does by itself after it (车窗|自动升上去,
+    哨兵模式|自动录像): one action, the subject of its own verb."""
+    functions = lex.builtin_functions
+    if functions is None or not (is_bare_device(before, lex) or lowered(before) in functions.category):
+        return False
+    head = function_prefix(lowered(after), lex)
+    return bool(head) and functions.category.get(head) == "self"

@@ -1,0 +1,33 @@
+"""The span repairs: the tagger's spans made whole, one named pass after another, in this order."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from fastslow.models.automation.rules.analysis import TextAnalysis
+from fastslow.models.automation.rules.edges import (
+    give_back_subject, keep_negation, snap_once_spans, whole_clock_times, whole_condition_edges, whole_durations,
+    whole_words_at_edges,
+)
+from fastslow.models.automation.rules.joins import join_fragments, join_split_object
+from fastslow.models.automation.rules.markup import Span
+from fastslow.models.automation.rules.signals import demote_signalless_conditions, question_as_said
+from fastslow.models.automation.rules.splits import (
+    command_before_sequence, leading_time_condition, split_inside_action, split_joined_actions, split_run_on,
+    split_trailing_command,
+)
+
+SPAN_REPAIRS = (
+    keep_negation, whole_clock_times, whole_durations, whole_words_at_edges, leading_time_condition,
+    split_inside_action, command_before_sequence, join_fragments, split_trailing_command, join_split_object,
+    split_run_on, give_back_subject, whole_condition_edges, split_joined_actions, snap_once_spans,
+    demote_signalless_conditions, question_as_said,
+)
+
+
+def repair_spans(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """Every pass of ``SPAN_REPAIRS`` in turn, each over the spans the one before it gave."""
+    spans = list(spans)
+    for repair in SPAN_REPAIRS:
+        spans = repair(analysis, spans)
+    return spans

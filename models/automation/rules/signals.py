@@ -1,0 +1,65 @@
+"""Condition signals: whether a text can hold a condition at all, and the span repairs that turn a
+condition without a signal of its own (a seat, a direction, a device name) or a plain question back into a
+request."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from fastslow.features.automation_lexicons import AutomationLexicons
+from fastslow.models.automation.rules.analysis import TextAnalysis, analyse
+from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
+
+
+def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
+    """Can ``text`` hold a condition at all (``TextAnalysis.signalled``)? 副驾座椅往后调一点 cannot (its 后 is a
+    seat's); 后排有人的时候 can (的时候)."""
+    return analyse(text, lex).signalled
+
+
+def demote_signalless_conditions(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A condition span naming a seat, direction or device with no condition signal of its own outside
+    those names (副驾座椅往前挪一点, 主驾后|视镜往下调) is a plain command, not a condition: it becomes an
+    action, joined to an action span that touches it. One followed by 就 / 便 / 那么 stays."""
+    lex, masked = analysis.lex, analysis.masked
+    if "\x00" not in masked or not any(sp.kind == "C" for sp in spans):
+        return list(spans)  # no name blanked out, or no condition: nothing to demote, and nothing joins
+    then = lex.triggers.terms("then")
+    out: list[Span] = []
+    demoted = False  # was the last span of ``out`` a demoted condition?
+    for sp in spans:
+        was_condition = False
+        if sp.kind == "C":
+            named = "\x00" in masked[sp.start:sp.end]
+            follows = analysis.low[sp.end:sp.end + 2]
+            if named and not lex.signal(masked[sp.start:sp.end]) and not any(follows.startswith(t) for t in then):
+                sp, was_condition = Span("A", sp.start, sp.end, sp.text, sp.intent), True
+        if sp.kind == "A" and out and out[-1].kind == "A" and out[-1].end == sp.start and (demoted or was_condition):
+            prev = out.pop()
+            sp = Span("A", prev.start, sp.end, analysis.text[prev.start:sp.end], prev.intent)
+            was_condition = True
+        out.append(sp)
+        demoted = was_condition
+    return out
+
+
+def question_as_said(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """README 如何标注 5: a question with a condition span but no request in it (今晚有什么好看的电影, 下周三限行吗:
+    questions.txt, and no action or reminder verb, trigger, duration, once marker, super-task or memo word) is one
+    plain request; its time words are what it asks about, never a condition."""
+    lex, found = analysis.lex, analysis.found
+    if lex.questions is None or not any(sp.kind == "C" for sp in spans):
+        return list(spans)
+    if any(sp.kind not in "CA" for sp in spans) or not found["questions"] or found["action_verbs"] \
+            or found["reminder_verbs"] or found["super_task"] or found["once"] \
+            or any(cat == "item" for *_, cat in found["memo"]):  # 明天有什么安排: a memo query
+        return list(spans)
+    for sp in spans:
+        cond = lowered(sp.text) if sp.kind == "C" else ""
+        times = [(a, b) for a, b, *_ in lex.time_words.find(cond)]
+        if any(not any(ta <= a and b <= tb for ta, tb in times) for a, b, *_ in lex.triggers.find(cond)):
+            return list(spans)  # a trigger of its own (下雨的时候), not the 后 of 后天
+    text = analysis.text
+    body = text.strip(EDGE_PUNCT)
+    start = text.index(body) if body else 0
+    return [Span("A", start, start + len(body), body)]

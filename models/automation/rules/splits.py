@@ -1,0 +1,274 @@
+"""Span repairs that cut a span the tagger left whole: a run-on of a command and a condition, two requests in
+one action span, a leading time point and its command, a condition that ran into its command."""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from fastslow.features.automation_lexicons import COMMAND_START_KINDS, AutomationLexicons
+from fastslow.models.automation.rules.analysis import TextAnalysis
+from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
+from fastslow.models.automation.rules.rewrites import unconditional_kind
+from fastslow.models.automation.rules.starts import (
+    condition_inside_action, condition_starts, ends_in_suffix_trigger, spoken_condition_starts, time_starts,
+    trailing_command_start, without_trailing_connector,
+)
+from fastslow.models.automation.rules.words import (
+    clock_times, has_verb, is_plain_command, is_super_task_mention, management_after_command, may_hold_command,
+    plain_breaks,
+    sentence_break, sequence_connector, strip_fillers, takes_place, time_prefix,
+)
+
+_SENTENCE_STOPS = re.compile("[。！？；!?;]+")
+_BA = re.compile("把")
+#: characters before a command start that join it to the one before (打开空调和播放音乐 is split elsewhere)
+JOINED_BEFORE = frozenset("和与及并再把给让说")
+
+
+def leading_time_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """Spec 常见时间条件 (时间点): a time point said first and a command after it, tagged as one action
+    (今天下午四点一刻关掉扫地机器人, 七点一刻喊我起床, 下周一提醒我交房租), are the condition and the action.
+    The command must start with its verb (a verb of two characters, a reminder verb, 把, 给…): 今天好热，把空调
+    打开 and 今晚有什么好看的电影 hold no time condition. A condition span is the time and its command only when
+    no action follows it (七点四十五打开窗帘|就这一次)."""
+    text, lex = analysis.text, analysis.lex
+    out = list(spans)
+    if not out or out[0].kind not in "AC" or (out[0].kind == "C" and any(sp.kind == "A" for sp in out[1:2])):
+        return out
+    first = out[0]
+    end = time_prefix(lowered(first.text), lex)
+    if not 0 < end < len(first.text):
+        return out  # no time point said first, or nothing after it
+    rest = strip_fillers(first.text[end:], lex)
+    head = lex.action_verbs.prefix(lowered(rest)) or ""
+    starts = len(head) >= 2 or lex.reminder_verbs.prefix(lowered(rest)) or rest.startswith(("把", "给"))
+    if first.kind == "C" and (not is_plain_command(rest, lex) or len(head) < 2):
+        return out
+    if starts and (is_plain_command(rest, lex) or lex.reminder_verbs.prefix(lowered(rest))):
+        m = first.start + end
+        out[0:1] = [Span("C", first.start, m, text[first.start:m]),
+                    Span("A", m, first.end, text[m:first.end], first.intent if first.kind == "A" else None)]
+    return out
+
+
+def split_inside_action(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """An action span holding two requests the tagger did not cut: a sentence stop ends it (打开加湿器。导航去公司);
+    a condition said first is cut from its command (上班的路上|播放早间新闻); a scope end said inside it (提醒我充电|
+    对了|今天天气怎么样: scope_end.txt, ``scope_end``) ends it; a reminder after a sequence connector (仪表上亮灯|并且|
+    提醒我: connectors.txt, ``break``) and a super-task clause said after a whole command (关闭所有的灯|把这个存成
+    智能场景) are their own actions. An action span holding none of the words a cut is made at (a sentence stop,
+    ``lex.action_cut_words``, 把) is left as it is."""
+    lex = analysis.lex
+    out: list[Span] = []
+    for sp in spans:
+        if sp.kind != "A" or not (_SENTENCE_STOPS.search(sp.text) or "把" in sp.text or (
+                lex.action_cut_words is not None and lex.action_cut_words.search(lowered(sp.text)))):
+            out.append(sp)
+            continue
+        for sentence in sentences(sp):
+            out += split_one_request(analysis, sentence)
+    return out
+
+
+def sentences(sp: Span) -> list[Span]:
+    """The action span ``sp`` cut at every sentence stop inside it (打开加湿器。导航去公司: a sentence ends the request
+    and the condition's scope); a stop at its start or its end cuts nothing."""
+    out = []
+    while True:
+        stop = _SENTENCE_STOPS.search(sp.text.rstrip(EDGE_PUNCT))
+        if not stop or stop.start() == 0:
+            out.append(sp)
+            return out
+        out.append(Span("A", sp.start, sp.start + stop.start(), sp.text[:stop.start()], sp.intent))
+        sp = Span("A", sp.start + stop.end(), sp.end, sp.text[stop.end():])
+
+
+def split_one_request(analysis: TextAnalysis, sp: Span) -> list[Span]:
+    """``split_inside_action`` of one action span without a sentence stop: the spans it becomes (``[sp]`` when it
+    holds one request)."""
+    lex = analysis.lex
+    low = lowered(sp.text)
+    said_first = condition_said_first(sp.text, lex)
+    if said_first:  # 上班的路上|播放早间新闻: a condition said first, tagged with its command
+        return [Span("C", sp.start, sp.start + said_first, sp.text[:said_first]),
+                Span("A", sp.start + said_first, sp.end, sp.text[said_first:], sp.intent)]
+    ends = [(a, b) for a, b, _, cat in lex.scope_end.find(low) if cat == "scope_end" and 0 < a and b < len(low)]
+    if ends:
+        a, b = ends[0]
+        return [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent),
+                Span("E", sp.start + a, sp.start + b, sp.text[a:b]), Span("A", sp.start + b, sp.end, sp.text[b:])]
+    reminder = next(((a, b) for a, b, _, cat in lex.breaks.find(low) if cat == "break" and a > 0
+                     and lex.reminder_verbs.prefix(low[b:])), None)
+    if reminder is not None:  # 仪表上亮灯|并且|提醒我: a reminder after a sequence connector is its own request
+        a, b = reminder
+        return [Span("A", sp.start, sp.start + a, sp.text[:a], sp.intent), Span("A", sp.start + b, sp.end, sp.text[b:])]
+    cut = next((m.start() for m in _BA.finditer(sp.text) if m.start() > 0
+                and management_after_command(sp.text[:m.start()], sp.text[m.start():], lex)), None)
+    if cut is not None:
+        return [Span("A", sp.start, sp.start + cut, sp.text[:cut], sp.intent),
+                Span("A", sp.start + cut, sp.end, sp.text[cut:])]
+    return [sp]
+
+
+def condition_said_first(action: str, lex: AutomationLexicons) -> int:
+    """Where the whole command after a condition said first begins inside one action span (上班的路上|播放早间新闻:
+    a suffix trigger of two characters or more, then a whole command); 0 when there is none, or the span is said
+    verb first, or is a reminder, a memo or a super-task clause (提醒我下班的时候买菜: its time is content)."""
+    low = lowered(action)
+    if lex.long_suffix_words is None or lex.long_suffix_words.search(low) is None:
+        return 0  # no suffix trigger of two characters or more
+    if lex.action_verbs.prefix(low) or lex.reminder_verbs.prefix(low):
+        return 0  # said verb first: no condition before its command
+    ends = [b for a, b, _, cat in lex.triggers.find(low) if cat == "suffix" and b - a >= 2 and 0 < a and b < len(low)]
+    if not ends or lex.memo.search(low) or is_super_task_mention(action, lex):
+        return 0
+    return next((b for b in ends if is_plain_command(action[b:], lex)), 0)
+
+
+def command_before_sequence(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A condition span that is a whole plain command followed by a sequence connector and another condition
+    (空调开到二十六度|然后|出发前十分钟…: 开到 read as a state) is that command: 然后 never joins two conditions."""
+    text, lex = analysis.text, analysis.lex
+    out = list(spans)
+    for k in range(len(out) - 1):
+        sp, nxt = out[k], out[k + 1]
+        if sp.kind == "C" and nxt.kind == "C" and is_plain_command(sp.text, lex) \
+                and sequence_connector(lowered(text[sp.end:nxt.start].strip(EDGE_PUNCT)), lex):
+            out[k] = Span("A", sp.start, sp.end, sp.text)
+    return out
+
+
+def split_trailing_command(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A condition span that runs past its own trigger into a whole command (下班的时候放点音乐|就一次) is
+    that condition and the action (and, when another condition follows the command, that condition:
+    ``split_run_on`` then cuts it off); a first action span that holds a condition (前方有行人突然横穿时|自动紧急
+    制动) is cut the same way. Not before a 就 that ends a compound condition (晚饭前20分钟后转向灯关闭就…:
+    spec 复合条件完整性); a 就 that only starts a once marker (就一次) ends nothing."""
+    text, lex = analysis.text, analysis.lex
+    then = tuple(lex.triggers.terms("then"))
+    out: list[Span] = []
+    for k, sp in enumerate(spans):
+        if sp.kind == "A" and k == 0:
+            cut = condition_inside_action(sp.text, lex)
+            if cut is not None:
+                m = sp.start + cut
+                out += [Span("C", sp.start, m, text[sp.start:m]), Span("A", m, sp.end, text[m:sp.end], sp.intent)]
+                continue
+        if sp.kind == "C":
+            follows = analysis.low[sp.end:]
+            if not follows.startswith(then) or lex.once.prefix(follows) or lex.once.prefix(follows[1:]):
+                cut = trailing_command_start(sp.text, lex)
+                if cut is not None:
+                    m = sp.start + cut
+                    rest = "A" if is_plain_command(sp.text[cut:], lex) else "C"  # a command, then a condition:
+                    out += [Span("C", sp.start, m, text[sp.start:m], sp.intent),  # split_run_on cuts the rest
+                            Span(rest, m, sp.end, text[m:sp.end])]
+                    continue
+        out.append(sp)
+    return out
+
+
+def split_run_on(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """Spec 不向左回溯 on an unpunctuated run-on (action + condition + action): a condition span that
+    starts with a whole plain command (关闭车窗|到公司的时候, 导航去公司|快到的时候) is that action and
+    the condition after it; an action span ending in a condition (先放首歌|等我上车了) followed by
+    another action is split the same way, and so is a clock time between two commands in one action span
+    (打开空调|七点四十五|关掉空调). The command before the cut must hold no condition signal,
+    so 关闭后排空调且后排有人时 (且) stays whole (复合条件完整性)."""
+    text, lex = analysis.text, analysis.lex
+    out: list[Span] = []
+    for k, sp in enumerate(spans):
+        nxt = spans[k + 1] if k + 1 < len(spans) else None
+        cut, cut_head = None, 0
+        if (sp.kind == "C" and may_hold_command(sp.text, lex)) or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
+                              and not sentence_break(text, sp.end, nxt.start)
+                              and not lex.reminder_verbs.prefix(lowered(sp.text))):
+            low = lowered(sp.text)
+            starts = set(condition_starts(low, lex, events=sp.kind == "C"))
+            if sp.kind == "C" or ends_in_suffix_trigger(low, lex):  # 关上天窗|到服务区的时候, 关掉电视机|我睡着以后
+                starts |= set(spoken_condition_starts(low, lex))
+            if sp.kind == "C":  # 打开座椅通风|七点半: a time point said after a whole command
+                starts |= set(time_starts(low, lex))
+            for p in sorted(starts):
+                head = without_trailing_connector(sp.text[:p], lex) if sp.kind == "C" else sp.text[:p]
+                if p > 0 and is_plain_command(head, lex) and sp.text[p:].strip() and not takes_place(head, lex):
+                    cut, cut_head = p, len(head)
+                    break
+        if cut is not None:  # 空调开到二十六度|然后|出发前十分钟: 然后 is neither
+            m, h = sp.start + cut, sp.start + cut_head
+            out.append(Span("A", sp.start, h, text[sp.start:h], sp.intent if sp.kind == "A" else None))
+            out.append(Span("C", m, sp.end, text[m:sp.end]))
+            continue
+        if sp.kind == "A":
+            clock = next(((a, b) for a, b in clock_times(sp.text) if a > 0 and is_plain_command(sp.text[:a], lex)
+                          and has_verb(sp.text[b:], lex)), None)
+            if clock is not None:  # 打开空调七点四十五关掉空调: a clock time between two commands in one action span
+                m, e = sp.start + clock[0], sp.start + clock[1]
+                out += [Span("A", sp.start, m, text[sp.start:m], sp.intent), Span("C", m, e, text[m:e]),
+                        Span("A", e, sp.end, text[e:sp.end])]
+                continue
+        out.append(sp)
+    return out
+
+
+def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
+    """Where an unpunctuated run of commands (关掉客厅的灯打开扫地机器人, 主驾座椅往前调一点副驾座椅加热打开)
+    starts a new one: at a verb of two characters or more (打开, 播放, 导航) when what comes before is a
+    whole command (``is_plain_command``) and so is what follows (打开导航回家 is one); at a seat or a device only
+    after a command said object first (主驾座椅往前调一点|副驾…), never inside a verb's object (关掉家里所有的灯,
+    打开天窗遮阳帘); at a sequence connector (然后, 再) between two whole commands. A whole command has three
+    characters or more on each side of a cut. Nothing is cut after a joiner (和, 再, 把), after a message's 说, in a
+    reminder or a prohibition (提醒我打开空调关闭车窗 is one reminder), or in a super-task or memo clause (修改我的
+    回家习惯). So a text shorter than six characters, or in which no verb, name or connector begins where a cut
+    could be (``lex.cut_point_words``), or without a verb, reminder or memo word before the last point or after the
+    first (``may_hold_command``), is one command."""
+    if len(text) < 6:
+        return []
+    low = lowered(text)
+    first = lex.cut_point_words.search(low, 3) if lex.cut_point_words is not None else None
+    if first is None or first.start() > len(text) - 3:
+        return []
+    if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
+        return []
+    if not may_hold_command(text[:len(text) - 3], lex):
+        return []
+    verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in COMMAND_START_KINDS}
+    names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
+    breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
+    points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)
+    if not points or not may_hold_command(text[:points[-1]], lex) or not may_hold_command(text[points[0]:], lex):
+        return []
+    cuts, last = [], 0
+    for p in points:
+        if p - last < 3 or (p not in breaks and low[p - 1] in JOINED_BEFORE) or "说" in low[last:p]:
+            continue
+        left = strip_fillers(text[last:p], lex)
+        if p not in verbs and p not in breaks and lex.action_verbs.prefix(lowered(left)):
+            continue  # a name inside the object of a verb-first command
+        if is_plain_command(left, lex) and is_plain_command(strip_fillers(text[p:], lex), lex):
+            cuts.append(p)
+            last = p
+    if cuts and unconditional_kind(text, lex):
+        return []
+    return cuts
+
+
+def split_joined_actions(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """Every action span holding an unpunctuated run of commands (``command_cuts``) becomes one span per
+    command: 早上出门的时候|关掉家里所有的灯|打开扫地机器人 has two actions."""
+    text = analysis.text
+    out: list[Span] = []
+    for sp in spans:
+        if sp.kind != "A":
+            out.append(sp)
+            continue
+        cuts = command_cuts(sp.text, analysis.lex)
+        if not cuts and text.startswith(sp.text, sp.start) and sp.end - sp.start == len(sp.text):
+            out.append(sp)  # one command, and the span quotes the text: it would be made again as it is
+            continue
+        bounds = [0, *cuts, len(sp.text)]
+        for a, b in zip(bounds, bounds[1:]):
+            out.append(Span("A", sp.start + a, sp.start + b, text[sp.start + a: sp.start + b],
+                            sp.intent if a == 0 else None))
+    return out
