@@ -395,28 +395,6 @@ def _bundled_automation_texts():
 
 
 
-def test_the_pruned_crf_features_are_the_known_ones_in_order_and_tag_alike(model):
-    """crfsuite drops attributes it has no weight for; the tagger leaves most character n-grams out before
-    that: the same attributes reach the CRF in the same order, so the tags and marginals are the same."""
-    tagger = model.automation.tagger_
-    crf = tagger._tagger()
-    known = {a for a, _ in crf.info().state_features}
-    assert tagger._known() is not None
-    texts = _bundled_automation_texts() + ["", "a", "Ａ1：2%", "上车时\n打开空调", " 打 开 "]
-    for text in texts:
-        full, pruned = tagger.features(text), tagger.tagging_features(text)  # pruned: crfsuite's UTF-8 bytes
-        names = [[a.decode("utf-8") for a in item] for item in pruned]
-        assert [[a for a in item if a in known] for item in full] == [[a for a in item if a in known] for item in names]
-        assert all(set(item) <= set(whole) for item, whole in zip(names, full))
-        grams = ("c=", "l=", "r=", "lc=", "cr=", "lcr=", "ll=", "rr=")
-        assert all(a in known for item in names for a in item if a.startswith(grams))
-        if text:
-            tags = crf.tag(full)
-            marginals = [crf.marginal(t, i) for i, t in enumerate(tags)]
-            assert crf.tag(pruned) == tags and [crf.marginal(t, i) for i, t in enumerate(tags)] == marginals
-    assert "_known_attributes" not in tagger.__getstate__()
-
-
 def test_command_cuts_without_room_for_two_commands_are_none(model):
     """command_cuts answers [] early when no cut point leaves three characters on each side: the same
     answer as its full search, on every bundled text and on each of its prefixes and suffixes."""
