@@ -193,7 +193,21 @@ class Column(NamedTuple):
 
 
 def _sparse(prefix: str, placed: list[tuple[int, str]]) -> Column:
-    return Column(prefix, [value for _, value in placed], [i for i, _ in placed])
+    if not placed:  # most texts: no tokens, few marks
+        return Column(prefix, [], [])
+    at, values = zip(*placed)
+    return Column(prefix, list(values), list(at))
+
+
+class _CharClasses(dict):
+    """Character -> its ``_char_class``, filled as characters come (at most one entry per character)."""
+
+    def __missing__(self, ch: str) -> str:
+        self[ch] = value = _char_class(ch)
+        return value
+
+
+_CHAR_CLASSES = _CharClasses()
 
 
 def char_attributes(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None) -> list[Column]:
@@ -224,8 +238,9 @@ def char_attributes(text: str, table: FeatureTable, tokens: tuple[str, ...] | No
         Column("lcr=", list(map(add, pairs[1:-2], chars[3:-1]))),
         Column("ll=", pairs[:-3]),
         Column("rr=", pairs[3:]),
-        Column("k=", list(map(_char_class, low))),
-        Column("cl=", [str(min(clause, 3)) for clause in clause_of]),  # the clause it is in: 0, 1, 2, 3 or later
+        Column("k=", list(map(_CHAR_CLASSES.__getitem__, low))),
+        Column("cl=", [str(min(clause, 3)) for clause in clause_of] if clause_of[-1] else ["0"] * n),  # its clause:
+        # 0, 1, 2, 3 or later (clause_of never decreases: a last 0 is all 0s)
         _sparse("tp=", [(i, p) for i, p in enumerate(tok_pos) if p]),  # its place in its jieba token (use_tokens)
         _sparse("t=", [(i, w) for i, w in enumerate(tok_of) if w]),  # and that token
         _sparse("", own),  # its lexicon and number-shape marks
