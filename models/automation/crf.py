@@ -9,9 +9,9 @@ Its attributes have one definition, the parser's ``char_attributes``; they reach
   its attributes as ids, every text at once.
 
 Each decoder is the faster one where it is used (``benchmarks/bench_automation.py``, its "CRF decoders"
-lines: per tagged text, crfsuite one text at a time ~125 µs alone and ~110 µs in a batch of 512; numpy
-~650 µs alone and ~70 µs in a batch of 512; ``NUMPY_BATCH = 32`` sits between): numpy's fixed cost of a few
-hundred calls per batch loses on one text, crfsuite's loop of C calls per text loses on many.
+lines, CPU µs per tagged text, attributes included: crfsuite ~185 given one text, ~195 in batches of 512;
+numpy ~510 given one text, ~130 in batches of 512; ``NUMPY_BATCH = 32`` sits between): numpy's fixed cost
+of a few hundred calls per call loses on one text, crfsuite's C calls text by text lose on a batch.
 
 ``CRFModel.from_bytes(data)`` reads the model file written by ``pycrfsuite.Trainer`` (crfsuite's
 ``crf1d`` format: a header, the features with their ``double`` weights, and two CQDB string tables for
