@@ -15,7 +15,7 @@ import pycrfsuite
 import pytest
 
 from fastslow.models.automation.crf import CRFModel
-from fastslow.models.automation.parser import surface_of
+from fastslow.models.automation.parser import attribute_ids, surface_of
 
 ROOT = Path(__file__).resolve().parents[1]
 EDGE_TEXTS = ["a", "打", "Ａ1：2%", "上车时\n打开空调", " 打 开 ", "，，，", "3点半以后如果下雨就关窗然后播放音乐",
@@ -102,19 +102,55 @@ def test_a_batchs_texts_are_tagged_as_each_alone(model, texts):
 
 
 def test_state_scores_add_the_weights_in_crfsuites_order_to_the_bit(model):
-    from fastslow.models.automation.parser import attribute_ids
-
     tagger = model.automation.tagger_
     crf = tagger.crf_
     texts = EDGE_TEXTS * 2
-    ids, where = attribute_ids([tagger.attributes(t) for t in texts], [len(t) for t in texts], crf)
     total = sum(map(len, texts))
+    ids, where = attribute_ids(tagger.attributes(texts), total, crf)
     scores = crf.state_scores(ids, where, total)
     expected = np.zeros_like(scores)
     for i, w in zip(ids.tolist(), where.tolist()):
         if i >= 0:
             expected[w] = expected[w] + crf.state[i]  # one attribute after the other, from 0, as crfsuite does
     assert np.array_equal(scores, expected)
+
+
+def _ids_by_character(ids: np.ndarray, where: np.ndarray, total: int) -> list[list[int]]:
+    found = [[] for _ in range(total)]
+    for i, w in zip(ids.tolist(), where.tolist()):
+        if i >= 0:
+            found[w].append(i)
+    return found
+
+
+def _item_sequence_ids(tagger, text: str, tokens=None) -> list[list[int]]:
+    """Per character of ``text``, the ids of the attributes of the ItemSequence the CRF is trained on (for
+    ``text`` alone) that the CRF knows, in their order."""
+    known = {name: i for i, name in enumerate(tagger.crf_.attributes)}
+    return [[known[name] for name in item if name in known] for item in tagger.item_sequence(text, tokens).items()]
+
+
+def test_a_batchs_attribute_ids_are_those_of_each_texts_item_sequence(model, texts):
+    """The ids attribute_ids finds for a batch (its texts laid out as one string, the n-grams read as numbers)
+    are, per character, those of the attributes crfsuite's ItemSequence of its text alone holds, in order:
+    empty and one-character texts, Latin letters and digits, pads and line breaks inside a text, a long text."""
+    tagger = model.automation.tagger_
+    varied = ["", "a", "打", "", "把音量调到30%", "Wi-Fi开一下", "ΑΣ ΣΑΣ", "İstanbul导航", "\x02打开\x03空调\n",
+              "，到家时，", "3点半以后如果下雨就关窗然后播放音乐，" * 40, "9", "上车时打开空调五分钟后关掉", "后"]
+    batch = varied + texts[:: max(1, len(texts) // 400)] + varied[::-1]
+    total = sum(map(len, batch))
+    got = _ids_by_character(*attribute_ids(tagger.attributes(batch), total, tagger.crf_), total)
+    assert got == [ids for text in batch for ids in _item_sequence_ids(tagger, text)]
+    assert sum(map(len, got)) > 10 * total  # most of the n-grams, marks and looks are known
+
+
+def test_attribute_ids_of_texts_with_jieba_tokens_are_those_of_their_item_sequences(model):
+    tagger = model.automation.tagger_
+    batch = EDGE_TEXTS + ["", "打开空调"]
+    tokens = [tuple(t[i:i + 2] for i in range(0, len(t), 2))[:3] + ("不在文中",) for t in batch]
+    total = sum(map(len, batch))
+    got = _ids_by_character(*attribute_ids(tagger.attributes(batch, tokens), total, tagger.crf_), total)
+    assert got == [ids for text, tok in zip(batch, tokens) for ids in _item_sequence_ids(tagger, text, tok)]
 
 
 def test_the_model_file_reads_as_crfsuite_dumps_it(model):

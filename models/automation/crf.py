@@ -86,6 +86,7 @@ class CRFModel:
         object.__setattr__(self, "exp_transition", np.exp(self.transition))
         object.__setattr__(self, "encoded", tuple(a.encode("utf-8") for a in self.attributes))
         object.__setattr__(self, "_by_prefix", {})
+        object.__setattr__(self, "_by_key", {})
         object.__setattr__(self, "_threads", threading.local())
 
     def __reduce__(self):
@@ -97,6 +98,23 @@ class CRFModel:
         if found is None:
             found = {a[len(prefix):]: i for i, a in enumerate(self.attributes) if a.startswith(prefix)}
             self._by_prefix[prefix] = found
+        return found
+
+    def attribute_keys(self, prefixes: tuple[str, ...], width: int) -> tuple[np.ndarray, np.ndarray]:
+        """The attributes named one of ``prefixes`` and ``width`` characters (``attribute_ids(prefix)``), by
+        those characters (``code_key``): every such key once, sorted, then one above them all (``find_keys``);
+        and per key (a row) the id of its attribute of each prefix (a column; ``-1``: none, all of the last row)."""
+        found = self._by_key.get((prefixes, width))
+        if found is None:
+            rows: dict[int, list[int]] = {}
+            for column, prefix in enumerate(prefixes):
+                for rest, i in self.attribute_ids(prefix).items():
+                    if len(rest) == width:
+                        rows.setdefault(code_key(rest), [-1] * len(prefixes))[column] = i
+            keys = sorted(rows)
+            found = self._by_key[(prefixes, width)] = (
+                np.array(keys + [np.iinfo(np.int64).max], dtype=np.int64),
+                np.array([rows[k] for k in keys] + [[-1] * len(prefixes)], dtype=np.intp).reshape(-1, len(prefixes)))
         return found
 
     def tag(self, items: list[list], marginals: bool) -> tuple[list[str], list[float] | None]:
@@ -226,6 +244,25 @@ class CRFModel:
             beta[:n, t] = b / b.sum(axis=1, keepdims=True)
         joint = alpha.reshape(-1, n_labels).take(slot, axis=0) * beta.reshape(-1, n_labels).take(slot, axis=0)
         return joint[np.arange(len(path)), path] / joint.sum(axis=1)
+
+
+#: code points are below this: up to three of them, as the digits of one number, fit in an int64
+CODE_POINTS = 0x110000
+
+
+def code_key(chars: str) -> int:
+    """``chars`` (at most three) as one number: their code points as digits of base ``CODE_POINTS``."""
+    key = 0
+    for ch in chars:
+        key = key * CODE_POINTS + ord(ch)
+    return key
+
+
+def find_keys(keys: np.ndarray, known: np.ndarray) -> np.ndarray:
+    """The row of each of ``keys`` in ``known`` (sorted keys, then one above them all: ``CRFModel.attribute_keys``),
+    the last row where it is not there."""
+    row = known.searchsorted(keys)
+    return np.where(known[row] == keys, row, len(known) - 1)
 
 
 def _table(rows: np.ndarray, position: np.ndarray, shape: tuple, fill: float) -> np.ndarray:

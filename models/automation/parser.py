@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import os
 import re
-from itertools import chain, repeat
-from operator import add
+from bisect import bisect_right
+from functools import cached_property
+from itertools import accumulate, chain, compress, repeat
+from operator import add, itemgetter, sub
 import tempfile
 from typing import NamedTuple
 
@@ -38,7 +40,7 @@ from fastslow.models.automation.rules import (
     missing_super_task_clauses, plain_groups,
     plan_groups, repair_spans, rewrite_group, spans_to_tags, tags_to_spans,
 )
-from fastslow.models.automation.crf import CRFModel
+from fastslow.models.automation.crf import CODE_POINTS, CRFModel, find_keys
 from fastslow.models.automation.intents import IntentClassifier
 
 #: readable names of the span kinds of ``models.automation.rules`` (in explanations)
@@ -97,51 +99,69 @@ class FeatureTable:
                 by_term[term] = (tuple(first), "I:" + tag, look)
             self.lists.append(by_term)
             matchers.append(matcher)
+        if any(ch in term for by_term in self.lists for term in by_term for ch in _BETWEEN):
+            raise ValueError(f"a word list term holds one of {_BETWEEN!r}, which char_attributes puts between texts")
         self.scanner = Scanner(matchers)  # every word list in one Aho-Corasick pass over the text
 
 
-def _char_layout(text: str, table: FeatureTable, tokens: tuple[str, ...] | None):
-    """What the features of ``text``'s characters are made of: the lowered text, the lexicon and shape marks
-    of every character (in order), its clause, the clause-structure marks as ranges ``(mark, start, end)``
-    (each character of ``start:end`` gets ``mark`` after its own marks, range by range),
-    and its jieba token's position code and text."""
-    n = len(text)
-    low = lowered(text)
-    marks: list[list[str]] = [[] for _ in range(n)]
-    look_points: dict[str, list[int]] = {}
+#: between the texts of a batch laid out as one string (``char_attributes``): the pads that end one text's n-grams
+#: and begin the next one's, around a clause end mark, so that no clause, lexicon term or number shape runs from
+#: one text into the next (``FeatureTable`` refuses a term holding one of these characters)
+_BETWEEN = "\x03\x03\n\x02\x02"
+
+
+def _char_layout(low: str, starts: list[int], table: FeatureTable, tokens: list | None):
+    """What the features of the characters of ``low`` are made of (``low``: lowered texts laid out as one
+    string, text ``k`` from ``starts[k]``, ``_BETWEEN`` them): the lexicon and shape marks and their places (a
+    place's marks in order: by word list, then by shape), and per place of ``low`` its clause (numbered over all
+    of ``low``), the clause-structure marks as ranges ``(mark, start, end)`` (each place of ``start:end`` gets
+    ``mark`` after its own marks, range by range), and the jieba token's position code and text (``tokens``:
+    per text its tokens or None; without any, both None)."""
+    n = len(low)
+    marks: list[str] = []
+    marked: list[int] = []  # the place of each of marks
+    look_points: dict[tuple[int, str], list[int]] = {}  # (text, look key): a text's keys come in its own order
     for by_term, found in zip(table.lists, table.scanner.scan(low)):
         for a, b, term in found:
             first, inner, look = by_term[term]
-            marks[a].extend(first)
-            for i in range(a + 1, b):
-                marks[i].append(inner)
+            marks += first
+            marked += [a] * len(first)
+            marks += [inner] * (b - a - 1)
+            marked += range(a + 1, b)
             if look is not None:
-                look_points.setdefault(look, []).append(a)
+                look_points.setdefault((bisect_right(starts, a) - 1, look), []).append(a)
     shapes = _SHAPES if _NUMERAL.search(low) is not None else ()
     for pattern, tag in shapes:
         if tag in _SHAPE_CUES and _SHAPE_CUES[tag].search(low) is None:
             continue
         for m in pattern.finditer(low):
             a, b = m.span()
-            marks[a].append("B:" + tag)
-            for i in range(a + 1, b):
-                marks[i].append("I:" + tag)
+            marks += ["B:" + tag] + ["I:" + tag] * (b - a - 1)
+            marked += range(a, b)
             if tag == "dur" and low.startswith(("后", "以后", "之后"), b):
-                for i in range(a, b):
-                    marks[i].append("delay")
-    clause_of, looks = _clause_layout(text, look_points)
-    tok_pos, tok_of = _token_layout(low, tokens)
-    return low, marks, clause_of, looks, tok_pos, tok_of
+                marks += ["delay"] * (b - a)
+                marked += range(a, b)
+    ends = [start - len(_BETWEEN) for start in starts[1:]] + [n]
+    clause_of, looks = _clause_layout(low, look_points, list(zip(starts, ends)))
+    if tokens is None or all(tok is None for tok in tokens):
+        return marks, marked, clause_of, looks, None, None
+    tok_pos, tok_of = [""] * n, [""] * n
+    for start, end, tok in zip(starts, ends, tokens):
+        if tok is not None:
+            tok_pos[start:end], tok_of[start:end] = _token_layout(low[start:end], tok)
+    return marks, marked, clause_of, looks, tok_pos, tok_of
 
 
-def _clause_layout(text: str, look_points: dict[str, list[int]]) -> tuple[list[int], list[tuple[str, int, int]]]:
+def _clause_layout(text: str, look_points: dict[tuple[int, str], list[int]],
+                   bounds: list[tuple[int, int]]) -> tuple[list[int], list[tuple[str, int, int]]]:
     """The clause structure of ``_char_layout``: every character's clause (a clause's end mark opens the next
     one) and which markers lie ahead of / behind each character within its clause, as ranges: per look key
-    and clause holding its points, ``ahead:`` up to its last point there, ``behind:`` after its first."""
+    and clause holding its points, ``ahead:`` up to its last point there, ``behind:`` after its first (``bounds``:
+    each text's start and end, which the ranges of its points stay within)."""
     n = len(text)
     if _CLAUSE_BREAK.search(text) is None:  # one clause (most texts): the same ranges as the loop below finds
         looks = []
-        for key, points in look_points.items():
+        for (_, key), points in look_points.items():
             looks += [("ahead:" + key, 0, max(points)), ("behind:" + key, min(points) + 1, n)]
         return [0] * n, looks
     breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text)]
@@ -151,7 +171,13 @@ def _clause_layout(text: str, look_points: dict[str, list[int]]) -> tuple[list[i
     starts = [0] + [b + 1 for b in breaks]
     ends = starts[1:] + [n]
     looks = []
-    for key, points in look_points.items():
+    for (t, key), points in look_points.items():
+        low, high = bounds[t]
+        cl = clause_of[points[0]]
+        if clause_of[points[-1]] == cl:  # the points (in order) in one clause (most): the loop's two ranges
+            looks += [("ahead:" + key, max(starts[cl], low), points[-1]),
+                      ("behind:" + key, points[0] + 1, min(ends[cl], high))]
+            continue
         first: dict[int, int] = {}
         last: dict[int, int] = {}
         for pt in points:
@@ -160,26 +186,25 @@ def _clause_layout(text: str, look_points: dict[str, list[int]]) -> tuple[list[i
                 first[cl] = pt
             if cl not in last or pt > last[cl]:
                 last[cl] = pt
-        looks += [("ahead:" + key, starts[cl], pt) for cl, pt in last.items()]
-        looks += [("behind:" + key, pt + 1, ends[cl]) for cl, pt in first.items()]
+        looks += [("ahead:" + key, max(starts[cl], low), pt) for cl, pt in last.items()]
+        looks += [("behind:" + key, pt + 1, min(ends[cl], high)) for cl, pt in first.items()]
     return clause_of, looks
 
 
-def _token_layout(low: str, tokens: tuple[str, ...] | None) -> tuple[list[str], list[str]]:
+def _token_layout(low: str, tokens: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """Per character of ``low``, where it sits in its jieba token (``S``, ``B``, ``M``, ``E``; ``""`` past the
-    first token that does not match the text, or without tokens) and that token (``""`` if longer than 4)."""
+    first token that does not match the text) and that token (``""`` if longer than 4)."""
     tok_pos = [""] * len(low)
     tok_of = [""] * len(low)
-    if tokens is not None:
-        i = 0
-        for tok in tokens:
-            length = len(tok)
-            if low[i:i + length] != tok.lower():
-                break
-            for k in range(length):
-                tok_pos[i + k] = "S" if length == 1 else ("B" if k == 0 else ("E" if k == length - 1 else "M"))
-                tok_of[i + k] = tok if length <= 4 else ""
-            i += length
+    i = 0
+    for tok in tokens:
+        length = len(tok)
+        if low[i:i + length] != tok.lower():
+            break
+        for k in range(length):
+            tok_pos[i + k] = "S" if length == 1 else ("B" if k == 0 else ("E" if k == length - 1 else "M"))
+            tok_of[i + k] = tok if length <= 4 else ""
+        i += length
     return tok_pos, tok_of
 
 
@@ -188,15 +213,73 @@ class Column(NamedTuple):
     ``at[k]`` (``at`` None: one value per character, in order)."""
 
     prefix: str
-    values: list[str]
+    values: "list[str] | Grams"
     at: list[int] | None = None
 
 
-def _sparse(prefix: str, placed: list[tuple[int, str]]) -> Column:
-    if not placed:  # most texts: no tokens, few marks
+class Padded:
+    """The texts of a batch laid out as one string between the n-grams' pads (``text``: the character at place
+    ``j`` of the layout is ``text[j + 2]``), and, made once for every n-gram column that names its n-grams,
+    its characters and its pairs of neighbours as str (``pairs[k]``: ``text[k:k + 2]``)."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    @cached_property
+    def chars(self) -> list[str]:
+        return list(self.text)
+
+    @cached_property
+    def pairs(self) -> list[str]:
+        return list(map(add, self.chars, self.chars[1:]))
+
+
+class Grams:
+    """The values of a column of character n-grams of one to three characters: per character, the characters at
+    ``offsets`` from it (one after the other, e.g. ``(-1, 0)``: the one before and itself) in ``padded``;
+    ``keep``: the places of the characters (None: every place). Iterated, the n-grams as str; ``places``, where
+    each starts in ``padded.text``, whose n-grams ``gram_keys`` reads as numbers."""
+
+    __slots__ = ("padded", "keep", "offsets")
+
+    def __init__(self, padded: Padded, keep: list[int] | None, offsets: tuple[int, ...]):
+        self.padded, self.keep, self.offsets = padded, keep, offsets
+
+    def __len__(self) -> int:
+        return len(self.padded.text) - 4 if self.keep is None else len(self.keep)
+
+    def __iter__(self):
+        every, start, width = len(self.padded.text) - 4, 2 + self.offsets[0], len(self.offsets)
+        firsts = (self.padded.chars if width == 1 else self.padded.pairs)[start:start + every]
+        grams = firsts if width < 3 else map(add, firsts, self.padded.chars[start + 2:start + 2 + every])
+        return iter(grams) if self.keep is None else map(list(grams).__getitem__, self.keep)
+
+    def places(self) -> np.ndarray:
+        places = np.arange(len(self)) if self.keep is None else np.asarray(self.keep, dtype=np.intp)
+        return places + (2 + self.offsets[0])
+
+
+def gram_keys(padded: str, width: int) -> np.ndarray:
+    """Per place of ``padded`` (up to ``width`` from its end), the ``width`` characters from it as one number
+    (``crf.code_key``)."""
+    codes = np.frombuffer(padded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.int64)
+    count = len(codes) - width + 1
+    key = codes[:count]
+    for k in range(1, width):
+        key = key * CODE_POINTS + codes[k:k + count]
+    return key
+
+
+def _placed(prefix: str, places, values, char_of: list[int]) -> Column:
+    """The column of ``values`` at ``places`` of the layout, those that are characters (``char_of``: each place's
+    character, ``-1`` between texts and past the ends)."""
+    at = list(map(char_of.__getitem__, places))
+    if not at:
         return Column(prefix, [], [])
-    at, values = zip(*placed)
-    return Column(prefix, list(values), list(at))
+    if -1 in at:
+        inside = [i >= 0 for i in at]
+        return Column(prefix, list(compress(values, inside)), list(compress(at, inside)))
+    return Column(prefix, list(values), at)
 
 
 class _CharClasses(dict):
@@ -208,51 +291,79 @@ class _CharClasses(dict):
 
 
 _CHAR_CLASSES = _CharClasses()
+_CLAUSES = ("0", "1", "2", "3")  # the cl= values: a character's clause in its text, 3 for any later one
 
 
-def char_attributes(text: str, table: FeatureTable, tokens: tuple[str, ...] | None = None) -> list[Column]:
-    """The CRF's attributes of every character of ``text`` (see the module doc), as columns: the one definition
-    from which training (``attribute_rows``: the names crfsuite is trained on), crfsuite's tagging of a few
-    texts (``attribute_rows`` of the names the CRF knows) and the numpy scoring of a batch (``attribute_ids``)
-    all derive. A character's attributes come in the order of the columns, the order crfsuite adds their
-    weights in. Every text has the same columns in the same order (empty ones included), so a batch is read a
-    column at a time.
+def char_attributes(texts: list[str], table: FeatureTable, tokens: list | None = None) -> list[Column]:
+    """The CRF's attributes of every character of ``texts`` (see the module doc), the characters of all texts
+    numbered one after another, as columns: the one definition from which training (``attribute_rows``: the
+    names crfsuite is trained on), crfsuite's tagging of a few texts (``attribute_rows`` of the names the CRF
+    knows) and the numpy scoring of a batch (``attribute_ids``) all derive. A character's attributes come in
+    the order of the columns, the order crfsuite adds their weights in. ``tokens``: per text its jieba tokens
+    (or None), or None.
+
+    The texts are laid out as one string, ``_BETWEEN`` each two, so that a batch costs a pass of each column,
+    not one per text, and the character n-grams are read as numbers (``Grams.keys``) without making a string.
 
     To add an attribute, add a column here (what it is made of, if it comes from the lexicons or the clause
     structure, in ``_char_layout``) and retrain."""
-    n = len(text)
+    lows = [lowered(text) for text in texts]
+    lengths = [len(low) for low in lows]
+    n = sum(lengths)
     if n == 0:
         return []
-    low, marks, clause_of, looks, tok_pos, tok_of = _char_layout(text, table, tokens)
-    chars = ["\x02", "\x02", *low, "\x03", "\x03"]  # character i is chars[i + 2]: the n-grams reach two out
-    pairs = list(map(add, chars, chars[1:]))  # pairs[k]: chars[k] + chars[k + 1]
-    own = [(i, mark) for i, here in enumerate(marks) for mark in here]
-    local = [(i, mark) for i, mark in own if mark[0] in _LOCAL]
+    low = _BETWEEN.join(lows)
+    starts = list(accumulate([len(_BETWEEN) + m for m in lengths[:-1]], initial=0))  # each text's place
+    own, own_at, clause_of, looks, tok_pos, tok_of = _char_layout(low, starts, table, tokens)
+    firsts = list(accumulate(lengths[:-1], initial=0))  # each text's first character
+    char_of = [-1] * (len(low) + 1)  # each place's character ([-1] and [len(low)]: past the ends)
+    for start, first, m in zip(starts, firsts, lengths):
+        char_of[start:start + m] = range(first, first + m)
+    keep = None if len(lows) == 1 else [j for j, i in enumerate(char_of) if i >= 0]
+    padded = Padded("\x02\x02" + low + "\x03\x03")  # the n-grams reach two out
+
+    def grams(*offsets):
+        return Grams(padded, keep, offsets)
+
+    clauses = []  # a text's clauses from 0: the pad before it is in the clause the end mark of _BETWEEN opens
+    for start, m in zip(starts, lengths):
+        first = clause_of[start - 1] if start else 0
+        if clause_of[start + m - 1] == first:  # clauses never decrease: one clause (most texts)
+            clauses += ["0"] * m
+        else:
+            clauses += [_CLAUSES[min(clause - first, 3)] for clause in clause_of[start:start + m]]
+    local = list(map(_LOCAL.__contains__, map(itemgetter(0), own)))
+    local_at, local = list(compress(own_at, local)), list(compress(own, local))
+    look, look_start, look_end = zip(*looks) if looks else ((), (), ())
+    tokened = [(j, p, w) for j, p, w in zip(range(len(low)), tok_pos, tok_of) if p] if tok_pos else []
+    named = [(j, w) for j, _, w in tokened if w]
+    first_at = [i for i, m in zip(firsts, lengths) if m]
+    last_at = [i + m - 1 for i, m in zip(firsts, lengths) if m]
     return [
         Column("", ["b"] * n),  # bias
-        Column("c=", chars[2:-2]),  # the character, the one before, the one after
-        Column("l=", chars[1:-3]),
-        Column("r=", chars[3:-1]),
-        Column("lc=", pairs[1:-2]),  # the pairs and the triple around it
-        Column("cr=", pairs[2:-1]),
-        Column("lcr=", list(map(add, pairs[1:-2], chars[3:-1]))),
-        Column("ll=", pairs[:-3]),
-        Column("rr=", pairs[3:]),
-        Column("k=", list(map(_CHAR_CLASSES.__getitem__, low))),
-        Column("cl=", [str(min(clause, 3)) for clause in clause_of] if clause_of[-1] else ["0"] * n),  # its clause:
-        # 0, 1, 2, 3 or later (clause_of never decreases: a last 0 is all 0s)
-        _sparse("tp=", [(i, p) for i, p in enumerate(tok_pos) if p]),  # its place in its jieba token (use_tokens)
-        _sparse("t=", [(i, w) for i, w in enumerate(tok_of) if w]),  # and that token
-        _sparse("", own),  # its lexicon and number-shape marks
-        _sparse("", [(i, mark) for mark, start, end in looks for i in range(start, end)]),  # markers ahead, behind
-        _sparse("-1", [(i + 1, mark) for i, mark in local if i + 1 < n]),  # the character before's local marks
-        _sparse("+1", [(i - 1, mark) for i, mark in local if i]),  # the character after's
-        Column("", ["BOS", "EOS"], [0, n - 1]),
+        Column("c=", grams(0)),  # the character, the one before, the one after
+        Column("l=", grams(-1)),
+        Column("r=", grams(1)),
+        Column("lc=", grams(-1, 0)),  # the pairs and the triple around it
+        Column("cr=", grams(0, 1)),
+        Column("lcr=", grams(-1, 0, 1)),
+        Column("ll=", grams(-2, -1)),
+        Column("rr=", grams(1, 2)),
+        Column("k=", list(map(_CHAR_CLASSES.__getitem__, "".join(lows)))),
+        Column("cl=", clauses),  # its clause: 0, 1, 2, 3 or later
+        _placed("tp=", [j for j, _, _ in tokened], [p for _, p, _ in tokened], char_of),  # its place in its
+        _placed("t=", [j for j, _ in named], [w for _, w in named], char_of),  # jieba token, and that token
+        _placed("", own_at, own, char_of),  # its lexicon and number-shape marks
+        _placed("", chain.from_iterable(map(range, look_start, look_end)),  # the markers ahead of it, behind it
+                chain.from_iterable(map(repeat, look, map(sub, look_end, look_start))), char_of),
+        _placed("-1", map((1).__add__, local_at), local, char_of),  # the local marks of the character before it
+        _placed("+1", map((-1).__add__, local_at), local, char_of),  # and after it
+        Column("", ["BOS"] * len(first_at) + ["EOS"] * len(last_at), first_at + last_at),
     ]
 
 
 def attribute_rows(columns: list[Column], n: int, known: CRFModel | None = None) -> list[list]:
-    """Per character of a text of ``n`` characters, its attributes in the order of ``columns``: their names
+    """Per character of ``n`` characters, its attributes in the order of ``columns``: their names
     (``prefix + value``), what crfsuite is trained on; with ``known`` (a trained CRF), only the attributes it
     has a weight for, as crfsuite reads them (UTF-8 bytes): crfsuite drops the others before scoring, so the
     same weights are added in the same order, for less work."""
@@ -271,25 +382,29 @@ def attribute_rows(columns: list[Column], n: int, known: CRFModel | None = None)
     return rows
 
 
-def attribute_ids(texts_columns: list[list[Column]], lengths: list[int], crf: CRFModel) -> tuple[np.ndarray, np.ndarray]:
-    """The attributes of the characters of many texts (``char_attributes`` of each, none empty) as ``crf``'s
-    attribute ids: ``ids[k]`` (``-1``: unknown to the CRF) belongs to the character ``where[k]`` (the
-    characters of all texts numbered one after another). A column at a time over all texts, so each
-    character's ids come in the order of its columns, the order crfsuite adds them in."""
-    sizes = np.asarray(lengths, dtype=np.intp)
-    offsets = np.cumsum(sizes) - sizes
-    everyone = np.arange(int(sizes.sum()))
-    ids, where = [], []
-    for columns in zip(*texts_columns):  # one column of every text
-        count = sum(len(c.values) for c in columns)
-        lookup = crf.attribute_ids(columns[0].prefix).get
-        ids.append(np.fromiter(map(lookup, chain.from_iterable(c.values for c in columns), repeat(-1)),
-                               dtype=np.intp, count=count))
-        if columns[0].at is None:
-            where.append(everyone)
+def attribute_ids(columns: list[Column], n: int, crf: CRFModel) -> tuple[np.ndarray, np.ndarray]:
+    """The attributes of ``n`` characters (``char_attributes`` of a batch) as ``crf``'s attribute ids: ``ids[k]``
+    (``-1``: unknown to the CRF) belongs to the character ``where[k]``. A column at a time, so each character's
+    ids come in the order of its columns, the order crfsuite adds them in. No n-gram is made as a string: the
+    n-grams of one width are read as numbers at every place of the batch once (``gram_keys``) and found once
+    among the CRF's n-grams of that width (``crf.attribute_keys`` of their columns' prefixes); each column
+    then takes its row at its characters' places. The other values are found in ``crf.attribute_ids``."""
+    everyone = np.arange(n)
+    ids, where = [np.empty(0, dtype=np.intp)], [np.empty(0, dtype=np.intp)]
+    grams = [c for c in columns if isinstance(c.values, Grams)]
+    found = {}  # width -> the prefixes of that width, their ids (a column each), the row of each place's n-gram
+    for width in {len(c.values.offsets) for c in grams}:
+        prefixes = tuple(c.prefix for c in grams if len(c.values.offsets) == width)
+        keys, table = crf.attribute_keys(prefixes, width)
+        found[width] = prefixes, table.T, find_keys(gram_keys(grams[0].values.padded.text, width), keys)
+    for prefix, values, at in columns:
+        if isinstance(values, Grams):
+            prefixes, table, rows = found[len(values.offsets)]
+            ids.append(table[prefixes.index(prefix)].take(rows.take(values.places())))
         else:
-            at = np.fromiter(chain.from_iterable(c.at for c in columns), dtype=np.intp, count=count)
-            where.append(at + np.repeat(offsets, [len(c.at) for c in columns]))
+            lookup = crf.attribute_ids(prefix).get
+            ids.append(np.fromiter(map(lookup, values, repeat(-1)), dtype=np.intp, count=len(values)))
+        where.append(everyone if at is None else np.asarray(at, dtype=np.intp))
     return np.concatenate(ids), np.concatenate(where)
 
 
@@ -315,13 +430,17 @@ class AutomationTagger(BaseEstimator):
             return None
         return tuple(domain_cut(self.words_).lcut(text))
 
-    def attributes(self, text: str, tokens=None) -> list[Column]:
-        """``char_attributes`` of ``text`` (with its jieba tokens when ``use_tokens``)."""
-        return char_attributes(text, self.table_, tokens if tokens is not None else self.tokens(text))
+    def attributes(self, texts: list[str], tokens=None) -> list[Column]:
+        """``char_attributes`` of ``texts`` (with their jieba tokens when ``use_tokens``; ``tokens``: per text
+        its tokens, or None to cut them here)."""
+        if tokens is None:
+            tokens = [None] * len(texts)
+        return char_attributes(texts, self.table_, [tok if tok is not None else self.tokens(text)
+                                                    for text, tok in zip(texts, tokens)])
 
     def item_sequence(self, text: str, tokens=None) -> pycrfsuite.ItemSequence:
         """The attribute names of every character of ``text``: what the CRF is trained on."""
-        return pycrfsuite.ItemSequence(attribute_rows(self.attributes(text, tokens), len(text)))
+        return pycrfsuite.ItemSequence(attribute_rows(self.attributes([text], [tokens]), len(text)))
 
     def fit(self, X, y):
         self.lexicons_ = load_automation_lexicons(self.lexicon_dir)
@@ -361,18 +480,17 @@ class AutomationTagger(BaseEstimator):
         if tokens is None:
             tokens = [None] * len(X)
         texts = [text for text in X if text]
-        columns = [char_attributes(text, self.table_, tok if tok is not None else self.tokens(text))
-                   for text, tok in zip(X, tokens) if text]
+        given = [tok for text, tok in zip(X, tokens) if text]
         crf = self.crf_
         if len(texts) >= self.NUMPY_BATCH:
             lengths = [len(text) for text in texts]
-            ids, where = attribute_ids(columns, lengths, crf)
+            ids, where = attribute_ids(self.attributes(texts, given), sum(lengths), crf)
             label_ids, probs = crf.decode(crf.state_scores(ids, where, sum(lengths)), lengths, marginals)
             tags = [[crf.labels[k] for k in path] for path in label_ids]
         else:
             tags, probs = [], []
-            for text, cols in zip(texts, columns):
-                path, p = crf.tag(attribute_rows(cols, len(text), known=crf), marginals)
+            for text, tok in zip(texts, given):
+                path, p = crf.tag(attribute_rows(self.attributes([text], [tok]), len(text), known=crf), marginals)
                 tags.append(path)
                 probs.append(p)
         decoded = iter(zip(tags, probs))
