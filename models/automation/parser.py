@@ -54,7 +54,7 @@ _LOCAL = frozenset("BIwd")  # marks copied to the neighbours: lexicon B/I, trigg
 _CLAUSE_END = ",，;；。!！?？\n"
 _CLAUSE_BREAK = re.compile(f"[{re.escape(_CLAUSE_END)}]")
 _SHAPES = ((_CLOCK, "clock"), (_DURATION, "dur"), (_PERCENT, "pct"), (_NUM, "num"))  # marked in this order
-_NUMERAL = re.compile(r"[\d零一二两三四五六七八九十百千万半几]")  # every shape starts with one of these
+_NUMERAL = re.compile(r"[\d零一二两三四五六七八九十百千万半几]")  # every match of a shape starts with one of these
 #: what every match of a shape holds besides its numeral (its unit, sign or separator): a text without it has no
 #: match of that shape, so ``_char_layout`` runs only the patterns whose cue is in the text (most numbers are plain)
 _SHAPE_CUES = {"clock": re.compile("[点:]"), "dur": re.compile("[钟时秒天]"), "pct": re.compile("%|百分之")}
@@ -130,12 +130,11 @@ def _char_layout(low: str, starts: list[int], table: FeatureTable, tokens: list 
             marked += range(a + 1, b)
             if look is not None:
                 look_points.setdefault((bisect_right(starts, a) - 1, look), []).append(a)
-    shapes = _SHAPES if _NUMERAL.search(low) is not None else ()
-    for pattern, tag in shapes:
+    numerals = [m.start() for m in _NUMERAL.finditer(low)]
+    for pattern, tag in _SHAPES if numerals else ():
         if tag in _SHAPE_CUES and _SHAPE_CUES[tag].search(low) is None:
             continue
-        for m in pattern.finditer(low):
-            a, b = m.span()
+        for a, b in _shape_spans(pattern, low, numerals):
             marks += ["B:" + tag] + ["I:" + tag] * (b - a - 1)
             marked += range(a, b)
             if tag == "dur" and low.startswith(("后", "以后", "之后"), b):
@@ -150,6 +149,19 @@ def _char_layout(low: str, starts: list[int], table: FeatureTable, tokens: list 
         if tok is not None:
             tok_pos[start:end], tok_of[start:end] = _token_layout(low[start:end], tok)
     return marks, marked, clause_of, looks, tok_pos, tok_of
+
+
+def _shape_spans(pattern: re.Pattern, low: str, numerals: list[int]) -> list[tuple[int, int]]:
+    """The spans of ``pattern.finditer(low)`` for a shape, whose every match starts with a numeral: tried only
+    at the places of the numerals (``numerals``, in order), not at every place of a batch's layout."""
+    spans, end, match = [], 0, pattern.match
+    for at in numerals:
+        if at >= end:
+            m = match(low, at)
+            if m is not None:
+                spans.append(m.span())
+                end = m.end()
+    return spans
 
 
 def _clause_layout(text: str, look_points: dict[tuple[int, str], list[int]],
