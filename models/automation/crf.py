@@ -39,6 +39,7 @@ import threading
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import pycrfsuite
 
 _HEADER = struct.Struct("<4sI4sIIIIIIIII")
@@ -100,10 +101,11 @@ class CRFModel:
             self._by_prefix[prefix] = found
         return found
 
-    def attribute_keys(self, prefixes: tuple[str, ...], width: int) -> tuple[np.ndarray, np.ndarray]:
+    def attribute_keys(self, prefixes: tuple[str, ...], width: int) -> tuple[pd.Index, np.ndarray]:
         """The attributes named one of ``prefixes`` and ``width`` characters (``attribute_ids(prefix)``), by
-        those characters (``code_key``): every such key once, sorted, then one above them all (``find_keys``);
-        and per key (a row) the id of its attribute of each prefix (a column; ``-1``: none, all of the last row)."""
+        those characters as one number (``code_key``): every such number once, as a hash index (``find_keys``:
+        its ``get_indexer`` looks many up at once), and per number (a row) the id of its attribute of each prefix
+        (a column; ``-1``: none), then a row of ``-1``s (the row ``-1`` of a number not there)."""
         found = self._by_key.get((prefixes, width))
         if found is None:
             rows: dict[int, list[int]] = {}
@@ -111,10 +113,9 @@ class CRFModel:
                 for rest, i in self.attribute_ids(prefix).items():
                     if len(rest) == width:
                         rows.setdefault(code_key(rest), [-1] * len(prefixes))[column] = i
-            keys = sorted(rows)
             found = self._by_key[(prefixes, width)] = (
-                np.array(keys + [np.iinfo(np.int64).max], dtype=np.int64),
-                np.array([rows[k] for k in keys] + [[-1] * len(prefixes)], dtype=np.intp).reshape(-1, len(prefixes)))
+                pd.Index(np.fromiter(rows, dtype=np.int64, count=len(rows))),
+                np.array([*rows.values(), [-1] * len(prefixes)], dtype=np.intp).reshape(-1, len(prefixes)))
         return found
 
     def tag(self, items: list[list], marginals: bool) -> tuple[list[str], list[float] | None]:
@@ -258,11 +259,10 @@ def code_key(chars: str) -> int:
     return key
 
 
-def find_keys(keys: np.ndarray, known: np.ndarray) -> np.ndarray:
-    """The row of each of ``keys`` in ``known`` (sorted keys, then one above them all: ``CRFModel.attribute_keys``),
-    the last row where it is not there."""
-    row = known.searchsorted(keys)
-    return np.where(known[row] == keys, row, len(known) - 1)
+def find_keys(keys: np.ndarray, known: pd.Index) -> np.ndarray:
+    """The row of each of ``keys`` in ``known`` (``CRFModel.attribute_keys``), ``-1`` (the last row) where it is
+    not there."""
+    return known.get_indexer(keys)
 
 
 def _table(rows: np.ndarray, position: np.ndarray, shape: tuple, fill: float) -> np.ndarray:
