@@ -85,6 +85,7 @@ class CRFModel:
         # to the bit: + commutes), and exp(transition) for the marginals
         object.__setattr__(self, "into", np.ascontiguousarray(self.transition.T))
         object.__setattr__(self, "exp_transition", np.exp(self.transition))
+        object.__setattr__(self, "by_label", np.ascontiguousarray(self.state.T))  # a label's weights, in a row
         object.__setattr__(self, "encoded", tuple(a.encode("utf-8") for a in self.attributes))
         object.__setattr__(self, "_by_prefix", {})
         object.__setattr__(self, "_by_key", {})
@@ -158,9 +159,9 @@ class CRFModel:
         at a time), so an attribute given twice counts twice and the sums are crfsuite's to the bit."""
         known = ids >= 0
         ids, where = ids[known], where[known]
-        scores = np.empty((positions, self.state.shape[1]))
-        for label in range(self.state.shape[1]):
-            scores[:, label] = np.bincount(where, weights=self.state[:, label][ids], minlength=positions)
+        scores = np.empty((positions, len(self.by_label)))
+        for label, weights in enumerate(self.by_label):
+            scores[:, label] = np.bincount(where, weights=weights.take(ids), minlength=positions)
         return scores
 
     def decode(self, scores: np.ndarray, lengths: list[int], marginals: bool):
