@@ -6,7 +6,8 @@ Its attributes have one definition, the parser's ``char_attributes``; they reach
 - a few texts (the server's one query at a time) are tagged by crfsuite's own ``Tagger`` (``CRFModel.tag``),
   each character's attributes given as the names the CRF knows;
 - a batch (``AutomationTagger.NUMPY_BATCH`` texts or more) is decoded here with numpy (``CRFModel.decode``),
-  its attributes as ids, every text at once.
+  its attributes as ids, every text at once (the parser's ``attribute_ids``: its texts laid out as one string,
+  the character n-grams read as numbers and found in a hash index, ``attribute_keys``, no string made).
 
 Each decoder is the faster one where it is used (``benchmarks/bench_automation.py``, its "CRF decoders"
 lines, CPU µs per tagged text, attributes included: crfsuite ~185 given one text, ~195 in batches of 512;

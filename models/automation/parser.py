@@ -53,6 +53,10 @@ _PERCENT = re.compile(r"\d+(?:\.\d+)?%|百分之[零一二两三四五六七八�
 _LOCAL = frozenset("BIwd")  # marks copied to the neighbours: lexicon B/I, trigger words, delay (not ahead/behind)
 _CLAUSE_END = ",，;；。!！?？\n"
 _CLAUSE_BREAK = re.compile(f"[{re.escape(_CLAUSE_END)}]")
+#: between the texts of a batch laid out as one string (``char_attributes``): the pads that end one text's n-grams
+#: and begin the next one's, around a clause end mark, so that no clause, lexicon term or number shape runs from
+#: one text into the next (``FeatureTable`` refuses a term holding one of these characters)
+_BETWEEN = "\x03\x03\n\x02\x02"
 _SHAPES = ((_CLOCK, "clock"), (_DURATION, "dur"), (_PERCENT, "pct"), (_NUM, "num"))  # marked in this order
 _NUMERAL = re.compile(r"[\d零一二两三四五六七八九十百千万半几]")  # every match of a shape starts with one of these
 #: what every match of a shape holds besides its numeral (its unit, sign or separator): a text without it has no
@@ -102,12 +106,6 @@ class FeatureTable:
         if any(ch in term for by_term in self.lists for term in by_term for ch in _BETWEEN):
             raise ValueError(f"a word list term holds one of {_BETWEEN!r}, which char_attributes puts between texts")
         self.scanner = Scanner(matchers)  # every word list in one Aho-Corasick pass over the text
-
-
-#: between the texts of a batch laid out as one string (``char_attributes``): the pads that end one text's n-grams
-#: and begin the next one's, around a clause end mark, so that no clause, lexicon term or number shape runs from
-#: one text into the next (``FeatureTable`` refuses a term holding one of these characters)
-_BETWEEN = "\x03\x03\n\x02\x02"
 
 
 def _char_layout(low: str, starts: list[int], table: FeatureTable, tokens: list | None):
@@ -315,10 +313,11 @@ def char_attributes(texts: list[str], table: FeatureTable, tokens: list | None =
     (or None), or None.
 
     The texts are laid out as one string, ``_BETWEEN`` each two, so that a batch costs a pass of each column,
-    not one per text, and the character n-grams are read as numbers (``Grams.keys``) without making a string.
+    not one per text; an n-gram column is ``Grams``, which makes its n-grams as str only when the names are
+    asked for (``attribute_rows``): ``attribute_ids`` reads them as numbers.
 
     To add an attribute, add a column here (what it is made of, if it comes from the lexicons or the clause
-    structure, in ``_char_layout``) and retrain."""
+    structure, in ``_char_layout``; an n-gram of up to three characters: ``grams`` and its offsets) and retrain."""
     lows = [lowered(text) for text in texts]
     lengths = [len(low) for low in lows]
     n = sum(lengths)
