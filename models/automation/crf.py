@@ -10,8 +10,8 @@ Its attributes have one definition, the parser's ``char_attributes``; they reach
   the character n-grams read as numbers and found in a hash index, ``attribute_keys``, no string made).
 
 Each decoder is the faster one where it is used (``benchmarks/bench_automation.py``, its "CRF decoders"
-lines, CPU µs per tagged text, attributes included: crfsuite ~185 given one text, ~195 in batches of 512;
-numpy ~510 given one text, ~130 in batches of 512; ``NUMPY_BATCH = 32`` sits between): numpy's fixed cost
+lines, CPU µs per tagged text, attributes included: crfsuite ~170 given one text, ~160 in batches of 512;
+numpy ~540 given one text, ~62 in batches of 512; ``NUMPY_BATCH = 32`` sits between): numpy's fixed cost
 of a few hundred calls per call loses on one text, crfsuite's C calls text by text lose on a batch.
 
 ``CRFModel.from_bytes(data)`` reads the model file written by ``pycrfsuite.Trainer`` (crfsuite's
