@@ -252,7 +252,7 @@ class Grams:
 
     __slots__ = ("padded", "keep", "offsets")
 
-    def __init__(self, padded: Padded, keep: list[int] | None, offsets: tuple[int, ...]):
+    def __init__(self, padded: Padded, keep: np.ndarray | None, offsets: tuple[int, ...]):
         self.padded, self.keep, self.offsets = padded, keep, offsets
 
     def __len__(self) -> int:
@@ -262,11 +262,10 @@ class Grams:
         every, start, width = len(self.padded.text) - 4, 2 + self.offsets[0], len(self.offsets)
         firsts = (self.padded.chars if width == 1 else self.padded.pairs)[start:start + every]
         grams = firsts if width < 3 else map(add, firsts, self.padded.chars[start + 2:start + 2 + every])
-        return iter(grams) if self.keep is None else map(list(grams).__getitem__, self.keep)
+        return iter(grams) if self.keep is None else map(list(grams).__getitem__, self.keep.tolist())
 
     def places(self) -> np.ndarray:
-        places = np.arange(len(self)) if self.keep is None else np.asarray(self.keep, dtype=np.intp)
-        return places + (2 + self.offsets[0])
+        return (np.arange(len(self)) if self.keep is None else self.keep) + (2 + self.offsets[0])
 
 
 def gram_keys(padded: str, width: int) -> np.ndarray:
@@ -330,7 +329,7 @@ def char_attributes(texts: list[str], table: FeatureTable, tokens: list | None =
     char_of = [-1] * (len(low) + 1)  # each place's character ([-1] and [len(low)]: past the ends)
     for start, first, m in zip(starts, firsts, lengths):
         char_of[start:start + m] = range(first, first + m)
-    keep = None if len(lows) == 1 else [j for j, i in enumerate(char_of) if i >= 0]
+    keep = None if len(lows) == 1 else np.flatnonzero(np.asarray(char_of[:-1]) >= 0)  # the characters' places
     padded = Padded("\x02\x02" + low + "\x03\x03")  # the n-grams reach two out
 
     def grams(*offsets):
