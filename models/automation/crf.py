@@ -115,9 +115,10 @@ class CRFModel:
                 for rest, i in self.attribute_ids(prefix).items():
                     if len(rest) == width:
                         rows.setdefault(code_key(rest), [-1] * len(prefixes))[column] = i
+            index = pd.Index(np.fromiter(rows, dtype=np.int64, count=len(rows)))
+            index.get_indexer(index[:1])  # its hash table made here, before another thread can find the index
             found = self._by_key[(prefixes, width)] = (
-                pd.Index(np.fromiter(rows, dtype=np.int64, count=len(rows))),
-                np.array([*rows.values(), [-1] * len(prefixes)], dtype=np.intp).reshape(-1, len(prefixes)))
+                index, np.array([*rows.values(), [-1] * len(prefixes)], dtype=np.intp).reshape(-1, len(prefixes)))
         return found
 
     def tag(self, items: list[list], marginals: bool) -> tuple[list[str], list[float] | None]:
