@@ -4,7 +4,8 @@
 
 Prints batch throughput (rows/s) of: `jieba.lcut` alone, the automation parser alone
 (`AutomationParser.parse_many`), full records without the parser, and full records with it, each with
-its ratio to jieba-only. Target (issue 3): full record with the parser ≥ 0.33× jieba-only.
+its ratio to jieba-only. Target: full record with the parser ≥ 0.33× jieba-only. Then the CRF tagger's two
+decoders, each on one text at a time and on batches (why both are kept: ``models/automation/crf.py``).
 The queries are the routing corpus (mostly unconditional requests, as in real logs) mixed with the
 automation dev and training queries, sampled with a fixed seed.
 """
@@ -39,6 +40,27 @@ def queries(n: int, seed: int, automation_share: float) -> list[dict]:
     automation = [{"query": r["query"]} for r in load_automation(AUTOMATION_DEV_FILE) + load_automation_training()]
     rng = random.Random(seed)
     return [rng.choice(automation) if rng.random() < automation_share else rng.choice(routing) for _ in range(n)]
+
+
+def decoders(parser, texts, args) -> None:
+    """CPU µs per tagged text of each CRF decoder (crfsuite's tagger, text by text; numpy, a batch at once),
+    given one text at a time and a batch of ``--batch-size``: ``AutomationTagger.NUMPY_BATCH`` picks between them."""
+    from fastslow.models.automation.parser import has_condition_signal, surface_of
+
+    tagger, lex = parser.tagger_, parser.lexicons_
+    tagged = [t for t in (surface_of(q, lex) for q in texts) if t and has_condition_signal(t, lex)]
+    singles = tagged[:300]
+    default = tagger.NUMPY_BATCH
+    print(f"CRF decoders, CPU µs per tagged text ({len(tagged)} texts; one at a time: the first {len(singles)})")
+    try:
+        for name, threshold in (("crfsuite", 10 ** 9), ("numpy", 1)):
+            tagger.NUMPY_BATCH = threshold
+            one = best_of(args.repeats, lambda: [tagger.predict_marginals([t]) for t in singles]) / len(singles)
+            many = best_of(args.repeats, lambda: [tagger.predict_marginals(tagged[i: i + args.batch_size])
+                                                  for i in range(0, len(tagged), args.batch_size)]) / len(tagged)
+            print(f"  {name:<10} one text {one * 1e6:8.1f}   batch of {args.batch_size} {many * 1e6:8.1f}")
+    finally:
+        tagger.NUMPY_BATCH = default
 
 
 def main(argv=None) -> int:
@@ -89,6 +111,7 @@ def main(argv=None) -> int:
         print(f"{name:<32}{rps:>10,.0f}{rps / base:>10.2f}")
     ratio = len(rows) / timings["full record (router + parser)"] / base
     print(f"target: full record ≥ 0.33× jieba-only ({'met' if ratio >= 0.33 else 'NOT met'}: {ratio:.2f})")
+    decoders(model.automation, texts, args)
     return 0
 
 

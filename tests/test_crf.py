@@ -1,6 +1,6 @@
-"""The numpy CRF scorer (models/automation/crf.py, AttributeIndex) against its definition, python-crfsuite's
-Tagger over the feature strings of char_features: the same tags on every bundled text, the same marginals
-within 1e-9, the same attributes in the same order, the same tie-breaking."""
+"""The automation tagger's two decoders (crfsuite for a few texts, numpy for a batch: models/automation/crf.py)
+against their definition, python-crfsuite's Tagger over the ItemSequence the CRF is trained on (the names of
+char_attributes): the same tags on every bundled text, the same marginals within 1e-9, the same tie-breaking."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pycrfsuite
 import pytest
 
 from fastslow.models.automation.crf import CRFModel
-from fastslow.models.automation.parser import AttributeIndex, char_features, surface_of
+from fastslow.models.automation.parser import attribute_ids, surface_of
 
 ROOT = Path(__file__).resolve().parents[1]
 EDGE_TEXTS = ["a", "打", "Ａ1：2%", "上车时\n打开空调", " 打 开 ", "，，，", "3点半以后如果下雨就关窗然后播放音乐",
@@ -48,92 +48,65 @@ def texts(model):
     return sorted(t for t in found if t) + EDGE_TEXTS
 
 
-def test_numpy_tags_and_marginals_are_crfsuites_on_every_bundled_text(model, texts):
+def _crfsuite(tagger):
+    crf = pycrfsuite.Tagger()
+    crf.open_inmemory(tagger.crf_.data)
+    return crf
+
+
+def test_both_decoders_give_crfsuites_tags_and_marginals_on_every_bundled_text(model, texts):
+    """The numpy batch and crfsuite's tagging of single texts, each from char_attributes, against pycrfsuite's
+    own Tagger on the ItemSequence the CRF is trained on: the same tags, the same marginals within 1e-9."""
     tagger = model.automation.tagger_
-    crf = tagger._tagger()
+    crf = _crfsuite(tagger)
     assert len(texts) >= tagger.NUMPY_BATCH
     tags, marginals = tagger.predict_marginals(texts + [""])
     assert tags[-1] == [] and marginals[-1] == []
     assert tagger.predict(texts) == tags[:-1]
+    few = texts[:: max(1, len(texts) // 300)]
+    single = [tagger.predict_marginals([text]) for text in few]
     worst = 0.0
     for text, got, probs in zip(texts, tags, marginals):
-        want = crf.tag(tagger.features(text))  # every feature string: crfsuite drops the unknown ones
+        want = crf.tag(tagger.item_sequence(text))
+        assert got == want, text
+        worst = max(worst, max(abs(crf.marginal(tag, i) - p) for i, (tag, p) in enumerate(zip(want, probs))))
+    for text, ((got,), (probs,)) in zip(few, single):
+        want = crf.tag(tagger.item_sequence(text))
         assert got == want, text
         worst = max(worst, max(abs(crf.marginal(tag, i) - p) for i, (tag, p) in enumerate(zip(want, probs))))
     assert worst <= 1e-9
 
 
-def test_a_small_batch_goes_through_crfsuite_and_agrees_with_the_numpy_batch(model, texts):
+def test_jieba_token_attributes_reach_both_decoders(model):
+    """With tokens (use_tokens), tp= and t= attributes are made, and both decoders tag as crfsuite does on the
+    ItemSequence with them, tokens that stop matching the text halfway included."""
     tagger = model.automation.tagger_
-    few = texts[:: max(1, len(texts) // 40)][: tagger.NUMPY_BATCH - 1] + [""]
-    small = tagger.predict_marginals(few)
-    big = tagger.predict_marginals(few * 2)
-    assert big[0][: len(few)] == small[0]
-    assert all(np.allclose(a, b, rtol=0, atol=1e-9) for a, b in zip(big[1], small[1]) if a)
-    assert tagger.predict(["上车时打开空调"]) == [tagger._tagger().tag(tagger.features("上车时打开空调"))]
+    crf = _crfsuite(tagger)
+    texts = EDGE_TEXTS * 4
+    tokens = [tuple(t[i:i + 2] for i in range(0, len(t), 2))[:3] + ("不在文中",) for t in texts]
+    names = {a for row in tagger.item_sequence(texts[0], tokens[0]).items() for a in row}
+    assert any(a.startswith("tp=") for a in names)
+    want = [crf.tag(tagger.item_sequence(t, tok)) for t, tok in zip(texts, tokens)]
+    assert tagger.predict(texts, tokens) == want
+    assert [tagger.predict([t], [tok])[0] for t, tok in zip(texts, tokens)] == want
 
 
-def _ids_by_character(index, texts, tokens=None):
-    """Per character of ``texts`` (one list per text), the known attribute ids ``index.ids`` gives it, in order."""
-    ids, where = index.ids(texts, tokens or [None] * len(texts))
-    order = np.argsort(where, kind="stable")
-    ids, where = ids[order], where[order]
-    per_char = [[int(i) for i in ids[where == k] if i >= 0] for k in range(sum(map(len, texts)))]
-    cuts = np.cumsum([0] + [len(t) for t in texts]).tolist()
-    return [per_char[a:b] for a, b in zip(cuts, cuts[1:])]
-
-
-def _known_features(crf, text, table, tokens=None):
-    known = {a: i for i, a in enumerate(crf.attributes)}
-    return [[known[a] for a in item if a in known] for item in char_features(text, table, tokens)]
-
-
-def test_attribute_ids_are_the_known_feature_strings_in_their_order(model, texts):
-    """Per character, the ids AttributeIndex finds are the attributes of char_features that the CRF knows,
-    in the same order and as many times: what crfsuite sums."""
+def test_a_batchs_texts_are_tagged_as_each_alone(model, texts):
+    """A batch is read a column at a time over all its texts: each text gets the tags crfsuite gives it alone,
+    whatever its neighbours (a duration before a 后, a text opening with a clause end, a trigger cut in two)."""
     tagger = model.automation.tagger_
-    crf, index = tagger._crf()
-    for text in texts[:: max(1, len(texts) // 1500)] + EDGE_TEXTS:
-        assert _ids_by_character(index, [text]) == [_known_features(crf, text, tagger.table_)], text
-    # the jieba token features (use_tokens), with tokens that stop matching the text halfway
-    for text in EDGE_TEXTS:
-        tokens = tuple(text[i:i + 2] for i in range(0, len(text), 2))[:3] + ("不在文中",)
-        assert _ids_by_character(index, [text], [tokens]) == [_known_features(crf, text, tagger.table_, tokens)]
-
-
-def test_a_batchs_attribute_ids_are_each_texts_own(model, texts):
-    """ids reads a batch as one string (the texts between the n-grams' pads) and numbers the clauses over the
-    batch: no term, shape, clause or look range crosses from a text to its neighbours, whatever they are
-    (a duration at a text's end before a 后, a text opening with a clause end, a trigger word cut in two)."""
-    tagger = model.automation.tagger_
-    crf, index = tagger._crf()
-    edges = ["打开空调五分钟", "后关掉", "，到家时，", "上车", "时打开", "，", "a，b，c，d，e，f", "下雨就关窗，天晴就开窗",
-             "打开\ud800空调"]  # a lone surrogate: the characters are read as code points
-    batch = texts[:: max(1, len(texts) // 600)] + EDGE_TEXTS + edges + edges[::-1]
-    want = [_known_features(crf, text, tagger.table_) for text in batch]
-    assert _ids_by_character(index, batch) == want
-    tokens = [tuple(text[i:i + 2] for i in range(0, len(text), 2)) if k % 3 else None for k, text in enumerate(batch)]
-    assert _ids_by_character(index, batch, tokens) == \
-        [_known_features(crf, text, tagger.table_, tok) for text, tok in zip(batch, tokens)]
-
-
-def test_a_term_holding_the_pads_is_refused(model):
-    """ids reads the batch as one string with the n-grams' pads between the texts: a term holding one could
-    match across two texts, so such a word list is refused rather than read."""
-    from types import SimpleNamespace
-
-    crf, _ = model.automation.tagger_._crf()
-    table = SimpleNamespace(lists=[{"开\x03": (("B:x",), "I:x", None)}], scanner=None)
-    with pytest.raises(ValueError, match="pads"):
-        AttributeIndex(crf.attributes, table)
+    crf = _crfsuite(tagger)
+    edges = ["打开空调五分钟", "后关掉", "，到家时，", "上车", "时打开", "，", "a，b，c，d，e，f", "下雨就关窗，天晴就开窗"]
+    batch = edges * 4 + edges[::-1] * 4
+    assert tagger.predict(batch) == [crf.tag(tagger.item_sequence(text)) for text in batch]
 
 
 def test_state_scores_add_the_weights_in_crfsuites_order_to_the_bit(model):
     tagger = model.automation.tagger_
-    crf, index = tagger._crf()
+    crf = tagger.crf_
     texts = EDGE_TEXTS * 2
-    ids, where = index.ids(texts, [None] * len(texts))
     total = sum(map(len, texts))
+    ids, where = attribute_ids(tagger.attributes(texts), total, crf)
     scores = crf.state_scores(ids, where, total)
     expected = np.zeros_like(scores)
     for i, w in zip(ids.tolist(), where.tolist()):
@@ -142,11 +115,50 @@ def test_state_scores_add_the_weights_in_crfsuites_order_to_the_bit(model):
     assert np.array_equal(scores, expected)
 
 
-def test_the_model_file_reads_as_crfsuite_dumps_it(model):
+def _ids_by_character(ids: np.ndarray, where: np.ndarray, total: int) -> list[list[int]]:
+    found = [[] for _ in range(total)]
+    for i, w in zip(ids.tolist(), where.tolist()):
+        if i >= 0:
+            found[w].append(i)
+    return found
+
+
+def _item_sequence_ids(tagger, text: str, tokens=None) -> list[list[int]]:
+    """Per character of ``text``, the ids of the attributes of the ItemSequence the CRF is trained on (for
+    ``text`` alone) that the CRF knows, in their order."""
+    known = {name: i for i, name in enumerate(tagger.crf_.attributes)}
+    return [[known[name] for name in item if name in known] for item in tagger.item_sequence(text, tokens).items()]
+
+
+def test_a_batchs_attribute_ids_are_those_of_each_texts_item_sequence(model, texts):
+    """The ids attribute_ids finds for a batch (its texts laid out as one string, the n-grams read as numbers)
+    are, per character, those of the attributes crfsuite's ItemSequence of its text alone holds, in order:
+    empty and one-character texts, Latin letters and digits, pads and line breaks inside a text, a long text."""
     tagger = model.automation.tagger_
-    crf, _ = tagger._crf()
-    info = tagger._tagger().info()
-    assert list(crf.labels) == tagger._tagger().labels()
+    varied = ["", "a", "打", "", "把音量调到30%", "Wi-Fi开一下", "ΑΣ ΣΑΣ", "İstanbul导航", "\x02打开\x03空调\n",
+              "，到家时，", "3点半以后如果下雨就关窗然后播放音乐，" * 40, "9", "上车时打开空调五分钟后关掉", "后"]
+    batch = varied + texts[:: max(1, len(texts) // 400)] + varied[::-1]
+    total = sum(map(len, batch))
+    got = _ids_by_character(*attribute_ids(tagger.attributes(batch), total, tagger.crf_), total)
+    assert got == [ids for text in batch for ids in _item_sequence_ids(tagger, text)]
+    assert sum(map(len, got)) > 10 * total  # most of the n-grams, marks and looks are known
+
+
+def test_attribute_ids_of_texts_with_jieba_tokens_are_those_of_their_item_sequences(model):
+    tagger = model.automation.tagger_
+    batch = EDGE_TEXTS + ["", "打开空调"]
+    tokens = [tuple(t[i:i + 2] for i in range(0, len(t), 2))[:3] + ("不在文中",) for t in batch]
+    total = sum(map(len, batch))
+    got = _ids_by_character(*attribute_ids(tagger.attributes(batch, tokens), total, tagger.crf_), total)
+    assert got == [ids for text, tok in zip(batch, tokens) for ids in _item_sequence_ids(tagger, text, tok)]
+
+
+def test_the_model_file_reads_as_crfsuite_dumps_it(model):
+    crf = model.automation.tagger_.crf_
+    tagger = pycrfsuite.Tagger()
+    tagger.open_inmemory(crf.data)
+    info = tagger.info()
+    assert list(crf.labels) == tagger.labels()
     assert {a: str(i) for i, a in enumerate(crf.attributes)} == info.attributes
     label = {name: k for k, name in enumerate(crf.labels)}
     attribute = {name: k for k, name in enumerate(crf.attributes)}
@@ -158,14 +170,13 @@ def test_the_model_file_reads_as_crfsuite_dumps_it(model):
         CRFModel.from_bytes(b"\0" * 64)
 
 
-def test_the_crf_arrays_are_built_per_process_and_never_pickled(model):
+def test_the_crf_pickles_as_its_model_file_and_tags_alike_when_loaded(model):
     tagger = model.automation.tagger_
-    tagger._crf()
-    assert "_crf_arrays" not in tagger.__getstate__()
     copy = pickle.loads(pickle.dumps(tagger))
-    assert "_crf_arrays" not in copy.__dict__  # as a tagger pickled before the arrays existed
-    texts = EDGE_TEXTS * 5
-    assert copy.predict_marginals(texts) == tagger.predict_marginals(texts)
+    assert copy.crf_.data == tagger.crf_.data
+    assert len(pickle.dumps(tagger.crf_)) < len(tagger.crf_.data) + 1000  # the file, not the arrays
+    for texts in (EDGE_TEXTS, EDGE_TEXTS * 5):
+        assert copy.predict_marginals(texts) == tagger.predict_marginals(texts)
 
 
 def _train(sequences, labels) -> bytes:
@@ -205,22 +216,3 @@ def test_viterbi_breaks_ties_as_crfsuite_does():
         want = tagger.tag([[a] for a in seq])
         assert [crf.labels[i] for i in path] == want, seq
         assert np.allclose(p, [tagger.marginal(y, i) for i, y in enumerate(want)], rtol=0, atol=1e-12)
-
-
-def test_the_character_layouts_shortcuts_change_nothing(model, texts):
-    """_char_layout looks for number shapes only in a text holding a numeral (each shape holds one) and finds
-    the clauses with one regex: the same shape matches and clauses as every pattern and the loop over
-    every character."""
-    from fastslow.models.automation.parser import _CLAUSE_END, _NUMERAL, _SHAPES, _char_layout
-    from fastslow.models.automation.rules import lowered
-
-    table = model.automation.tagger_.table_
-    for text in texts + ["１２点", "半小时后", "百分之五", "٣点", ",a,,b,"]:
-        low = lowered(text)
-        if _NUMERAL.search(low) is None:
-            assert not [m for pattern, _ in _SHAPES for m in pattern.finditer(low)], text
-        clause_of, clause = [], 0
-        for ch in text:
-            clause += ch in _CLAUSE_END
-            clause_of.append(clause)
-        assert _char_layout(text, table, None)[2] == clause_of, text

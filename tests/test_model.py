@@ -7,7 +7,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from fastslow.models.lifecycle.bundle import ModelLoadError, load_bundle
-from fastslow.models.lifecycle.manifest import manifest_path
+from fastslow.models.lifecycle import signing
+from fastslow.models.lifecycle.manifest import FORMAT_VERSION, manifest_path
 from fastslow.models.lifecycle.dataset import DEV_FILE, FIXTURE_FILE, load_labelled
 from fastslow.models.routing.metrics import evaluate
 
@@ -146,6 +147,38 @@ def test_model_without_manifest_is_refused(trained, tmp_path):
     shutil.copy(trained["path"], path)
     with pytest.raises(ModelLoadError, match="manifest .* is missing"):
         load_bundle(path)
+
+
+def _bundle_of_format(trained, tmp_path, version):
+    """A copy of the trained bundle whose manifest says model format ``version`` (None: no format), signed again
+    with the key it was signed with, so that only its format keeps it from loading."""
+    path = tmp_path / "fastslow.joblib"
+    shutil.copy(trained["path"], path)
+    manifest = json.loads(manifest_path(trained["path"]).read_text(encoding="utf-8"))
+    manifest.pop("format_version")
+    if version is not None:
+        manifest["format_version"] = version
+    key = signing.configured_key()
+    if manifest.get(signing.SIGNATURE_FIELD) and key is not None:
+        manifest[signing.SIGNATURE_FIELD] = signing.sign(manifest, key)
+    manifest_path(path).write_text(json.dumps(manifest, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def test_a_bundle_of_the_current_format_loads(trained, tmp_path):
+    assert trained["manifest"]["format_version"] == FORMAT_VERSION
+    assert load_bundle(_bundle_of_format(trained, tmp_path, FORMAT_VERSION)).score([{"query": "开空调"}])[0]["label"]
+
+
+@pytest.mark.parametrize("version, said", [(FORMAT_VERSION - 1, str(FORMAT_VERSION - 1)), (None, "none")])
+def test_a_bundle_of_another_or_no_format_is_refused_with_a_message_to_retrain(trained, tmp_path, version, said):
+    path = _bundle_of_format(trained, tmp_path, version)
+    with pytest.raises(ModelLoadError) as refused:
+        load_bundle(path)
+    message = str(refused.value)
+    assert message == (f"refusing to load {path}: it is model format {said} (fastslow.manifest.json), this fastslow "
+                       f"reads format {FORMAT_VERSION}; retrain it with `python train.py`")
+    assert "\n" not in message
 
 
 def test_evaluate_counts_what_the_records_say(model):

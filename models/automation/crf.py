@@ -1,10 +1,20 @@
-"""A linear-chain CRF scored with numpy from a python-crfsuite model: the tags and marginals of crfsuite.
+"""A trained python-crfsuite CRF, decoded by crfsuite for a few sequences and by numpy for a batch.
 
-python-crfsuite trains the automation tagger (``models/automation/parser.py``) and stays the definition;
-a batch of texts is tagged from the same model file here instead, its attributes integer ids
-(``AttributeIndex`` of the parser), never strings that crfsuite would look up one by one.
+python-crfsuite trains the automation tagger (``models/automation/parser.py``) and stays the definition.
+Its attributes have one definition, the parser's ``char_attributes``; they reach the CRF in two forms:
 
-``CRFModel.from_bytes(model_)`` reads the model file written by ``pycrfsuite.Trainer`` (crfsuite's
+- a few texts (the server's one query at a time) are tagged by crfsuite's own ``Tagger`` (``CRFModel.tag``),
+  each character's attributes given as the names the CRF knows;
+- a batch (``AutomationTagger.NUMPY_BATCH`` texts or more) is decoded here with numpy (``CRFModel.decode``),
+  its attributes as ids, every text at once (the parser's ``attribute_ids``: its texts laid out as one string,
+  the character n-grams read as numbers and found in a hash index, ``attribute_keys``, no string made).
+
+Each decoder is the faster one where it is used (``benchmarks/bench_automation.py``, its "CRF decoders"
+lines, CPU µs per tagged text, attributes included: crfsuite ~170 given one text, ~160 in batches of 512;
+numpy ~540 given one text, ~62 in batches of 512; ``NUMPY_BATCH = 32`` sits between): numpy's fixed cost
+of a few hundred calls per call loses on one text, crfsuite's C calls text by text lose on a batch.
+
+``CRFModel.from_bytes(data)`` reads the model file written by ``pycrfsuite.Trainer`` (crfsuite's
 ``crf1d`` format: a header, the features with their ``double`` weights, and two CQDB string tables for
 the label and attribute names), so the weights are crfsuite's own, bit for bit, not the six decimals of
 ``Tagger.info()``. ``state_scores`` and ``decode`` do what ``Tagger.tag`` and ``Tagger.marginal`` do:
@@ -26,9 +36,12 @@ numpy step, so a batch costs about as many numpy calls as its longest sequence.
 from __future__ import annotations
 
 import struct
+import threading
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+import pycrfsuite
 
 _HEADER = struct.Struct("<4sI4sIIIIIIIII")
 _CHUNK = struct.Struct("<4sII")
@@ -53,11 +66,16 @@ def _cqdb_strings(data: bytes, offset: int) -> list[str]:
     return out
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CRFModel:
-    """A trained crfsuite CRF as arrays: ``labels`` and ``attributes`` by crfsuite id, ``state`` (a row per
-    attribute, a column per label) and ``transition`` (``[from, to]``); 0 where crfsuite has no feature."""
+    """A trained crfsuite CRF: ``data``, the model file ``pycrfsuite.Trainer`` wrote, and it as arrays: ``labels``
+    and ``attributes`` by crfsuite id, ``state`` (a row per attribute, a column per label) and ``transition``
+    (``[from, to]``); 0 where crfsuite has no feature.
 
+    It pickles as its model file and is read again from it (``__reduce__``): the arrays, the attribute lookups
+    and crfsuite's tagger (one per thread, opened on first use) are rebuilt in the process that loads it."""
+
+    data: bytes
     labels: tuple[str, ...]
     attributes: tuple[str, ...]
     state: np.ndarray
@@ -68,6 +86,51 @@ class CRFModel:
         # to the bit: + commutes), and exp(transition) for the marginals
         object.__setattr__(self, "into", np.ascontiguousarray(self.transition.T))
         object.__setattr__(self, "exp_transition", np.exp(self.transition))
+        object.__setattr__(self, "by_label", np.ascontiguousarray(self.state.T))  # a label's weights, in a row
+        object.__setattr__(self, "encoded", tuple(a.encode("utf-8") for a in self.attributes))
+        object.__setattr__(self, "_by_prefix", {})
+        object.__setattr__(self, "_by_key", {})
+        object.__setattr__(self, "_threads", threading.local())
+
+    def __reduce__(self):
+        return CRFModel.from_bytes, (self.data,)
+
+    def attribute_ids(self, prefix: str) -> dict[str, int]:
+        """The attributes whose name starts with ``prefix``, by the rest of their name, to their id."""
+        found = self._by_prefix.get(prefix)
+        if found is None:
+            found = {a[len(prefix):]: i for i, a in enumerate(self.attributes) if a.startswith(prefix)}
+            self._by_prefix[prefix] = found
+        return found
+
+    def attribute_keys(self, prefixes: tuple[str, ...], width: int) -> tuple[pd.Index, np.ndarray]:
+        """The attributes named one of ``prefixes`` and ``width`` characters (``attribute_ids(prefix)``), by
+        those characters as one number (``code_key``): every such number once, as a hash index (``find_keys``:
+        its ``get_indexer`` looks many up at once), and per number (a row) the id of its attribute of each prefix
+        (a column; ``-1``: none), then a row of ``-1``s (the row ``-1`` of a number not there)."""
+        found = self._by_key.get((prefixes, width))
+        if found is None:
+            rows: dict[int, list[int]] = {}
+            for column, prefix in enumerate(prefixes):
+                for rest, i in self.attribute_ids(prefix).items():
+                    if len(rest) == width:
+                        rows.setdefault(code_key(rest), [-1] * len(prefixes))[column] = i
+            index = pd.Index(np.fromiter(rows, dtype=np.int64, count=len(rows)))
+            index.get_indexer(index[:1])  # its hash table made here, before another thread can find the index
+            found = self._by_key[(prefixes, width)] = (
+                index, np.array([*rows.values(), [-1] * len(prefixes)], dtype=np.intp).reshape(-1, len(prefixes)))
+        return found
+
+    def tag(self, items: list[list], marginals: bool) -> tuple[list[str], list[float] | None]:
+        """crfsuite's Viterbi labels of one sequence (``items``: per position its attribute names, str or
+        UTF-8 bytes; crfsuite drops those it does not know) and, with ``marginals``, the marginal probability
+        of the label chosen at each position."""
+        tagger = getattr(self._threads, "tagger", None)
+        if tagger is None:  # a crfsuite Tagger is not shared between threads
+            tagger = self._threads.tagger = pycrfsuite.Tagger()
+            tagger.open_inmemory(self.data)
+        path = tagger.tag(items)
+        return path, list(map(tagger.marginal, path, range(len(path)))) if marginals else None
 
     @classmethod
     def from_bytes(cls, data: bytes) -> "CRFModel":
@@ -89,7 +152,7 @@ class CRFModel:
         for table, kind in ((state, _STATE), (transition, _TRANSITION)):
             f = features[features["type"] == kind]
             table[f["src"].astype(np.intp), f["dst"].astype(np.intp)] = f["weight"]  # one feature per (src, dst)
-        return cls(labels, attributes, state, transition)
+        return cls(data, labels, attributes, state, transition)
 
     def state_scores(self, ids: np.ndarray, where: np.ndarray, positions: int) -> np.ndarray:
         """The state scores of ``positions`` positions, one row each: attribute ``ids[k]`` (``-1``: unknown,
@@ -98,9 +161,9 @@ class CRFModel:
         at a time), so an attribute given twice counts twice and the sums are crfsuite's to the bit."""
         known = ids >= 0
         ids, where = ids[known], where[known]
-        scores = np.empty((positions, self.state.shape[1]))
-        for label in range(self.state.shape[1]):
-            scores[:, label] = np.bincount(where, weights=self.state[:, label][ids], minlength=positions)
+        scores = np.empty((positions, len(self.by_label)))
+        for label, weights in enumerate(self.by_label):
+            scores[:, label] = np.bincount(where, weights=weights.take(ids), minlength=positions)
         return scores
 
     def decode(self, scores: np.ndarray, lengths: list[int], marginals: bool):
@@ -185,6 +248,24 @@ class CRFModel:
             beta[:n, t] = b / b.sum(axis=1, keepdims=True)
         joint = alpha.reshape(-1, n_labels).take(slot, axis=0) * beta.reshape(-1, n_labels).take(slot, axis=0)
         return joint[np.arange(len(path)), path] / joint.sum(axis=1)
+
+
+#: code points are below this: up to three of them, as the digits of one number, fit in an int64
+CODE_POINTS = 0x110000
+
+
+def code_key(chars: str) -> int:
+    """``chars`` (at most three) as one number: their code points as digits of base ``CODE_POINTS``."""
+    key = 0
+    for ch in chars:
+        key = key * CODE_POINTS + ord(ch)
+    return key
+
+
+def find_keys(keys: np.ndarray, known: pd.Index) -> np.ndarray:
+    """The row of each of ``keys`` in ``known`` (``CRFModel.attribute_keys``), ``-1`` (the last row) where it is
+    not there."""
+    return known.get_indexer(keys)
 
 
 def _table(rows: np.ndarray, position: np.ndarray, shape: tuple, fill: float) -> np.ndarray:

@@ -14,8 +14,8 @@ from pathlib import Path
 import joblib
 
 from fastslow.models.lifecycle import signing
-from fastslow.models.lifecycle.manifest import (DEFAULT_MODEL_PATH, ModelLoadError, library_versions, manifest_path,
-                                                read_manifest, sha256_of, verify_bundle)
+from fastslow.models.lifecycle.manifest import (DEFAULT_MODEL_PATH, FORMAT_VERSION, ModelLoadError, library_versions,
+                                                manifest_path, read_manifest, sha256_of, verify_bundle)
 from fastslow.models.pipeline import FastslowModel
 
 __all__ = ["DEFAULT_MODEL_PATH", "FastslowModel", "ModelLoadError", "load_bundle", "save_bundle", "sign_bundle", "warmed"]
@@ -23,13 +23,14 @@ __all__ = ["DEFAULT_MODEL_PATH", "FastslowModel", "ModelLoadError", "load_bundle
 
 def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None,
                 key: signing.SigningKey | None = None) -> dict:
-    """Write the joblib file and its manifest (SHA-256, library versions, metrics, ...), signed with ``key``,
-    else with the configured key if there is one (``signing.configured_key``), else unsigned."""
+    """Write the joblib file and its manifest (model format, SHA-256, library versions, metrics, ...), signed
+    with ``key``, else with the configured key if there is one (``signing.configured_key``), else unsigned."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     joblib.dump(model, path, compress=3)
     manifest = {
         "model_version": model.version,
+        "format_version": FORMAT_VERSION,
         "file": path.name,
         "sha256": sha256_of(path),
         "libraries": library_versions(),
@@ -69,8 +70,9 @@ def _write_manifest(path: Path, manifest: dict) -> None:
 
 def load_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True, *,
                 expect_sha256: str | None = None, pinned_by: str = "the caller") -> FastslowModel:
-    """Load a bundle after checking its SHA-256 against its manifest, that a signature or a pin vouches for
-    it (the environment's policy, plus ``expect_sha256`` pinned by ``pinned_by``), and library versions."""
+    """Load a bundle after checking its model format (a bundle of another ``FORMAT_VERSION`` is refused: retrain
+    it), its SHA-256 against its manifest, that a signature or a pin vouches for it (the environment's policy,
+    plus ``expect_sha256`` pinned by ``pinned_by``), and library versions."""
     path = Path(path)
     data = path.read_bytes() if path.is_file() else None  # read once: the bytes checked are the bytes unpickled
     manifest = verify_bundle(path, check_versions, expect_sha256=expect_sha256, pinned_by=pinned_by, data=data)

@@ -20,6 +20,10 @@ from fastslow.models.lifecycle import signing
 DEFAULT_MODEL_PATH = Path("models") / "artifacts" / "fastslow.joblib"
 #: The environment variable naming the model when no --model is given (`fastslow score`, `fastslow serve`).
 MODEL_ENV = "FASTSLOW_MODEL"
+#: The format of the pickled model: raised whenever the state of a class inside the bundle changes (a field
+#: added, renamed or read differently), so that a bundle written before is refused with a message to retrain,
+#: never loaded and patched. 2: the automation tagger keeps its CRF as ``crf_`` (a ``CRFModel``).
+FORMAT_VERSION = 2
 TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas", "python-crfsuite", "rjieba",
                      "pyahocorasick")
 
@@ -67,7 +71,8 @@ def read_manifest(model_path: Path) -> dict:
 
 def verify_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = True, *,
                   expect_sha256: str | None = None, pinned_by: str = "the caller", data: bytes | None = None) -> dict:
-    """The manifest of a bundle whose file matches its SHA-256, which a signature or a pin vouches for
+    """The manifest of a bundle of this fastslow's model format (``FORMAT_VERSION``) whose file matches its
+    SHA-256, which a signature or a pin vouches for
     (``signing.Policy``: the environment's, plus ``expect_sha256`` pinned by ``pinned_by``), and whose
     scikit-learn and jieba versions are the installed ones, without unpickling it; ``ModelLoadError``
     saying why not. ``data``: the file's bytes, when the caller has read them (and unpickles exactly these)."""
@@ -78,6 +83,11 @@ def verify_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = 
     if not mpath.is_file():
         raise ModelLoadError(f"refusing to load {path}: manifest {mpath.name} is missing")
     manifest = read_manifest(path)
+    found = manifest.get("format_version")
+    if found != FORMAT_VERSION or isinstance(found, bool):
+        raise ModelLoadError(f"refusing to load {path}: it is model format {found if found is not None else 'none'} "
+                             f"({mpath.name}), this fastslow reads format {FORMAT_VERSION}; retrain it with "
+                             "`python train.py`")
     if not isinstance(manifest.get("sha256"), str):
         raise ModelLoadError(f"refusing to load {path}: manifest {mpath.name} has no sha256 (the file's SHA-256 "
                              "as text): it is not a fastslow manifest, or it was damaged")
