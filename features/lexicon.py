@@ -266,7 +266,7 @@ class LexiconBank:
         out = index.no_hits.copy()
         for digest, col in pairs:
             found = out[digest]
-            if found is NO_HITS:
+            if not found:  # the shared empty hits (``NO_HITS``, or its copy in a pickled index): never changed
                 out[digest] = {col: 1}
             else:
                 found[col] = found.get(col, 0) + 1
