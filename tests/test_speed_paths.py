@@ -51,11 +51,10 @@ def test_single_row_logits_are_the_batch_logits_bit_for_bit(model):
     queries = ["上车时打开空调", "我好冷", "导航去公司然后播放音乐", "帮我规划一下周末去哪玩", "第二个", "ＳＵ７支持哪些模式？",
                "好的好的好的", ""]
     utterances = router.utterances(queries)
-    batch = router._logits(utterances)  # more rows than DENSE_ROWS: the CSR product
-    assert len(utterances) > router_module.DENSE_ROWS
-    dense = np.vstack([router._logits([u]) for u in utterances])
+    batch = router.decision_function(utterances)
+    dense = np.vstack([router.decision_function([u]) for u in utterances])
     assert np.array_equal(batch, dense)
-    assert np.array_equal(router._logits(utterances[:3]), batch[:3])
+    assert np.array_equal(router.decision_function(utterances[:3]), batch[:3])
 
 
 def test_fused_logits_are_the_fitted_pipelines_up_to_rounding_on_every_bundled_query(model):
@@ -63,53 +62,11 @@ def test_fused_logits_are_the_fitted_pipelines_up_to_rounding_on_every_bundled_q
     the same numbers, but for the last bits of rounding (products and sums in another order)."""
     router = model.router
     utterances = router.utterances(bundled_queries(ROUTING_FILES))
-    fused = router._logits(utterances)
+    fused = router.decision_function(utterances)
     reference = router.pipeline_.named_steps["classify"].decision_function(
         router.pipeline_.named_steps["features"].transform(utterances))
     np.testing.assert_allclose(fused, reference, rtol=0, atol=1e-12)
     assert np.array_equal(fused.argmax(axis=1), reference.argmax(axis=1))
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=12), min_size=1, max_size=9), st.booleans())
-def test_fused_tfidf_is_tfidf_rows_times_the_coefficients(docs, sublinear):
-    vocabulary = {g: i for i, g in enumerate("hgfedcb")}  # "a" is out of the vocabulary
-    idf = [1.0 + i / 7 for i in range(7)]
-    coef = np.vstack([np.arange(21, dtype=np.float64).reshape(7, 3) / 5 - 2, np.zeros((1, 3))])  # row 7: absent
-    fused = extractors.FusedTfidf(vocabulary, idf, sublinear)
-    want = np.zeros((len(docs), 3))
-    for k, grams in enumerate(docs):
-        columns, weights = extractors.tfidf_row(grams, vocabulary, idf, sublinear)
-        for col, w in zip(columns, weights):
-            want[k] += w * coef[col]
-    got = extractors.csr_sums(coef, *fused.batch(docs))
-    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
-    # one document's lists: the batch's entries, and the same sums bit for bit
-    cols, values, starts = fused.batch(docs)
-    ends = [*starts[1:], len(cols)]
-    for k, grams in enumerate(docs):
-        one = fused.entries(grams)
-        assert one == (cols[starts[k]:ends[k]].tolist(), values[starts[k]:ends[k]].tolist())
-        assert np.array_equal(extractors.gathered_sum(coef, *one), got[k])
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.tuples(st.integers(0, 7), st.floats(-3.0, 3.0)), min_size=1, max_size=12), min_size=1, max_size=4))
-def test_gathered_sums_are_each_rows_gathered_sum_bit_for_bit(rows):
-    coef = np.random.default_rng(len(rows)).normal(size=(8, 5))
-    cols = [col for row in rows for col, _ in row]
-    values = [value for row in rows for _, value in row]
-    ends = np.cumsum([len(row) for row in rows]).tolist()
-    want = np.vstack([extractors.gathered_sum(coef, [c for c, _ in row], [v for _, v in row]) for row in rows])
-    assert np.array_equal(extractors.gathered_sums(coef, cols, values, ends), want)
-
-
-def test_interleave_puts_each_rows_entries_part_after_part():
-    rest = (np.array([1, 2, 3]), np.array([1.0, 2.0, 3.0]), np.array([0, 2]))  # rows: [1, 2], [3]
-    grams = (np.array([7, 8, 9, 7]), np.array([7.0, 8.0, 9.0, 7.5]), np.array([0, 1]))  # rows: [7], [8, 9, 7]
-    cols, values, starts = extractors.interleave([rest, grams], 2)
-    assert cols.tolist() == [1, 2, 7, 3, 8, 9, 7] and starts.tolist() == [0, 3]
-    assert values.tolist() == [1.0, 2.0, 7.0, 3.0, 8.0, 9.0, 7.5]
 
 
 @settings(max_examples=300, deadline=None)
@@ -137,7 +94,7 @@ def test_row_softmax_is_scipys_softmax_bit_for_bit(model):
 
     router = model.router
     utterances = router.utterances(["上车时打开空调", "我好冷", "导航去公司然后播放音乐", "第二个", "今天天气怎么样"])
-    scaled = router._logits(utterances) / router.temperature_
+    scaled = router.decision_function(utterances) / router.temperature_
     assert np.array_equal(router_module.row_softmax(scaled), softmax(scaled, axis=1))
     assert np.array_equal(router_module.row_softmax(scaled[:1]), softmax(scaled[:1], axis=1))
 
@@ -145,35 +102,6 @@ def test_row_softmax_is_scipys_softmax_bit_for_bit(model):
 def route_fields(route) -> tuple:
     """Every field of a ``Route``, ``alternatives`` too (equality leaves it out)."""
     return (*dataclasses.astuple(route), route.alternatives)
-
-
-@pytest.mark.parametrize("floor", [0.0, 0.9])
-def test_a_single_route_is_the_matrix_routes_on_every_bundled_query(model, monkeypatch, floor):
-    """``_route_row`` (≤ DENSE_ROWS rows, plain Python) against ``_route_rows`` (the definition); a floor
-    under 快 of 0.9 sends many rows through ``fast_floor``."""
-    router = model.router
-    monkeypatch.setattr(router, "fast_min_probability", floor)
-    utterances = router.utterances(bundled_queries(ROUTING_FILES))
-    batch = router.route(utterances)
-    assert len(utterances) > router_module.DENSE_ROWS
-    singles = [router.route([u])[0] for u in utterances]
-    assert [route_fields(r) for r in singles] == [route_fields(r) for r in batch]
-    assert router.route(utterances[:3]) == batch[:3]
-    assert any(len(r.reason_codes) > 1 for r in batch)
-    if floor:
-        assert any(r.label != "快" and r.alternatives["快"] > max(v for k, v in r.alternatives.items() if k != "快")
-                   for r in batch)
-
-
-@settings(max_examples=500, deadline=None)
-@given(st.one_of(st.floats(0.0, 1.0), st.integers(0, 20_000).map(lambda k: (k + 0.5) / 10_000)))
-def test_round_like_numpy_is_numpys_round(x):
-    assert router_module.round_like_numpy(x, 4) == np.round(np.array([x]), 4).tolist()[0]
-
-
-def test_first_argmax_is_numpys_argmax():
-    for values in ([0.1, 0.5, 0.5], [0.3], [-1.0, 0.2, 0.2, -1.0], [0.0, 0.0]):
-        assert router_module.first_argmax(values) == int(np.argmax(values))
 
 
 def test_an_unfitted_estimator_still_says_so():
@@ -189,67 +117,6 @@ def test_an_unfitted_estimator_still_says_so():
         AutomationParser().parse("上车时打开空调")
     with pytest.raises(NotFittedError):
         IntentClassifier().decision_function(["打开空调"])
-
-
-def test_intents_of_a_batch_are_the_intents_one_by_one_with_or_without_the_memo(model):
-    intents = model.automation.intents_
-    subqueries = ["打开空调", "播放音乐", "提醒我带伞", "打开主驾座椅加热", "导航去公司", "关闭车窗", "打开空调"]
-    intents.__dict__.pop("_predicted", None)
-    batch = intents.predict(subqueries)
-    assert intents.predict(subqueries) == batch  # from the memo
-    one_by_one = []
-    for s in subqueries:
-        intents.__dict__.pop("_predicted", None)
-        one_by_one += intents._predict([s])
-    assert one_by_one == batch == intents._predict(subqueries)
-    assert "_predicted" not in intents.__getstate__()
-
-
-def test_fused_intent_scores_are_the_models_up_to_rounding_on_every_bundled_subquery(model):
-    intents = model.automation.intents_
-    subqueries = bundled_subqueries()
-    assert len(subqueries) > 100
-    fused = intents.decision_function(subqueries)
-    reference = np.vstack([sum(w * intents.weights_[c] for c, w in zip(*intents._row(s))) for s in subqueries])
-    reference += intents.intercept_
-    np.testing.assert_allclose(fused, reference, rtol=0, atol=1e-12)
-    fitted = intents.model_.decision_function(intents._features([lowered(s) for s in subqueries]))
-    np.testing.assert_allclose(fused, fitted, rtol=0, atol=1e-5)  # the vectorizer keeps float32 tf-idf
-    np.testing.assert_array_equal(fused, np.vstack([intents.decision_function([s]) for s in subqueries]))
-    assert np.array_equal(fused.argmax(axis=1), reference.argmax(axis=1))
-
-
-def test_intent_prediction_computes_the_control_rule_once_and_answers_as_its_definition(model):
-    """``_predict`` hands each subquery's ``control_intent`` of its lowered text to the keyword guess and to
-    ``resolve_intent`` (which read it from the raw text): the same, as ``lowered`` is idempotent on every
-    character, so the answers are the definition's on every bundled subquery."""
-    from fastslow.models.automation.intents import control_intent, keyword_intent, resolve_intent
-
-    assert all(lowered(lowered(ch)) == lowered(ch) for ch in map(chr, range(0x110000)) if not 0xD800 <= ord(ch) <= 0xDFFF)
-    assert all(lowered(lowered(t)) == lowered(t) for t in ("ΑΣ", "ΑΣ Β", "İΣ", "AΣİx"))
-    intents = model.automation.intents_
-    subqueries = bundled_subqueries()
-    reference = intents.decision_function(subqueries)  # the keyword guess computing control_intent itself
-    lex, taxonomy = intents.lexicons_, intents.taxonomy_
-    want = [resolve_intent(s, str(intents.classes_[k]), lex) for s, k in zip(subqueries, reference.argmax(axis=1))]
-    assert intents._predict(subqueries) == want
-    assert [x for s in subqueries for x in intents._predict([s])] == want  # one subquery: ``_scores_one``
-    assert all(keyword_intent(s, taxonomy, lex) == keyword_intent(s, taxonomy, lex, control_intent(lowered(s), lex))
-               for s in subqueries)
-
-
-def test_the_parser_reuses_the_segmenters_strip_and_gets_the_text_it_would_strip_itself(model):
-    """surface_of reads an utterance's ``spoken_surface`` instead of stripping again: the same text on
-    every bundled query (and reused for most of them)."""
-    from fastslow.models.automation.parser import surface_of
-
-    lex = model.automation.lexicons_
-    queries = bundled_queries((*ROUTING_FILES, *AUTOMATION_FILES))
-    utterances = model.router.utterances(queries)
-    reused = [u for u in utterances if u.spoken_surface is not None]
-    assert len(reused) > len(utterances) // 2  # most: full-width marks alone no longer force a second strip
-    for q, u in zip(queries, utterances):
-        assert surface_of(u, lex) == surface_of(dataclasses.replace(u, spoken_surface=None), lex) == surface_of(q, lex)
 
 
 def test_matcher_find_gives_a_new_list_each_call_and_the_same_matches_after_pickling(model):
@@ -360,29 +227,6 @@ def test_the_lexicon_bank_finds_what_every_gap_finds_in_the_same_order(model):
 
     check()
 
-
-def _tfidf_row_reference(grams, vocabulary, idf, sublinear=True):
-    """tfidf_row as it was written first (collections.Counter)."""
-    import math
-    from collections import Counter
-
-    counts = Counter([col for col in map(vocabulary.get, grams) if col is not None])
-    weights = [idf[col] if n == 1 else ((1.0 + math.log(n)) if sublinear else n) * idf[col] for col, n in counts.items()]
-    scale = 1.0 / (math.sqrt(sum([w * w for w in weights])) or 1.0)
-    return list(counts), [w * scale for w in weights]
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from("abcdefgh"), max_size=30), st.booleans())
-def test_tfidf_row_gives_the_counter_version_bit_for_bit(grams, sublinear):
-    from fastslow.features.extractors import tfidf_row
-
-    vocabulary = {g: i for i, g in enumerate("hgfedcb")}  # "a" is out of the vocabulary
-    idf = [1.0 + i / 7 for i in range(7)]
-    assert tfidf_row(grams, vocabulary, idf, sublinear) == _tfidf_row_reference(grams, vocabulary, idf, sublinear)
-
-
-# ---- the automation parser's fast paths against their definitions
 
 def _bundled_automation_texts():
     from fastslow.models.automation.parser import surface_of
@@ -502,24 +346,6 @@ def test_a_text_without_any_signal_has_none_after_blanking_its_names(text):
 
     assert rules.has_condition_signal(text, _AUTO) == _AUTO.signal(rules.signal_text(text, _AUTO))
 
-
-def test_the_intent_grams_are_the_vectorizers_analysis(model):
-    intents = model.automation.intents_
-    intents.__dict__.pop("_char_range", None)
-    texts = _bundled_automation_texts()
-    subqueries = [q["subquery"] for groups in model.automation.parse_many(texts) for g in groups for q in g["querys"]]
-    assert intents._grams("x") == intents.analyze_("x") and intents.__dict__["_char_range"] == (1, 3)
-
-    @settings(max_examples=300, deadline=None)
-    @given(st.one_of(st.sampled_from(subqueries), st.text(alphabet="打开空调 \t\n\u3000Aa1，", max_size=12)))
-    def check(text):
-        assert intents._grams(text) == intents.analyze_(text)
-
-    check()
-    assert "_char_range" not in intents.__getstate__()
-
-
-# ---- the rules' per-lexicons memos (features.memo.per_lexicons)
 
 _MEMOISED_RULES = ("signal_text", "strip_fillers", "has_verb", "is_bare_device")
 
