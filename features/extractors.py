@@ -264,6 +264,8 @@ class LexiconFeatures(RowFeatures):
 
     def fit(self, X=None, y=None):
         self.lexicon_ = load_lexicon(self.lexicon)
+        # the features are the hit counts alone, unless a subclass adds columns of its own (its own ``row``)
+        self.counts_only_ = type(self).row is LexiconFeatures.row
         return self
 
     def get_feature_names_out(self, input_features=None):
@@ -274,11 +276,6 @@ class LexiconFeatures(RowFeatures):
         return {col: _LOG1P[n] if n < 8 else math.log1p(n)
                 for col, n in self.lexicon_.hits(u).items()}
 
-    @property
-    def counts_only(self) -> bool:
-        """True when the features are the hit counts alone (a subclass may add columns of its own)."""
-        return type(self).row is LexiconFeatures.row
-
     @staticmethod
     def append_hits(hits: dict[int, int], offset: int, indices: list, data: list) -> None:
         """``row``'s values for precomputed hits, straight into CSR buffers (no intermediate dict)."""
@@ -287,9 +284,11 @@ class LexiconFeatures(RowFeatures):
             data.append(_LOG1P[n] if n < 8 else math.log1p(n))
 
     def append_row(self, u, offset: int, indices: list, data: list) -> None:
-        if not self.counts_only:
+        if not self.counts_only_:
             return super().append_row(u, offset, indices, data)
-        self.append_hits(self.lexicon_.hits(u), offset, indices, data)
+        hits = self.lexicon_.hits(u)
+        if hits:  # most texts hit few of the lexicons
+            self.append_hits(hits, offset, indices, data)
 
 
 class TriggerMarkers(LexiconFeatures):

@@ -163,7 +163,7 @@ class Router(BaseEstimator, ClassifierMixin):
         for _, transformer in union.transformer_list:
             if isinstance(transformer, TfidfFeatures):
                 tfidf_blocks.append((transformer, offset))
-            elif isinstance(transformer, LexiconFeatures) and transformer.counts_only:
+            elif isinstance(transformer, LexiconFeatures) and transformer.counts_only_:
                 lexicon_blocks.append((transformer, offset))
             else:
                 other_blocks.append((transformer, offset))
