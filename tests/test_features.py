@@ -295,17 +295,23 @@ def test_explain_names_only_the_words_that_were_counted(model):
 
 
 def assert_rows_are_the_vectorizers(vectorizer: TfidfVectorizer, documents) -> None:
-    """``TfidfRows`` of a fitted vectorizer give its ``transform`` on ``documents``, one at a time or all at once."""
+    """``TfidfRows`` of a fitted vectorizer give its ``transform`` on ``documents``, all at once (numpy over the
+    batch when it has more than ``FEW_ROWS`` documents) and each alone (Python floats), the two bit for bit."""
     rows = TfidfRows.of(vectorizer)
     want = vectorizer.transform(documents).tocsr()
     documents = [vectorizer.analyzer(d) for d in documents]
-    batch = rows.rows(documents)
-    for k, (columns, values) in enumerate(batch):
-        assert rows.rows([documents[k]]) == [(columns, values)]  # a batch of one is the single row
+    indptr, columns, values = rows.rows(documents)
+    assert indptr.tolist() == [0, *np.cumsum([len(set(d) & set(vectorizer.vocabulary_)) for d in documents]).tolist()]
+    for k, document in enumerate(documents):
+        start, end = indptr[k], indptr[k + 1]
+        one_indptr, one_columns, one_values = rows.rows([document])
+        assert one_indptr.tolist() == [0, end - start]
+        assert np.array_equal(one_columns, columns[start:end]) and np.array_equal(one_values, values[start:end])
         expected = dict(zip(want.indices[want.indptr[k]: want.indptr[k + 1]].tolist(),
                             want.data[want.indptr[k]: want.indptr[k + 1]].tolist()))
-        assert sorted(columns) == sorted(expected)
-        np.testing.assert_allclose(values, [expected[c] for c in columns], rtol=0, atol=1e-12)
+        assert sorted(columns[start:end].tolist()) == sorted(expected)
+        np.testing.assert_allclose(values[start:end], [expected[c] for c in columns[start:end].tolist()],
+                                   rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("sublinear", [True, False])

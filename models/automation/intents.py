@@ -23,7 +23,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
-from fastslow.features.extractors import TfidfRows, char_ngrams, linear_scores, require_fitted
+from fastslow.features.extractors import TfidfRows, char_ngrams, linear_scores, require_fitted, side_by_side
 from fastslow.features.memo import TextMemo
 from fastslow.models.automation.rules import INTENT_VEHICLE, lowered
 from fastslow.data import TAXONOMY_DIR
@@ -174,16 +174,12 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         """``decision_function`` of lowered subqueries, with their ``control_intent`` where known (else False):
         per subquery its tf-idf entries, then its keyword guess's."""
         require_fitted(self, "weights_")
-        indices: list[int] = []
-        data: list[float] = []
-        ends: list[int] = []
-        for (columns, values), low, control in zip(self.tfidf_.rows(map(self.analyze_, lows)), lows, controls):
-            indices += columns
-            indices.append(self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_, control)])
-            data += values
-            data.append(self.keyword_weight)
-            ends.append(len(indices))
-        return linear_scores(self.weights_, self.intercept_, indices, data, ends)
+        n = len(lows)
+        keywords = [self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_, control)]
+                    for low, control in zip(lows, controls)]
+        keyword_entries = (list(range(n + 1)), keywords, [float(self.keyword_weight)] * n)
+        entries = side_by_side([self.tfidf_.rows(map(self.analyze_, lows)), keyword_entries])
+        return linear_scores(self.weights_, self.intercept_, *entries)
 
     def predict(self, X):
         """The intent of each subquery: the model's best class, then ``resolve_intent``.

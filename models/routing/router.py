@@ -18,7 +18,7 @@ from fastslow.features import (
     EndpointFeatures, ExplicitTarget, NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords,
     TriggerMarkers, WordTokens,
 )
-from fastslow.features.extractors import LexiconFeatures, TfidfFeatures, linear_scores, require_fitted
+from fastslow.features.extractors import LexiconFeatures, TfidfFeatures, linear_scores, require_fitted, side_by_side
 from fastslow.features.references import BuiltinFunctions, EntityReferences
 from fastslow.models.routing.rules import Route
 from fastslow.models.taxonomy import CODE_LABEL, FAST, LABELS
@@ -154,8 +154,9 @@ class Router(BaseEstimator, ClassifierMixin):
 
     def _compile(self):
         """The inference path's learned state, derived from the fitted pipeline (pickled with it): the
-        extractors with their column offsets in the order their entries are added (``blocks_``), the
-        classifier's coefficients as (features, classes), and what ``route`` decides with."""
+        extractors with their column offsets in the order their entries are added (``blocks_``, row by row, then
+        ``tfidf_blocks_``, a batch at once), the classifier's coefficients as (features, classes), and what
+        ``route`` decides with."""
         union = self.pipeline_.named_steps["features"]
         classifier = self.pipeline_.named_steps["classify"]
         # the lexicon counts first, then the other extractors, then the tf-idf blocks: the order of a row's sum
@@ -169,7 +170,8 @@ class Router(BaseEstimator, ClassifierMixin):
                 other_blocks.append((transformer, offset))
             offset += transformer.n_columns
         self.n_features_ = offset
-        self.blocks_ = (*lexicon_blocks, *other_blocks, *tfidf_blocks)
+        self.blocks_ = (*lexicon_blocks, *other_blocks)
+        self.tfidf_blocks_ = tuple(tfidf_blocks)
         self.weights_ = np.ascontiguousarray(classifier.coef_.T)  # (features, classes)
         self.intercept_ = classifier.intercept_.copy()
         extractors = dict(union.transformer_list)
@@ -187,24 +189,25 @@ class Router(BaseEstimator, ClassifierMixin):
         self.label_sums_ = np.eye(len(LABELS))[self.label_of_class_]  # (classes, labels): sums probability per label
         self.class_names_ = [str(c) for c in self.classes_]
 
-    def _entries(self, utterances) -> tuple[list[int], list[float], list[int]]:
-        """Every utterance's feature entries, one after the other: columns, values, and where each row ends."""
+    def _entries(self, utterances) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every utterance's feature entries ``(indptr, columns, values)`` (``side_by_side``): per row, each block's
+        entries in the order of ``blocks_`` (appended row by row), then each tf-idf block's (a batch at once)."""
         indices: list[int] = []
         data: list[float] = []
-        ends: list[int] = []
+        ends = [0]
         blocks = self.blocks_
         for u in utterances:
             for transformer, offset in blocks:
                 transformer.append_row(u, offset, indices, data)
             ends.append(len(indices))
-        return indices, data, ends
+        return side_by_side([(ends, indices, data),
+                             *(transformer.rows(utterances, offset) for transformer, offset in self.tfidf_blocks_)])
 
     def features(self, utterances) -> "sp.csr_matrix":
         """The feature matrix of utterances: the values of ``pipeline_``'s union, without its per-call
         validation (each row's entries in the order ``decision_function`` adds them)."""
-        indices, data, ends = self._entries(utterances)
-        return sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int32), [0, *ends]),
-                             shape=(len(utterances), self.n_features_))
+        indptr, columns, values = self._entries(utterances)
+        return sp.csr_matrix((values, columns, indptr), shape=(len(utterances), self.n_features_))
 
     def decision_function(self, X):
         require_fitted(self, "pipeline_")
