@@ -16,7 +16,8 @@ import re
 from bisect import bisect_left
 from collections import _count_elements  # the C helper of Counter (a Python fallback off CPython)
 from functools import partial
-from operator import add as _add
+from itertools import repeat
+from operator import add as _add, mul as _mul, truediv as _truediv
 
 import numpy as np
 import scipy.sparse as sp
@@ -149,13 +150,14 @@ class TfidfRows:
 
     def _few_rows(self, indptr: list, columns: list, counts: list, offset: int) -> tuple[list, list, list]:
         """``rows`` of a few documents' counted columns, row by row on Python floats."""
-        idf, tf = self.idf_list, self.tf
-        values = [idf[col] if n == 1 else tf(n) * idf[col] for col, n in zip(columns, counts)]
+        values = list(map(self.idf_list.__getitem__, columns))  # C-level maps: no bytecode per entry
+        if counts and max(counts) > 1:  # a repeated gram: its tf weight
+            values = [w if n == 1 else self.tf(n) * w for w, n in zip(values, counts)]
         for start, end in zip(indptr, indptr[1:]):
             weights = values[start:end]
-            norm = math.sqrt(sum([w * w for w in weights]))
-            values[start:end] = [w / norm for w in weights]
-        return indptr, [col + offset for col in columns] if offset else columns, values
+            norm = math.sqrt(sum(map(_mul, weights, weights)))  # the squares added in entry order
+            values[start:end] = map(_truediv, weights, repeat(norm))
+        return indptr, list(map(_add, columns, repeat(offset))) if offset else columns, values
 
     def _batch_rows(self, indptr: list, columns: list, counts: list, offset: int) -> tuple:
         """``rows`` of a batch's counted columns, with numpy over all of them at once."""

@@ -154,9 +154,9 @@ class Router(BaseEstimator, ClassifierMixin):
 
     def _compile(self):
         """The inference path's learned state, derived from the fitted pipeline (pickled with it): the
-        extractors with their column offsets in the order their entries are added (``blocks_``, row by row, then
-        ``tfidf_blocks_``, a batch at once), the classifier's coefficients as (features, classes), and what
-        ``route`` decides with."""
+        extractors with their column offsets in the order their entries are added (row by row the counts-only
+        lexicons' hits, ``lexicon_blocks_``, and the other extractors, ``blocks_``; then ``tfidf_blocks_``, a batch
+        at once), the classifier's coefficients as (features, classes), and what ``route`` decides with."""
         union = self.pipeline_.named_steps["features"]
         classifier = self.pipeline_.named_steps["classify"]
         # the lexicon counts first, then the other extractors, then the tf-idf blocks: the order of a row's sum
@@ -165,12 +165,13 @@ class Router(BaseEstimator, ClassifierMixin):
             if isinstance(transformer, TfidfFeatures):
                 tfidf_blocks.append((transformer, offset))
             elif isinstance(transformer, LexiconFeatures) and transformer.counts_only_:
-                lexicon_blocks.append((transformer, offset))
+                lexicon_blocks.append((transformer.lexicon_, offset))
             else:
                 other_blocks.append((transformer, offset))
             offset += transformer.n_columns
         self.n_features_ = offset
-        self.blocks_ = (*lexicon_blocks, *other_blocks)
+        self.lexicon_blocks_ = tuple(lexicon_blocks)  # a counts-only extractor's row is its lexicon's hits
+        self.blocks_ = tuple(other_blocks)
         self.tfidf_blocks_ = tuple(tfidf_blocks)
         self.weights_ = np.ascontiguousarray(classifier.coef_.T)  # (features, classes)
         self.intercept_ = classifier.intercept_.copy()
@@ -187,6 +188,7 @@ class Router(BaseEstimator, ClassifierMixin):
             i for i, c in enumerate(self.actions_.categories) if c in CONTROL_ACTIONS)
         self.label_of_class_ = np.array([LABELS.index(label) for label in self.class_labels_])
         self.label_sums_ = np.eye(len(LABELS))[self.label_of_class_]  # (classes, labels): sums probability per label
+        self.in_label_ = self.label_sums_.T.astype(bool)  # (labels, classes): the classes of each label
         self.class_names_ = [str(c) for c in self.classes_]
 
     def _entries(self, utterances) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -195,8 +197,12 @@ class Router(BaseEstimator, ClassifierMixin):
         indices: list[int] = []
         data: list[float] = []
         ends = [0]
-        blocks = self.blocks_
+        lexicon_blocks, blocks, append_hits = self.lexicon_blocks_, self.blocks_, LexiconFeatures.append_hits
         for u in utterances:
+            for lexicon, offset in lexicon_blocks:
+                hits = lexicon.hits(u)
+                if hits:  # most texts hit few of the lexicons
+                    append_hits(hits, offset, indices, data)
             for transformer, offset in blocks:
                 transformer.append_row(u, offset, indices, data)
             ends.append(len(indices))
@@ -246,13 +252,12 @@ class Router(BaseEstimator, ClassifierMixin):
         proba = self._proba(utterances)
         by_label = proba @ self.label_sums_  # (n, 3): summed probability per label
         label_index = fast_floor(by_label, by_label.argmax(axis=1), self.fast_min_probability)
-        in_group = np.where(self.label_of_class_[None, :] == label_index[:, None], proba, -1.0)
+        in_group = np.where(self.in_label_[label_index], proba, -1.0)
         primary_index = in_group.argmax(axis=1).tolist()
-        secondary = proba >= self.secondary_threshold
-        secondary[np.arange(len(utterances)), primary_index] = False
         others: dict[int, list[int]] = {}
-        for i, j in zip(*np.nonzero(secondary)):  # few: most rows have no second code
-            others.setdefault(int(i), []).append(int(j))
+        for i, j in zip(*np.nonzero(proba >= self.secondary_threshold)):  # few: mostly the primary codes
+            if j != primary_index[i]:
+                others.setdefault(int(i), []).append(int(j))
         classes = self.class_names_
         second = {i: [classes[j] for j in sorted(js, key=lambda j: -proba[i, j])] for i, js in others.items()}
         rounded = np.round(by_label, 4).tolist()
