@@ -1,8 +1,9 @@
 """Feature extractors: scikit-learn transformers over lists of ``Utterance``.
 
 Every extractor computes one utterance's features with ``row(u) -> {column: value}``, and
-``transform`` is nothing but those rows stacked. The router's inference path appends each
-extractor's entries (``append_row``) to one list per query, so a single query does not pay
+``transform`` is nothing but those rows stacked; the tf-idf extractors compute a batch's rows at once
+(``TfidfRows``). The router's inference path appends each extractor's entries (``append_row``) to one list
+per query and lays the tf-idf blocks' beside them (``side_by_side``), so a single query does not pay
 scikit-learn's per-call validation thirteen times, and both paths run the same code.
 
 Each lexicon extractor counts hits per category of its lexicon file; the file is read at ``fit``
@@ -269,7 +270,7 @@ class TfidfFeatures(RowFeatures):
 
     def rows(self, X, offset: int = 0) -> tuple:
         """The utterances' entries ``(indptr, columns, values)`` (``TfidfRows.rows``), the columns shifted by ``offset``."""
-        return self.rows_.rows([self.analyze_(self.document(u)) for u in X], offset)
+        return self.rows_.rows(map(self.analyze_, map(self.document, X)), offset)  # each analysis counted as made
 
     def transform(self, X):
         check_is_fitted(self)

@@ -57,6 +57,18 @@ def test_single_row_logits_are_the_batch_logits_bit_for_bit(model):
     assert np.array_equal(router.decision_function(utterances[:3]), batch[:3])
 
 
+def test_intent_scores_of_a_batch_are_each_subquerys_alone_and_the_fitted_models(model):
+    """A batch of subqueries is scored with numpy over all its entries and a CSR product, a single one on Python
+    floats and a gather: the same floats, and the fitted vectorizer and model's up to rounding."""
+    intents = model.automation.intents_
+    subqueries = sorted(bundled_subqueries())[:300]
+    batch = intents.decision_function(subqueries)
+    alone = np.vstack([intents.decision_function([s]) for s in subqueries])
+    assert np.array_equal(batch, alone)
+    lows = [lowered(s) for s in subqueries]
+    np.testing.assert_allclose(batch, intents.model_.decision_function(intents._features(lows)), rtol=0, atol=1e-5)
+
+
 def test_fused_logits_are_the_fitted_pipelines_up_to_rounding_on_every_bundled_query(model):
     """The fused tf-idf path against its definition (the feature union's matrix times the coefficients):
     the same numbers, but for the last bits of rounding (products and sums in another order)."""
