@@ -16,7 +16,7 @@ import math
 import re
 from bisect import bisect_left
 from collections import _count_elements  # the C helper of Counter (a Python fallback off CPython)
-from functools import partial
+from functools import partial, reduce
 from itertools import repeat
 from operator import add as _add, mul as _mul, truediv as _truediv
 
@@ -156,7 +156,7 @@ class TfidfRows:
             values = [w if n == 1 else self.tf(n) * w for w, n in zip(values, counts)]
         for start, end in zip(indptr, indptr[1:]):
             weights = values[start:end]
-            norm = math.sqrt(sum(map(_mul, weights, weights)))  # the squares added in entry order
+            norm = math.sqrt(reduce(_add, map(_mul, weights, weights), 0.0))  # the squares added in entry order
             values[start:end] = map(_truediv, weights, repeat(norm))
         return indptr, list(map(_add, columns, repeat(offset))) if offset else columns, values
 

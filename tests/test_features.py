@@ -300,18 +300,17 @@ def assert_rows_are_the_vectorizers(vectorizer: TfidfVectorizer, documents) -> N
     rows = TfidfRows.of(vectorizer)
     want = vectorizer.transform(documents).tocsr()
     documents = [vectorizer.analyzer(d) for d in documents]
-    indptr, columns, values = rows.rows(documents)
+    indptr, columns, values = map(np.asarray, rows.rows(documents))
     assert indptr.tolist() == [0, *np.cumsum([len(set(d) & set(vectorizer.vocabulary_)) for d in documents]).tolist()]
     for k, document in enumerate(documents):
         start, end = indptr[k], indptr[k + 1]
         one_indptr, one_columns, one_values = rows.rows([document])
-        assert one_indptr.tolist() == [0, end - start]
-        assert np.array_equal(one_columns, columns[start:end]) and np.array_equal(one_values, values[start:end])
+        assert list(one_indptr) == [0, end - start]
+        assert list(one_columns) == columns[start:end].tolist() and list(one_values) == values[start:end].tolist()
         expected = dict(zip(want.indices[want.indptr[k]: want.indptr[k + 1]].tolist(),
                             want.data[want.indptr[k]: want.indptr[k + 1]].tolist()))
-        assert sorted(columns[start:end].tolist()) == sorted(expected)
-        np.testing.assert_allclose(values[start:end], [expected[c] for c in columns[start:end].tolist()],
-                                   rtol=0, atol=1e-12)
+        assert sorted(one_columns) == sorted(expected)
+        np.testing.assert_allclose(one_values, [expected[c] for c in one_columns], rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("sublinear", [True, False])
