@@ -255,12 +255,13 @@ class Router(BaseEstimator, ClassifierMixin):
         in_group = np.where(self.in_label_[label_index], proba, -1.0)
         primary_index = in_group.argmax(axis=1).tolist()
         others: dict[int, list[int]] = {}
-        for i, j in zip(*np.nonzero(proba >= self.secondary_threshold)):  # few: mostly the primary codes
+        rows, columns = np.nonzero(proba >= self.secondary_threshold)
+        for i, j in zip(rows.tolist(), columns.tolist()):  # few: mostly the primary codes
             if j != primary_index[i]:
-                others.setdefault(int(i), []).append(int(j))
+                others.setdefault(i, []).append(j)
         classes = self.class_names_
         second = {i: [classes[j] for j in sorted(js, key=lambda j: -proba[i, j])] for i, js in others.items()}
-        rounded = np.round(by_label, 4).tolist()
+        rounded = by_label.round(4).tolist()  # np.round's own method, without its wrapper (~1 µs a call)
         labels = label_index.tolist()
         return [self._decided(u, labels[i], classes[primary_index[i]], second.get(i, []), rounded[i])
                 for i, u in enumerate(utterances)]
