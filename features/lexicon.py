@@ -43,9 +43,8 @@ class Lexicon:
     gaps: tuple[tuple[re.Pattern, int], ...]  # gap pattern -> category column
     char_set: frozenset = frozenset()  # the keys of ``chars``, for a C-level intersection
     digest: str = ""  # fingerprint of the entries: an utterance's precomputed hits are used only if it matches
-    longest_term_wins: bool = False  # single-character terms only in ``free_chars`` (False: lexicons pickled before)
 
-    def match(self, tokens, charset, text) -> dict[int, int]:
+    def match(self, tokens, text) -> dict[int, int]:
         """Count hits per category column for one utterance: whole-token terms, single-character
         terms outside the tokens that are a longer term of this lexicon (``free_chars``), gaps."""
         hits: dict[int, int] = {}
@@ -56,7 +55,7 @@ class Lexicon:
                 for col in cols:
                     hits[col] = hits.get(col, 0) + 1
         if self.chars:
-            for ch in sorted(self.counted_chars(tokens, charset) & self.char_set):  # a set's order follows the hash seed
+            for ch in sorted(self.counted_chars(tokens) & self.char_set):  # a set's order follows the hash seed
                 for col in self.chars[ch]:
                     hits[col] = hits.get(col, 0) + 1
         for pattern, col in self.gaps:
@@ -64,16 +63,15 @@ class Lexicon:
                 hits[col] = hits.get(col, 0) + 1
         return hits
 
-    def counted_chars(self, tokens, charset) -> frozenset:
-        """The characters where a single-character term counts (``free_chars``; all of them for a
-        lexicon pickled before that rule)."""
-        return free_chars(tokens, self.words) if self.longest_term_wins else charset
+    def counted_chars(self, tokens) -> frozenset:
+        """The characters where a single-character term counts (``free_chars``)."""
+        return free_chars(tokens, self.words)
 
     def hits(self, u) -> dict[int, int]:
         """This lexicon's hits in utterance ``u``: precomputed by the segmenter's ``LexiconBank``
         when it holds this very lexicon, else matched now."""
         found = u.hits.get(self.digest)
-        return found if found is not None else self.match(u.tokens, u.charset, u.text)
+        return found if found is not None else self.match(u.tokens, u.text)
 
     def terms(self) -> list[str]:
         """Every plain (non-gap) term, multi-character ones first."""
@@ -152,7 +150,6 @@ def load_lexicon(lexicon: str | Path, column: str | None = None, lexicon_dir: Pa
         gaps=tuple(gaps),
         char_set=frozenset(chars),
         digest=digest,
-        longest_term_wins=True,
     )
 
 
@@ -203,8 +200,11 @@ class LexiconBank:
     chars: dict[str, tuple[tuple[int, int], ...]] = field(repr=False)
     char_set: frozenset = field(repr=False)
     gaps: tuple[tuple[re.Pattern, int, int], ...] = field(repr=False)
-    gap_chars: tuple[frozenset, ...] = field(default=(), repr=False)  # characters each gap needs (banks pickled before: ())
-    longest_term_wins: bool = field(default=False, repr=False)  # as ``Lexicon``'s, across the bank (before: False)
+    gap_chars: tuple[frozenset, ...] = field(repr=False)  # the characters each gap needs
+    index: "_BankIndex" = field(init=False, repr=False, compare=False)  # ``match``'s lookup tables
+
+    def __post_init__(self):
+        object.__setattr__(self, "index", _BankIndex.of(self))
 
     @classmethod
     def of(cls, lexicons: list[Lexicon]) -> "LexiconBank":
@@ -218,12 +218,11 @@ class LexiconBank:
             gaps.extend((pattern, index, col) for pattern, col in lexicon.gaps)
         return cls(digests=tuple(lexicon.digest for lexicon in lexicons),
                    words={t: tuple(v) for t, v in words.items()}, chars={t: tuple(v) for t, v in chars.items()},
-                   char_set=frozenset(chars), gaps=tuple(gaps), gap_chars=tuple(gap_chars(p) for p, _, _ in gaps),
-                   longest_term_wins=True)
+                   char_set=frozenset(chars), gaps=tuple(gaps), gap_chars=tuple(gap_chars(p) for p, _, _ in gaps))
 
-    def counted_chars(self, tokens, charset) -> frozenset:
+    def counted_chars(self, tokens) -> frozenset:
         """As ``Lexicon.counted_chars``, with the longer terms of every lexicon of the bank."""
-        return free_chars(tokens, self.words) if self.longest_term_wins else charset
+        return free_chars(tokens, self.words)
 
     def match(self, tokens, text) -> dict[str, dict[int, int]]:
         """Hits per lexicon (keyed by digest), each as in ``Lexicon.match`` except that a
@@ -236,7 +235,7 @@ class LexiconBank:
         (read only). The characters that matter are found by one pattern each (the bank's single
         characters in the free tokens, the gaps' characters in the text), not by a set of every
         character of the text (each a new string object)."""
-        index = self._index
+        index = self.index
         words = index.words
         pairs: list[tuple[str, int]] = []
         free = []  # the tokens that are no multi-character term (``free_chars``)
@@ -247,7 +246,7 @@ class LexiconBank:
             else:
                 pairs += found
         if index.char_pattern is not None:
-            singles = index.char_pattern.findall("".join(free) if self.longest_term_wins else text)
+            singles = index.char_pattern.findall("".join(free))
             if singles:
                 chars = index.chars
                 # sorted: a set's order follows the process's hash seed, and the hits' order is the order their
@@ -267,21 +266,12 @@ class LexiconBank:
         out = index.no_hits.copy()
         for digest, col in pairs:
             found = out[digest]
-            if found is NO_HITS:
+            if not found:  # the shared empty hits (``NO_HITS``, or its copy in a pickled index): never changed
                 out[digest] = {col: 1}
             else:
                 found[col] = found.get(col, 0) + 1
         return out
 
-    @cached_property
-    def _index(self) -> "_BankIndex":
-        """``match``'s lookup tables, built once per process (never pickled)."""
-        return _BankIndex.of(self)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        state.pop("_index", None)
-        return state
 
 
 def char_class(chars) -> re.Pattern | None:
@@ -302,7 +292,7 @@ class _BankIndex(NamedTuple):
     #: it needs (its smallest; a gap needs at most two, ``gap_chars``): a gap is tried only when both are in the text
     gaps_by_char: dict[str, tuple[tuple[int, str], ...]]
     head_pattern: re.Pattern | None  # any one of the keys of ``gaps_by_char``
-    gaps_always: tuple[int, ...]  # gaps that need no character (banks pickled before gap_chars: all)
+    gaps_always: tuple[int, ...]  # gaps that need no character
     no_hits: dict[str, dict]  # ``dict.fromkeys(digests, NO_HITS)``, which ``match`` copies (a copy is cheaper)
 
     @classmethod
@@ -314,8 +304,7 @@ class _BankIndex(NamedTuple):
 
         gap_pairs = tuple(counted([(i, col)]) for _, i, col in bank.gaps)  # () for a gap that never counts
         grouped: dict[str, list[tuple[int, str]]] = {}
-        needs = bank.gap_chars or (frozenset(),) * len(bank.gaps)
-        for k, needed in enumerate(needs):
+        for k, needed in enumerate(bank.gap_chars):
             if gap_pairs[k]:
                 first, *other = sorted(needed) or [""]  # at most two: a head's first, a tail's last (``gap_chars``)
                 grouped.setdefault(first, []).append((k, "".join(other)))
@@ -439,18 +428,6 @@ class Scanner:
         if members:
             self.automaton.make_automaton()
         self.empty = not members
-
-    def __getstate__(self):  # the automaton pickles, but rebuilding it is as fast and version-proof
-        return {"names": self.names, "terms": [v for _, v in self.automaton.items()] if not self.empty else []}
-
-    def __setstate__(self, state):
-        self.names = state["names"]
-        self.automaton = ahocorasick.Automaton()
-        for value in state["terms"]:
-            self.automaton.add_word(value[1], value)
-        self.empty = not state["terms"]
-        if not self.empty:
-            self.automaton.make_automaton()
 
     def scan(self, lowered: str) -> list[list[tuple[int, int, str]]]:
         """Per matcher (in order), its (start, end, term) matches in ``lowered``: the longest term at

@@ -402,20 +402,6 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     return out if out else text
 
 
-def surface_strip(normalised: str, stripped: str, surface: str) -> str | None:
-    """``strip_disfluencies(surface)`` read off ``stripped``, the ``strip_disfluencies(normalised)`` of the bundled
-    lexicon, where it carries over exactly: the surface is the normalised text, or that text with
-    ``chinese_punctuation``'s full-width marks. The stripper reads ``,`` and ``，`` alike (both pauses, in no
-    word list), changes only Chinese characters inside the text, and strips every pause at its edges, so
-    the marks it keeps have the neighbours they had. Else ``None``: the parser strips the surface itself."""
-    if surface == normalised:
-        return stripped
-    marked = chinese_punctuation(normalised)
-    if surface == marked:
-        return marked if stripped == normalised else chinese_punctuation(stripped)  # most strip nothing
-    return None
-
-
 def _strip_start(out: str, text: str, lex: SpokenLexicon) -> str:
     """``out`` without a leading wake word, hesitation or assistant name, again and again."""
     wake_at, hesitation_at, demonstrative_at = lex.by_edge[:3]

@@ -15,13 +15,13 @@ import jieba
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from fastslow.features.lexicon import LEXICON_DIR, ROUTER_LEXICONS, LexiconBank, load_lexicon
-from fastslow.features.normalise import chinese_punctuation, clean, nfkc, normalise, without_final_stop
+from fastslow.features.normalise import normalise
 
 try:  # jieba-rs: the same algorithm and dictionary, compiled (see RustCut)
     import rjieba
 except ImportError:  # pragma: no cover - rjieba is a dependency; jieba stays the definition
     rjieba = None
-from fastslow.features.spoken import spoken_lexicon, strip_disfluencies, surface_strip
+from fastslow.features.spoken import spoken_lexicon, strip_disfluencies
 
 jieba.setLogLevel(logging.WARNING)
 
@@ -73,22 +73,14 @@ def _turn_state(context) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Utterance:
-    """One query as every extractor sees it: normalised text, tokens, and its conversation state."""
+    """One query as the router, its extractors and the splitter see it: normalised text, tokens, and its
+    conversation state."""
 
     text: str  # normalise(query): what the router and the lexicons read
     tokens: tuple[str, ...]
     context: str = "none"  # one of CONTEXT_STATES
     endpoint: str | None = None  # car, speaker, home or None (unknown)
     hits: dict = field(default_factory=dict, compare=False, repr=False)  # lexicon digest -> {column: count}
-    surface: str | None = field(default=None, compare=False)  # surface(query): what the automation parser reads
-    #: ``strip_disfluencies(surface)`` with the bundled spoken lexicon when the segmenter already computed it
-    #: (``surface_strip``: the model's spoken lexicon is the bundled one and the strip carries over); else None
-    spoken_surface: str | None = field(default=None, compare=False, repr=False)
-
-    @property
-    def charset(self) -> frozenset:
-        """The characters of ``text``, built when asked: matching the lexicons needs no set of them."""
-        return frozenset(self.text)
 
 
 def as_fields(item) -> tuple[str, list, str | None]:
@@ -96,18 +88,6 @@ def as_fields(item) -> tuple[str, list, str | None]:
     if isinstance(item, str):
         return item, [], None
     return item["query"], item.get("context") or [], item.get("endpoint")
-
-
-def text_forms(query: str) -> tuple[str, str]:
-    """``(normalise(query), surface(query))``: what the router and the automation parser read, from one
-    NFKC pass. A query without white space (nearly every one) is NFKC-stable, so both normalisers only
-    drop its final stop, and ``normalise`` lower-cases it; a query with white space takes the two
-    definitions (``tests/test_text_layer_speed.py`` holds them equal)."""
-    stripped = nfkc(query).strip()
-    if _WHITE.search(stripped) is not None:
-        return normalise(query), chinese_punctuation(clean(query))
-    cleaned = without_final_stop(stripped)
-    return cleaned.lower(), chinese_punctuation(cleaned)
 
 
 _TOKENIZERS: dict[tuple, jieba.Tokenizer] = {}
@@ -349,40 +329,22 @@ class Segmenter(BaseEstimator, TransformerMixin):
         """The utterances of raw inputs: each text normalised and stripped of disfluencies, then every text
         segmented (one cut after another: the cutter's tables stay in cache, ~0.5 us a row in a batch), then
         each matched with the lexicons (``annotate``)."""
-        spoken = getattr(self, "spoken_", None)
-        bundled = spoken is not None and self._bundled_spoken()  # then keep what ``surface_of`` would strip again
-        candidates = getattr(self, "candidates_", ())
+        spoken, candidates = self.spoken_, self.candidates_
         texts, rest = [], []
         for item in items:
             query, context, endpoint = as_fields(item)
-            normalised, surface_text = text_forms(query)
-            text = normalised if spoken is None else strip_disfluencies(normalised, spoken)
-            texts.append(text)
-            rest.append((context_state(context, candidates), endpoint, surface_text,
-                         surface_strip(normalised, text, surface_text) if bundled else None))
+            normalised = normalise(query)
+            texts.append(normalised if spoken is None else strip_disfluencies(normalised, spoken))
+            rest.append((context_state(context, candidates), endpoint))
         annotate = self.annotate
-        return [annotate(tokens, state, endpoint, text, surface_text, spoken_surface) for tokens, text,
-                (state, endpoint, surface_text, spoken_surface) in zip(self.segment_all(texts), texts, rest)]
-
-    def _bundled_spoken(self) -> bool:
-        """Is the model's frozen spoken lexicon the bundled one (``spoken_lexicon()``)? Once per process."""
-        same = self.__dict__.get("_bundled_spoken_cache")
-        if same is None:
-            same = self.__dict__["_bundled_spoken_cache"] = self.spoken_ == spoken_lexicon()
-        return same
-
-    def __getstate__(self):
-        state = dict(super().__getstate__())
-        state.pop("_bundled_spoken_cache", None)
-        return state
+        return [annotate(tokens, state, endpoint, text)
+                for tokens, text, (state, endpoint) in zip(self.segment_all(texts), texts, rest)]
 
     def annotate(self, tokens: tuple[str, ...], context: str = "none", endpoint: str | None = None,
-                 text: str | None = None, surface_text: str | None = None,
-                 spoken_surface: str | None = None) -> Utterance:
+                 text: str | None = None) -> Utterance:
         """The utterance of already segmented, normalised text (a whole query, or a subrequest's tokens)."""
         text = "".join(tokens) if text is None else text
-        return Utterance(text, tokens, context, endpoint, self.lexicons_.match(tokens, text), surface_text,
-                         spoken_surface)
+        return Utterance(text, tokens, context, endpoint, self.lexicons_.match(tokens, text))
 
     def utterances(self, X) -> list[Utterance]:
         """``transform`` without scikit-learn's output wrapper: the per-query inference path (an

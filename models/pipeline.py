@@ -109,7 +109,7 @@ class FastslowModel:
         if self.automation is None:
             groups, group_confidences = [None] * len(items), [None] * len(items)
         else:
-            groups, group_confidences = self.automation.parse_many_with_confidence(wholes)
+            groups, group_confidences = self.automation.parse_many_with_confidence([item["query"] for item in items])
         analyses = []
         for utterance, whole, item_spans, automation, confidences in zip(wholes, whole_routes, spans, groups,
                                                                           group_confidences):

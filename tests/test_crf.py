@@ -36,14 +36,14 @@ def _bundled_queries() -> list[str]:
 
 @pytest.fixture(scope="module")
 def texts(model):
-    """Every bundled automation and routing query as the parser reads it: the surface of the router's
-    Utterance (what the pipeline hands over) and of the raw string, with and without the parser's lexicons."""
+    """Every bundled automation and routing query as the parser reads it: the surface of the validated
+    query (what the pipeline hands over) and of the raw string, with and without the parser's lexicons."""
     from fastslow.models.record import validate_input
 
     lex = model.automation.lexicons_
     queries = _bundled_queries()
-    utterances = model.router.utterances([validate_input({"query": q}, 10000) for q in queries])
-    found = {surface_of(u, lex) for u in utterances} | {surface_of(q, lex) for q in queries}
+    validated = [validate_input({"query": q}, 10000)["query"] for q in queries]
+    found = {surface_of(v, lex) for v in validated} | {surface_of(q, lex) for q in queries}
     found |= {surface_of(q) for q in queries}
     return sorted(t for t in found if t) + EDGE_TEXTS
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.feature_extraction.text import TfidfVectorizer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.base import clone
@@ -14,11 +15,14 @@ from fastslow.features import (
     ActionLexicon, CharNgrams, ExplicitTarget, Connectors, ContextFeatures, Demonstratives, DeviceLexicon, EndpointFeatures,
     NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords, TriggerMarkers, WordTokens, normalise,
 )
+from fastslow.features.extractors import TfidfRows, char_ngrams
 from fastslow.features.lexicon import load_lexicon
-from fastslow.features.normalise import surface
+from fastslow.features.normalise import clean, spaces_as_pauses, surface
 from fastslow.features.text import (
     ExactCut, RustCut, candidate_markers, context_state, cut_for, domain_cut, domain_tokenizer,
 )
+
+from conftest import ALL_FILES, bundled_queries
 
 DATA_DIR = Path(__file__).resolve().parents[1] / "data"
 
@@ -60,13 +64,17 @@ def rust_cut(jieba_and_exact_cut):
 
 
 def bundled_texts() -> set[str]:
-    """Every query of the bundled training, dev, fixture and automation files (never data/blind or a
-    blind file), as written and normalised."""
-    queries = {json.loads(line)["query"]
-               for folder in ("train", "dev", "fixtures", "automation") for path in (DATA_DIR / folder).rglob("*.jsonl")
-               if "blind" not in path.name
-               for line in path.read_text(encoding="utf-8").splitlines() if line.strip()}
+    """Every query of the bundled files, as written and normalised."""
+    queries = set(bundled_queries(ALL_FILES))
     return queries | {normalise(q) for q in queries}
+
+
+def test_normalise_is_clean_of_spaces_as_pauses_lower_cased_on_every_bundled_text():
+    """``normalise`` skips the space patterns for a text without white space: the same text as the composition
+    it is defined by, on every bundled query and on texts with spaces, stops and full-width marks."""
+    edges = ["把温度调到 24 度。", "ＳＵ７  支持哪些模式？", "  hey   siri  ", "打开空调。。 ", "关窗\t开空调", "", " ", "。"]
+    for text in sorted(set(bundled_queries(ALL_FILES))) + edges:
+        assert normalise(text) == clean(spaces_as_pauses(text)).lower(), text
 
 
 def test_exact_cut_and_rjieba_give_jiebas_tokens_on_every_bundled_query(jieba_and_exact_cut, rust_cut):
@@ -156,7 +164,7 @@ def test_gap_patterns_match_in_order_only(tmp_path):
     path = tmp_path / "t.txt"
     path.write_text("当…时\ttrigger\n每\tperiodic\n", encoding="utf-8")
     lexicon = load_lexicon(path)
-    hit = lambda text: lexicon.match(tuple(text), frozenset(text), text)
+    hit = lambda text: lexicon.match(tuple(text), text)
     assert hit("当电量低于20%时提醒我") == {0: 1}
     assert hit("时间到了当然") == {}
     assert hit("每天早上") == {1: 1}
@@ -254,9 +262,7 @@ def test_the_scanner_finds_what_each_matcher_finds_in_one_pass():
 
 def test_a_single_character_term_counts_only_outside_a_longer_term_of_any_lexicon():
     """调 is no second verb in 空调 (a device word) nor in 调到 (a verb of its own); said alone, it is
-    one. A bank pickled before the rule (``longest_term_wins`` False) keeps counting as it did."""
-    import dataclasses
-
+    one."""
     from fastslow.features.lexicon import ROUTER_LEXICONS, LexiconBank
 
     lexicons = [load_lexicon(name) for name in ROUTER_LEXICONS]
@@ -271,12 +277,9 @@ def test_a_single_character_term_counts_only_outside_a_longer_term_of_any_lexico
     assert adjust_hits(bank, ("空调", "调到", "二十六度")) == 1
     assert adjust_hits(bank, ("把", "空调", "调", "高", "点")) == 1
     assert adjust_hits(bank, ("打开", "空调")) == 0
-    old = dataclasses.replace(bank, longest_term_wins=False)
-    assert adjust_hits(old, ("空调", "调到", "二十六度")) == 2
-    assert adjust_hits(old, ("打开", "空调")) == 1
     # the lexicon alone knows only its own longer terms: 调到 hides 调, 空调 (not an action) does not
     text = "空调调到二十六度"
-    assert actions.match(("空调", "调到", "二十六度"), frozenset(text), text).get(adjust, 0) == 2
+    assert actions.match(("空调", "调到", "二十六度"), text).get(adjust, 0) == 2
 
 
 def test_explain_names_only_the_words_that_were_counted(model):
@@ -289,3 +292,60 @@ def test_explain_names_only_the_words_that_were_counted(model):
     nav = next(f for name, f in features.items() if name == "actions:nav")
     assert nav["feature"] == 'actions:nav "带我去"'
     assert nav["value"] == pytest.approx(np.log1p(1), abs=1e-4)  # rounded in the explanation
+
+
+def assert_rows_are_the_vectorizers(vectorizer: TfidfVectorizer, documents) -> None:
+    """``TfidfRows`` of a fitted vectorizer give its ``transform`` on ``documents``, all at once (numpy over the
+    batch when it has more than ``FEW_ROWS`` documents) and each alone (Python floats), the two bit for bit."""
+    rows = TfidfRows.of(vectorizer)
+    want = vectorizer.transform(documents).tocsr()
+    documents = [vectorizer.analyzer(d) for d in documents]
+    indptr, columns, values = map(np.asarray, rows.rows(documents))
+    assert indptr.tolist() == [0, *np.cumsum([len(set(d) & set(vectorizer.vocabulary_)) for d in documents]).tolist()]
+    for k, document in enumerate(documents):
+        start, end = indptr[k], indptr[k + 1]
+        one_indptr, one_columns, one_values = rows.rows([document])
+        assert list(one_indptr) == [0, end - start]
+        assert list(one_columns) == columns[start:end].tolist() and list(one_values) == values[start:end].tolist()
+        expected = dict(zip(want.indices[want.indptr[k]: want.indptr[k + 1]].tolist(),
+                            want.data[want.indptr[k]: want.indptr[k + 1]].tolist()))
+        assert sorted(one_columns) == sorted(expected)
+        np.testing.assert_allclose(one_values, [expected[c] for c in one_columns], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("sublinear", [True, False])
+def test_tfidf_rows_are_the_vectorizers_transform_on_every_bundled_text(sublinear):
+    """The router's character n-grams of every bundled text (fitted on every other one, so that some grams are
+    out of the vocabulary), as scikit-learn computes them."""
+    texts = sorted(bundled_texts())
+    analyse = lambda text: char_ngrams(text, 1, 2)
+    vectorizer = TfidfVectorizer(analyzer=analyse, sublinear_tf=sublinear, lowercase=False).fit(texts[::2])
+    assert_rows_are_the_vectorizers(vectorizer, texts)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abcdefg") | st.text("xyz", min_size=2, max_size=3), max_size=12),
+                min_size=1, max_size=8), st.booleans())
+def test_tfidf_rows_are_the_vectorizers_transform_on_any_documents(documents, sublinear):
+    """Repeated grams (the tf weight), grams out of the vocabulary and empty documents (no entry at all)."""
+    vectorizer = TfidfVectorizer(analyzer=lambda grams: grams, sublinear_tf=sublinear, lowercase=False)
+    fitted_on = [d for d in documents[: max(1, len(documents) // 2)] if d] or [["a"]]
+    assert_rows_are_the_vectorizers(vectorizer.fit(fitted_on), documents)
+
+
+def test_a_tfidf_extractor_transforms_as_its_fitted_vectorizer(utterances):
+    for extractor in (CharNgrams(ngram_range=(1, 2)), WordTokens(max_n=2)):
+        extractor.fit(utterances)
+        want = extractor.vectorizer_.transform([extractor.document(u) for u in utterances])
+        assert abs(extractor.transform(utterances) - want).max() < 1e-12
+
+
+def test_a_fitted_segmenter_and_its_lexicons_pickle_with_their_tables():
+    """Everything ``utterances`` reads is learned state: a segmenter loaded from a pickle builds the same
+    utterances, lexicon hits included (the bank's shared empty hits stay empty after a pickle)."""
+    segmenter = Segmenter(spoken=True).fit()
+    queries = sorted(bundled_texts())[::50]
+    loaded = pickle.loads(pickle.dumps(segmenter))
+    want, got = segmenter.utterances(queries), loaded.utterances(queries)
+    assert got == want and [u.hits for u in got] == [u.hits for u in want]
+    assert loaded.utterances(queries) == want and [u.hits for u in loaded.utterances(queries)] == [u.hits for u in want]

@@ -1,5 +1,5 @@
 """The fast paths give what their definitions give: one row scores as it scores in a batch, the memo changes
-no record, and the fused tf-idf sums and row softmax are scikit-learn's and scipy's. Behaviour as a whole is
+no record, and the logits and row softmax are scikit-learn's and scipy's. Behaviour as a whole is
 pinned by the records snapshot (tests/test_records.py); these checks hold each path to a live definition."""
 
 import json
@@ -82,17 +82,18 @@ def test_rows_whose_values_the_server_checked_score_as_unchecked_rows(model):
     assert model.score(rows, values_checked=True) == model.score(rows)
 
 
-# ---- the router: its fused logits are the fitted scikit-learn pipeline's
+# ---- the router: its logits are the fitted scikit-learn pipeline's
 
 def test_the_routers_logits_are_the_fitted_pipelines_on_every_bundled_query(model):
-    """The fused tf-idf path against its definition (the pipeline's feature union times the coefficients):
+    """The router's logits against their definition (the pipeline's feature union times the coefficients):
     the same numbers but for the last bits of rounding (products and sums in another order)."""
     router = model.router
-    queries = bundled_queries(ROUTING_FILES)
-    fused = router.decision_function(queries)
-    reference = router.pipeline_.decision_function(queries)
-    np.testing.assert_allclose(fused, reference, rtol=0, atol=1e-12)
-    assert np.array_equal(fused.argmax(axis=1), reference.argmax(axis=1))
+    utterances = router.utterances(bundled_queries(ROUTING_FILES))
+    logits = router.decision_function(utterances)
+    reference = router.pipeline_.named_steps["classify"].decision_function(
+        router.pipeline_.named_steps["features"].transform(utterances))
+    np.testing.assert_allclose(logits, reference, rtol=0, atol=1e-12)
+    assert np.array_equal(logits.argmax(axis=1), reference.argmax(axis=1))
 
 
 def test_one_querys_logits_are_the_batchs_bit_for_bit(model):
@@ -122,9 +123,8 @@ def route_fields(route) -> tuple:
 
 
 @pytest.mark.parametrize("floor", [0.0, 0.9])
-def test_a_single_route_is_the_batch_route_on_every_bundled_query(model, monkeypatch, floor):
-    """One query's route (plain Python) against a batch's (matrices); a floor under 快 of 0.9 sends many
-    rows through the floor."""
+def test_a_query_routed_alone_is_routed_as_in_a_batch_on_every_bundled_query(model, monkeypatch, floor):
+    """A floor under 快 of 0.9 sends many rows through the floor."""
     router = model.router
     monkeypatch.setattr(router, "fast_min_probability", floor)
     utterances = router.utterances(bundled_queries(ROUTING_FILES))
@@ -138,79 +138,6 @@ def test_a_single_route_is_the_batch_route_on_every_bundled_query(model, monkeyp
                    for r in batch)
 
 
-@settings(max_examples=500, deadline=None)
-@given(st.one_of(st.floats(0.0, 1.0), st.integers(0, 20_000).map(lambda k: (k + 0.5) / 10_000)))
-def test_round_like_numpy_is_numpys_round(x):
-    assert router_module.round_like_numpy(x, 4) == np.round(np.array([x]), 4).tolist()[0]
-
-
-def test_first_argmax_is_numpys_argmax():
-    for values in ([0.1, 0.5, 0.5], [0.3], [-1.0, 0.2, 0.2, -1.0], [0.0, 0.0]):
-        assert router_module.first_argmax(values) == int(np.argmax(values))
-
-
-# ---- tf-idf: the fused entries are scikit-learn's TfidfVectorizer rows
-
-VOCABULARY = {g: i for i, g in enumerate("hgfedcb")}  # "a" is out of the vocabulary
-IDF = [1.0 + i / 7 for i in range(7)]
-
-
-def sklearn_tfidf(sublinear: bool):
-    """A fitted ``TfidfVectorizer`` over lists of grams with ``VOCABULARY`` and ``IDF``."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    vectorizer = TfidfVectorizer(analyzer=list, vocabulary=VOCABULARY, sublinear_tf=sublinear).fit([list(VOCABULARY)])
-    vectorizer.idf_ = np.asarray(IDF)
-    return vectorizer
-
-
-SKLEARN_TFIDF = {sublinear: sklearn_tfidf(sublinear) for sublinear in (False, True)}
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.lists(st.sampled_from("abcdefgh"), max_size=30), st.booleans())
-def test_tfidf_row_is_the_tfidf_vectorizers_row(grams, sublinear):
-    columns, weights = extractors.tfidf_row(grams, VOCABULARY, IDF, sublinear)
-    row = SKLEARN_TFIDF[sublinear].transform([grams])
-    assert sorted(columns) == sorted(row.indices.tolist())
-    np.testing.assert_allclose([dict(zip(row.indices, row.data))[c] for c in columns], weights, rtol=1e-12)
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.sampled_from("abcdefgh"), max_size=12), min_size=1, max_size=9), st.booleans())
-def test_fused_tfidf_sums_are_the_tfidf_vectorizers_rows_times_the_coefficients(docs, sublinear):
-    coef = np.vstack([np.arange(21, dtype=np.float64).reshape(7, 3) / 5 - 2, np.zeros((1, 3))])  # row 7: absent
-    fused = extractors.FusedTfidf(VOCABULARY, IDF, sublinear)
-    got = extractors.csr_sums(coef, *fused.batch(docs))
-    np.testing.assert_allclose(got, SKLEARN_TFIDF[sublinear].transform(docs) @ coef[:7], rtol=1e-12, atol=1e-12)
-    # one document's lists: the batch's entries, and the same sums bit for bit
-    cols, values, starts = fused.batch(docs)
-    ends = [*starts[1:], len(cols)]
-    for k, grams in enumerate(docs):
-        one = fused.entries(grams)
-        assert one == (cols[starts[k]:ends[k]].tolist(), values[starts[k]:ends[k]].tolist())
-        assert np.array_equal(extractors.gathered_sum(coef, *one), got[k])
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(st.tuples(st.integers(0, 7), st.floats(-3.0, 3.0)), min_size=1, max_size=12), min_size=1, max_size=4))
-def test_gathered_sums_are_each_rows_gathered_sum_bit_for_bit(rows):
-    coef = np.random.default_rng(len(rows)).normal(size=(8, 5))
-    cols = [col for row in rows for col, _ in row]
-    values = [value for row in rows for _, value in row]
-    ends = np.cumsum([len(row) for row in rows]).tolist()
-    want = np.vstack([extractors.gathered_sum(coef, [c for c, _ in row], [v for _, v in row]) for row in rows])
-    assert np.array_equal(extractors.gathered_sums(coef, cols, values, ends), want)
-
-
-def test_interleave_puts_each_rows_entries_part_after_part():
-    rest = (np.array([1, 2, 3]), np.array([1.0, 2.0, 3.0]), np.array([0, 2]))  # rows: [1, 2], [3]
-    grams = (np.array([7, 8, 9, 7]), np.array([7.0, 8.0, 9.0, 7.5]), np.array([0, 1]))  # rows: [7], [8, 9, 7]
-    cols, values, starts = extractors.interleave([rest, grams], 2)
-    assert cols.tolist() == [1, 2, 7, 3, 8, 9, 7] and starts.tolist() == [0, 3]
-    assert values.tolist() == [1.0, 2.0, 7.0, 3.0, 8.0, 9.0, 7.5]
-
-
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="ab空调 ，1", max_size=12), st.integers(1, 3), st.integers(1, 4))
 def test_char_ngrams_are_every_slice_by_size(text, low, high):
@@ -222,6 +149,18 @@ def test_char_ngrams_are_every_slice_by_size(text, low, high):
 
 # ---- intents: one subquery as a batch, the memo, and the prediction's definition
 
+def test_intent_scores_of_a_batch_are_each_subquerys_alone_and_the_fitted_models(model):
+    """The same floats for a batch and each subquery alone, and the fitted vectorizer and model's up to rounding."""
+    from fastslow.models.automation.rules import lowered
+
+    intents = model.automation.intents_
+    subqueries = sorted(bundled_subqueries())[:300]
+    batch = intents.decision_function(subqueries)
+    assert np.array_equal(np.vstack([intents.decision_function([s]) for s in subqueries]), batch)
+    lows = [lowered(s) for s in subqueries]
+    np.testing.assert_allclose(batch, intents.model_.decision_function(intents._features(lows)), rtol=0, atol=1e-5)
+
+
 def test_intents_one_by_one_are_the_batchs_with_and_without_the_memo(model):
     """``predict`` keeps a memo of the subqueries it answered (never pickled: a copy starts empty)."""
     subqueries = bundled_subqueries()
@@ -231,8 +170,6 @@ def test_intents_one_by_one_are_the_batchs_with_and_without_the_memo(model):
     want = batch.predict(subqueries)
     assert [single.predict([s])[0] for s in subqueries] == want
     assert batch.predict(subqueries) == want  # now from the memo
-    scores = batch.decision_function(subqueries)
-    assert np.array_equal(np.vstack([batch.decision_function([s]) for s in subqueries]), scores)
 
 
 def test_an_intent_is_the_best_class_resolved_by_the_rules_on_every_bundled_subquery(model):
@@ -260,22 +197,6 @@ def test_an_unfitted_estimator_still_says_so():
 
 
 # ---- text: the parser's surface, matchers, the condition signal
-
-def test_the_parser_reuses_the_segmenters_strip_and_gets_the_text_it_would_strip_itself(model):
-    """surface_of reads an utterance's ``spoken_surface`` instead of stripping again: the same text on
-    every bundled query (and reused for most of them)."""
-    import dataclasses
-
-    from fastslow.models.automation.parser import surface_of
-
-    lex = model.automation.lexicons_
-    queries = bundled_queries((*ROUTING_FILES, *AUTOMATION_FILES))
-    utterances = model.router.utterances(queries)
-    reused = [u for u in utterances if u.spoken_surface is not None]
-    assert len(reused) > len(utterances) // 2  # most: full-width marks alone no longer force a second strip
-    for q, u in zip(queries, utterances):
-        assert surface_of(u, lex) == surface_of(dataclasses.replace(u, spoken_surface=None), lex) == surface_of(q, lex)
-
 
 def test_matcher_find_gives_a_new_list_each_call_and_the_same_matches_after_pickling(model):
     devices = model.automation.lexicons_.device_kinds

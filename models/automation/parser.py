@@ -33,7 +33,7 @@ from fastslow.features.automation_lexicons import AutomationLexicons, load_autom
 from fastslow.features.extractors import require_fitted
 from fastslow.features.lexicon import Scanner
 from fastslow.features.spoken import strip_disfluencies
-from fastslow.features.text import Utterance, domain_cut
+from fastslow.features.text import domain_cut
 from fastslow.models.automation.rules import (
     Span, analyse, automation_text, bind_scopes, done_tail, group_dict, leading_hesitation,
     lowered, memo_edit_group, missing_super_task_clauses, plain_groups, plan_groups, repair_spans, rewrite_group,
@@ -508,20 +508,15 @@ class AutomationTagger(BaseEstimator):
 
 
 def surface_of(query, lex=None) -> str:
-    """The text the parser reads: an ``Utterance``'s ``surface`` (normalised once, by the segmenter),
-    or ``automation_text`` of a raw query, without what is said around the request (the spoken
-    layer's ``strip_disfluencies``: a leading wake word or hesitation, a polite tail), so that 小爱同学
+    """The text the parser reads: ``automation_text`` of a raw query, without what is said around the request
+    (the spoken layer's ``strip_disfluencies``: a leading wake word or hesitation, a polite tail), so that 小爱同学
     or 谢谢 never ends up in a condition or a subquery. With the parser's lexicons ``lex``, also without
     a leading hesitation the spoken layer keeps for the router (额, 诶: ``leading_hesitation``), and what
     the spoken layer strips after it (额你好小鹏…)."""
-    if isinstance(query, Utterance):
-        text = query.surface if query.surface is not None else query.text
-    else:
-        text = automation_text(query)
+    text = automation_text(query)
     if not text:
         return text
-    spoken = getattr(query, "spoken_surface", None)  # the segmenter's strip_disfluencies of this very text
-    text = spoken if spoken is not None else strip_disfluencies(text)
+    text = strip_disfluencies(text)
     if lex is not None:
         cut = leading_hesitation(text, lex)
         if cut:
@@ -564,7 +559,7 @@ class AutomationParser(BaseEstimator):
         return self
 
     def parse_many(self, queries) -> list[list[dict]]:
-        """The groups of every query (a string, or the router's ``Utterance``: see ``surface_of``), in order. Never raises on text input: empty, punctuation-only or
+        """The groups of every query (a string: see ``surface_of``), in order. Never raises on text input: empty, punctuation-only or
         very long strings get ``[]`` or whatever groups their words hold.
 
         A query without any signal word (trigger, time, duration, once, reminder, super task, memo:

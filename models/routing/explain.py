@@ -40,7 +40,7 @@ def lexicon_terms(lexicon, u, column: int, bank=None) -> list[str]:
     ``bank`` when the bank matched this lexicon, as ``Lexicon.hits`` reads them), and its gap patterns
     that match."""
     matcher = bank if bank is not None and lexicon.digest in u.hits else lexicon
-    chars = matcher.counted_chars(u.tokens, u.charset)
+    chars = matcher.counted_chars(u.tokens)
     terms = [t for t in dict.fromkeys(u.tokens) if column in lexicon.words.get(t, ())]
     terms += sorted(ch for ch in chars & lexicon.char_set if column in lexicon.chars[ch])
     terms += [pattern.pattern for pattern, col in lexicon.gaps if col == column and pattern.search(u.text)]

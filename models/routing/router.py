@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -19,10 +18,7 @@ from fastslow.features import (
     EndpointFeatures, ExplicitTarget, NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords,
     TriggerMarkers, WordTokens,
 )
-from fastslow.features.extractors import (
-    FusedCharTfidf, FusedTfidf, LexiconFeatures, _Tfidf, char_ngrams, csr_sums, gathered_sums, interleave,
-    require_fitted,
-)
+from fastslow.features.extractors import LexiconFeatures, TfidfFeatures, linear_scores, require_fitted, side_by_side
 from fastslow.features.references import BuiltinFunctions, EntityReferences
 from fastslow.models.routing.rules import Route
 from fastslow.models.taxonomy import CODE_LABEL, FAST, LABELS
@@ -30,22 +26,8 @@ from fastslow.models.taxonomy import CODE_LABEL, FAST, LABELS
 DEVICE_CATEGORIES = ("car_device", "home_device")
 #: devices.txt categories of what is not a device: content, places, apps (an elliptical control names none)
 OTHER_DOMAIN_CATEGORIES = ("media", "navigation", "poi", "app")
-#: up to this many rows, logits are computed row by row (one gather each) without a sparse matrix
-DENSE_ROWS = 4
 #: actions.txt categories of a control verb
 CONTROL_ACTIONS = ("on", "off", "adjust")
-
-
-def fused_tfidf(transformer: _Tfidf, offset: int, absent: int) -> FusedTfidf:
-    """A fitted tf-idf block as ``FusedTfidf``; a ``FusedCharTfidf`` (its batch from the texts' code points) when
-    its analyser is ``char_ngrams`` of unigrams and bigrams, as the router's ``CharNgrams`` is by default."""
-    args = (transformer.vocabulary_, transformer.idf_, transformer.sublinear_tf, offset, absent)
-    analyse = transformer.analyze_
-    if isinstance(analyse, partial) and analyse.func is char_ngrams and not analyse.args:
-        min_n, max_n = analyse.keywords.get("min_n", 1), analyse.keywords.get("max_n", 3)
-        if 1 <= min_n <= max_n <= 2:
-            return FusedCharTfidf(*args, min_n=min_n, max_n=max_n)
-    return FusedTfidf(*args)
 
 
 def row_softmax(x: np.ndarray) -> np.ndarray:
@@ -66,18 +48,6 @@ def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
 
 
 _FAST = LABELS.index(FAST)
-
-
-def first_argmax(values: list[float]) -> int:
-    """``np.argmax`` of a list: the index of the first largest value."""
-    return values.index(max(values))
-
-
-def round_like_numpy(x: float, decimals: int) -> float:
-    """``np.round(x, decimals)`` of a float, as numpy computes it (scale, round half to even, unscale), which
-    is not always Python's correctly rounded ``round(x, decimals)``."""
-    scale = 10.0 ** decimals
-    return round(x * scale) / scale
 
 
 def fast_floor(by_label: np.ndarray, label_index: np.ndarray, floor: float) -> np.ndarray:
@@ -183,178 +153,85 @@ class Router(BaseEstimator, ClassifierMixin):
         return self
 
     def _compile(self):
-        """Flatten the fitted feature union and classifier for the row-by-row inference path."""
+        """The inference path's learned state, derived from the fitted pipeline (pickled with it): the
+        extractors with their column offsets in the order their entries are added (row by row the counts-only
+        lexicons' hits, ``lexicon_blocks_``, and the other extractors, ``blocks_``; then ``tfidf_blocks_``, a batch
+        at once), the classifier's coefficients as (features, classes), and what ``route`` decides with."""
         union = self.pipeline_.named_steps["features"]
         classifier = self.pipeline_.named_steps["classify"]
-        # each extractor at its column offset; lexicon counts are read straight from the utterance's
-        # precomputed hits (see ``features``), every other extractor appends its own row
-        lexicon_blocks, other_blocks, offset = [], [], 0
+        # the lexicon counts first, then the other extractors, then the tf-idf blocks: the order of a row's sum
+        lexicon_blocks, other_blocks, tfidf_blocks, offset = [], [], [], 0
         for _, transformer in union.transformer_list:
-            if isinstance(transformer, LexiconFeatures) and transformer.counts_only:
-                lexicon_blocks.append((transformer.lexicon_.digest, transformer, offset))
+            if isinstance(transformer, TfidfFeatures):
+                tfidf_blocks.append((transformer, offset))
+            elif isinstance(transformer, LexiconFeatures) and transformer.counts_only_:
+                lexicon_blocks.append((transformer.lexicon_, offset))
             else:
                 other_blocks.append((transformer, offset))
             offset += transformer.n_columns
         self.n_features_ = offset
-        self.lexicon_blocks_, self.other_blocks_ = tuple(lexicon_blocks), tuple(other_blocks)
-        self.devices_ = dict(union.transformer_list)["devices"].lexicon_
-        self.device_columns_ = frozenset(
-            i for i, c in enumerate(self.devices_.categories) if c in DEVICE_CATEGORIES)
-        self._compile_domains()
+        self.lexicon_blocks_ = tuple(lexicon_blocks)  # a counts-only extractor's row is its lexicon's hits
+        self.blocks_ = tuple(other_blocks)
+        self.tfidf_blocks_ = tuple(tfidf_blocks)
         self.weights_ = np.ascontiguousarray(classifier.coef_.T)  # (features, classes)
         self.intercept_ = classifier.intercept_.copy()
-
-    def _compile_domains(self) -> None:
-        """The devices.txt columns of other domains and the actions.txt columns of control verbs
-        (``Route.elliptical_control``); computed on first use for a router pickled without them."""
-        union = dict(self.pipeline_.named_steps["features"].transformer_list)
+        extractors = dict(union.transformer_list)
+        self.devices_ = extractors["devices"].lexicon_
+        self.device_columns_ = frozenset(
+            i for i, c in enumerate(self.devices_.categories) if c in DEVICE_CATEGORIES)
+        # the devices.txt columns of other domains and the actions.txt columns of control verbs
+        # (``Route.elliptical_control``)
         self.other_domain_columns_ = frozenset(
             i for i, c in enumerate(self.devices_.categories) if c in OTHER_DOMAIN_CATEGORIES)
-        self.actions_ = union["actions"].lexicon_
+        self.actions_ = extractors["actions"].lexicon_
         self.control_columns_ = frozenset(
             i for i, c in enumerate(self.actions_.categories) if c in CONTROL_ACTIONS)
+        self.label_of_class_ = np.array([LABELS.index(label) for label in self.class_labels_])
+        self.label_sums_ = np.eye(len(LABELS))[self.label_of_class_]  # (classes, labels): sums probability per label
+        self.in_label_ = self.label_sums_.T.astype(bool)  # (labels, classes): the classes of each label
+        self.class_names_ = [str(c) for c in self.classes_]
 
-    def _append_row(self, u, indices: list, data: list) -> None:
-        """One utterance's feature columns and values, appended to CSR buffers."""
-        self._append_lexicon_hits(u, indices, data)
-        for transformer, offset in self.other_blocks_:
-            transformer.append_row(u, offset, indices, data)
+    def _entries(self, utterances) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every utterance's feature entries ``(indptr, columns, values)`` (``side_by_side``): per row, each block's
+        entries in the order of ``blocks_`` (appended row by row), then each tf-idf block's (a batch at once)."""
+        indices: list[int] = []
+        data: list[float] = []
+        ends = [0]
+        lexicon_blocks, blocks, append_hits = self.lexicon_blocks_, self.blocks_, LexiconFeatures.append_hits
+        for u in utterances:
+            for lexicon, offset in lexicon_blocks:
+                hits = lexicon.hits(u)
+                if hits:  # most texts hit few of the lexicons
+                    append_hits(hits, offset, indices, data)
+            for transformer, offset in blocks:
+                transformer.append_row(u, offset, indices, data)
+            ends.append(len(indices))
+        return side_by_side([(ends, indices, data),
+                             *(transformer.rows(utterances, offset) for transformer, offset in self.tfidf_blocks_)])
 
     def features(self, utterances) -> "sp.csr_matrix":
-        """The feature matrix from each extractor's rows: the same values as ``pipeline_``'s union,
-        without its per-call validation."""
-        indptr, indices, data = [0], [], []
-        for u in utterances:
-            self._append_row(u, indices, data)
-            indptr.append(len(indices))
-        return sp.csr_matrix((np.asarray(data, dtype=np.float64), np.asarray(indices, dtype=np.int32), indptr),
-                             shape=(len(utterances), self.n_features_))
+        """The feature matrix of utterances: the values of ``pipeline_``'s union, without its per-call
+        validation (each row's entries in the order ``decision_function`` adds them)."""
+        indptr, columns, values = self._entries(utterances)
+        return sp.csr_matrix((values, columns, indptr), shape=(len(utterances), self.n_features_))
 
     def decision_function(self, X):
         require_fitted(self, "pipeline_")
         return self._logits(self.utterances(X))
 
-    def _logits(self, utterances):
-        """``features(utterances) @ weights_ + intercept_`` (the fitted pipeline's ``decision_function``)
-        up to the last bits of rounding, with the tf-idf blocks fused (``FusedTfidf``): no tf-idf row of
-        dicts, no matrix of every feature. Per row, the sum of the lexicon and other extractors' entries,
-        then each tf-idf block's, then the intercept: one CSR product per part for a batch, one gather
-        for a few rows (the server's single query, ``_dense_logits``), the same floats either way."""
-        n = len(utterances)
-        if n <= DENSE_ROWS:
-            return self._dense_logits(utterances) if n else np.empty((0, len(self.intercept_)))
-        tfidf_blocks, others, weights, absent = self._fused()
-        indices: list = []
-        data: list = []
-        starts: list[int] = []
-        for u in utterances:
-            starts.append(len(indices))
-            self._append_rest(u, indices, data, others, absent)
-        parts = [(np.asarray(indices, dtype=np.intp), np.asarray(data, dtype=np.float64), np.asarray(starts, dtype=np.intp))]
-        parts += [fused.batch_texts([getattr(u, field_name) for u in utterances]) if isinstance(fused, FusedCharTfidf)
-                  else fused.batch([analyse(getattr(u, field_name)) for u in utterances])
-                  for fused, analyse, field_name in tfidf_blocks]
-        logits = csr_sums(weights, *interleave(parts, n))
-        logits += self.intercept_
-        return logits
-
-    def _dense_logits(self, utterances) -> np.ndarray:
-        """A few utterances' ``_logits`` rows, bit for bit: each row's entries as lists, the intercept as
-        its last entry (1.0 times the intercept row of the weights, added last as the batch adds it), one
-        gather for all of them (``gathered_sums``)."""
-        tfidf_blocks, others, weights, absent = self._fused()
-        intercept = absent + 1
-        indices: list = []
-        data: list = []
-        ends: list[int] = []
-        for u in utterances:
-            self._append_rest(u, indices, data, others, absent)
-            for fused, analyse, field_name in tfidf_blocks:
-                document = getattr(u, field_name)
-                cols, values = (fused.text_entries(document) if isinstance(fused, FusedCharTfidf)
-                                else fused.entries(analyse(document)))
-                indices += cols
-                data += values
-            indices.append(intercept)
-            data.append(1.0)
-            ends.append(len(indices))
-        return gathered_sums(weights, indices, data, ends)
-
-    def _append_rest(self, u, indices: list, data: list, others, absent: int) -> None:
-        """The entries of every extractor but the tf-idf blocks (the lexicon blocks', then ``others``
-        at their offsets), after a zero entry (no row is empty)."""
-        indices.append(absent)
-        data.append(0.0)
-        self._append_lexicon_hits(u, indices, data)
-        for transformer, offset in others:
-            transformer.append_row(u, offset, indices, data)
-
-    def _append_lexicon_hits(self, u, indices: list, data: list) -> None:
-        """The lexicon blocks' entries, from the hits the segmenter already found for ``u``."""
-        hits = u.hits
-        for digest, transformer, offset in self.lexicon_blocks_:
-            found = hits.get(digest)
-            if found is None:  # an utterance from another segmenter: match now
-                transformer.append_row(u, offset, indices, data)
-            elif found:
-                LexiconFeatures.append_hits(found, offset, indices, data)
-
-    def _fused(self):
-        """``_logits``' compiled form of the fitted union (per process, never pickled): the tf-idf
-        blocks as ``FusedTfidf`` with their analyser and the utterance field they read, the other
-        non-lexicon blocks with their offsets, and ``weights_`` with a zero row (at ``absent``) and the
-        intercept (at ``absent + 1``, ``_dense_logits``) after it."""
-        fused = self.__dict__.get("_fused_cache")
-        if fused is None:
-            union = self.pipeline_.named_steps["features"]
-            absent = self.n_features_
-            tfidf, others, offset = [], [], 0
-            for _, transformer in union.transformer_list:
-                if isinstance(transformer, _Tfidf):
-                    field_name = {CharNgrams: "text", WordTokens: "tokens"}.get(type(transformer))
-                    if field_name is None:  # pragma: no cover - the router's union holds these two only
-                        raise TypeError(f"no fused path for {type(transformer).__name__}")
-                    tfidf.append((fused_tfidf(transformer, offset, absent), transformer.analyze_, field_name))
-                elif not (isinstance(transformer, LexiconFeatures) and transformer.counts_only):
-                    others.append((transformer, offset))
-                offset += transformer.n_columns
-            weights = np.vstack([self.weights_, np.zeros((1, self.weights_.shape[1])), self.intercept_])
-            fused = (tuple(tfidf), tuple(others), weights, absent)
-            self.__dict__["_fused_cache"] = fused
-        return fused
-
-    def _label_layout(self) -> tuple[np.ndarray, np.ndarray, list[str]]:
-        """Per class its label's index, the (classes, labels) 0/1 matrix that sums probabilities per
-        label, and the class names as strings: fixed by ``classes_``, built once per process."""
-        layout = self.__dict__.get("_label_layout_cache")
-        if layout is None:
-            group_of_class = np.array([LABELS.index(label) for label in self.class_labels_])
-            layout = (group_of_class, np.eye(len(LABELS))[group_of_class], [str(c) for c in self.classes_])
-            self.__dict__["_label_layout_cache"] = layout
-        return layout
-
-    def __getstate__(self):
-        state = dict(super().__getstate__())
-        state.pop("_label_layout_cache", None)
-        state.pop("_fused_cache", None)
-        state.pop("_label_members_cache", None)
-        return state
+    def _logits(self, utterances) -> np.ndarray:
+        """``features(utterances) @ weights_ + intercept_`` (the fitted pipeline's ``decision_function`` up to the
+        last bits of rounding): each row's entries added in order, then the intercept (``linear_scores``)."""
+        return linear_scores(self.weights_, self.intercept_, *self._entries(utterances))
 
     @property
     def segmenter(self) -> Segmenter:
         require_fitted(self, "pipeline_")
-        return self._segmenter()
+        return self.pipeline_.steps[0][1]  # ``fit`` puts it first
 
     def utterances(self, X):
         """``Utterance`` objects of raw inputs (``Utterance`` objects pass through)."""
-        require_fitted(self, "pipeline_")
-        return self._segmenter().utterances(X)
-
-    def _segmenter(self) -> Segmenter:
-        """The pipeline's first step: ``named_steps`` builds a new Bunch of every step on each call (several
-        times per query), the step list does not."""
-        name, step = self.pipeline_.steps[0]
-        return step if name == "segment" else self.pipeline_.named_steps["segment"]
+        return self.segmenter.utterances(X)
 
     def predict_proba(self, X):
         require_fitted(self, "pipeline_")
@@ -367,68 +244,27 @@ class Router(BaseEstimator, ClassifierMixin):
         return [r.primary_reason_code for r in self.route(X)]
 
     def route(self, X) -> list[Route]:
-        """A ``Route`` per input (raw strings, input dicts or ``Utterance`` objects)."""
+        """A ``Route`` per input (raw strings, input dicts or ``Utterance`` objects): the decision over the
+        matrix of probabilities."""
         utterances = self.utterances(X)
         if not utterances:
             return []
-        if not hasattr(self, "control_columns_"):
-            self._compile_domains()
-        if len(utterances) > DENSE_ROWS:
-            return self._route_rows(utterances)
-        return [self._route_row(u, proba) for u, proba in zip(utterances, self._proba(utterances).tolist())]
-
-    def _route_rows(self, utterances) -> list[Route]:
-        """``route`` of a batch, the definition: the decision over the matrix of probabilities."""
         proba = self._proba(utterances)
-        group_of_class, label_matrix, classes = self._label_layout()
-        by_label = proba @ label_matrix  # (n, 3): summed probability per label
-        label_index = fast_floor(by_label, by_label.argmax(axis=1), getattr(self, "fast_min_probability", 0.0))
-        in_group = np.where(group_of_class[None, :] == label_index[:, None], proba, -1.0)
+        by_label = proba @ self.label_sums_  # (n, 3): summed probability per label
+        label_index = fast_floor(by_label, by_label.argmax(axis=1), self.fast_min_probability)
+        in_group = np.where(self.in_label_[label_index], proba, -1.0)
         primary_index = in_group.argmax(axis=1).tolist()
-        secondary = proba >= self.secondary_threshold
-        secondary[np.arange(len(utterances)), primary_index] = False
         others: dict[int, list[int]] = {}
-        for i, j in zip(*np.nonzero(secondary)):  # few: most rows have no second code
-            others.setdefault(int(i), []).append(int(j))
+        rows, columns = np.nonzero(proba >= self.secondary_threshold)
+        for i, j in zip(rows.tolist(), columns.tolist()):  # few: mostly the primary codes
+            if j != primary_index[i]:
+                others.setdefault(i, []).append(j)
+        classes = self.class_names_
         second = {i: [classes[j] for j in sorted(js, key=lambda j: -proba[i, j])] for i, js in others.items()}
-        rounded = np.round(by_label, 4).tolist()
+        rounded = by_label.round(4).tolist()  # np.round's own method, without its wrapper (~1 µs a call)
         labels = label_index.tolist()
         return [self._decided(u, labels[i], classes[primary_index[i]], second.get(i, []), rounded[i])
                 for i, u in enumerate(utterances)]
-
-    def _route_row(self, u, proba: list[float]) -> Route:
-        """``_route_rows`` of one utterance, from its row of probabilities, in plain Python (a few rows, the
-        server's single query: a dozen numpy calls on a small matrix cost more than the decision itself).
-        The same route, which a test holds on every bundled query: a label's probability is summed in class
-        order, which may differ from the matrix product's in the last bit (so does a product of fewer rows:
-        BLAS adds in blocks), far below the 4 decimals a record shows."""
-        members = self._label_members()
-        by_label = []  # a plain loop: faster than a reduce over a map per label for a few classes each
-        for label_classes in members:
-            total = 0.0
-            for j in label_classes:
-                total += proba[j]
-            by_label.append(total)
-        label = first_argmax(by_label)
-        floor = getattr(self, "fast_min_probability", 0.0)
-        if floor and label == _FAST and by_label[_FAST] < floor:
-            label = first_argmax([-1.0 if i == _FAST else p for i, p in enumerate(by_label)])
-        # the label's first most probable class (``max`` keeps the first); no class: 0, as argmax of all -1
-        primary = max(members[label], key=proba.__getitem__, default=0)
-        threshold = self.secondary_threshold
-        second = sorted([j for j, p in enumerate(proba) if p >= threshold and j != primary], key=lambda j: -proba[j])
-        classes = self._label_layout()[2]
-        return self._decided(u, label, classes[primary], [classes[j] for j in second] if second else [],
-                             [round_like_numpy(p, 4) for p in by_label])
-
-    def _label_members(self) -> list[tuple[int, ...]]:
-        """Per label, the indices of its classes in class order (from ``_label_layout``'s first array)."""
-        members = self.__dict__.get("_label_members_cache")
-        if members is None:
-            groups = self._label_layout()[0].tolist()
-            members = [tuple(j for j, group in enumerate(groups) if group == label) for label in range(len(LABELS))]
-            self.__dict__["_label_members_cache"] = members
-        return members
 
     def _decided(self, u, label: int, primary: str, second: list[str], rounded: list[float]) -> Route:
         """The ``Route`` of utterance ``u``: label (index), primary and secondary codes decided, label
