@@ -96,7 +96,7 @@ def test_train_prints_the_blind_set_in_its_tables(tmp_path, capsys):
     small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}")
     out = capsys.readouterr().out.splitlines()
     summary = [line for line in out if line.startswith("blind ")]
-    assert len(summary) == 2  # the routing table and the risk-coverage table
+    assert len(summary) == 3  # the routing table, the router-vs-baseline table and the risk-coverage table
     assert summary[0].split()[1] == str(len(load_blind(BLIND_FILE)))
     assert any(line.startswith("risk–coverage") and "fitted on routing_calibration.jsonl," in line for line in out)
 

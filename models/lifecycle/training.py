@@ -55,6 +55,7 @@ from fastslow.models.lifecycle.pyfunc import log_pyfunc_model
 from fastslow.models.lifecycle.registry import DEFAULT_REGISTERED_MODEL, DEFAULT_TRACKING_URI, RegistryError
 from fastslow.models.robustness import robustness
 from fastslow.models.lifecycle.plots import correctness, plot_confusion_matrix, plot_reliability, plot_risk_coverage
+from fastslow.models.routing.baseline import PlainBaseline, comparison_table
 from fastslow.models.routing.metrics import evaluate, risk_coverage_frame, risk_coverage_table, summary_table
 from fastslow.models.routing.router import Router
 from fastslow.models.routing.splitter import SplitLexicon
@@ -274,6 +275,17 @@ def score_held_out(model: FastslowModel, sets: list[HeldOutSet]) -> tuple[dict[s
     return by_name, temperatures
 
 
+def baseline_metrics(baseline: PlainBaseline, sets: dict[str, list[dict]]) -> dict:
+    """``baseline_<set>_label_accuracy`` and ``baseline_<set>_code_accuracy`` of each set (``{name: rows}``),
+    computed as the router's are (``evaluate``); no row of a set is kept."""
+    metrics = {}
+    for name, rows in sets.items():
+        ev = evaluate(baseline, rows, f"baseline_{name}", records=baseline.records(rows), keep_errors=False)
+        metrics.update({f"{ev.name}_{what}_accuracy": ev.metrics[f"{ev.name}_{what}_accuracy"]
+                        for what in ("label", "code")})
+    return metrics
+
+
 def dataset_frame(rows: list[dict]):
     """Rows as a flat table for MLflow's dataset tracking (nested fields as JSON text)."""
     import pandas as pd
@@ -364,6 +376,10 @@ def run(args: argparse.Namespace) -> dict:
     fit_rows = train_rows + augmented
     progress.stage(f"fitting the router on {len(fit_rows)} rows")
     router.fit(fit_rows, [r["primary_reason_code"] for r in fit_rows])
+    progress.stage(f"fitting the plain baseline (char n-gram tf-idf, logistic regression) on the same {len(fit_rows)} rows")
+    baseline_started = time.perf_counter()
+    baseline = PlainBaseline(random_state=args.seed).fit(fit_rows, [r["primary_reason_code"] for r in fit_rows])
+    baseline_seconds = round(time.perf_counter() - baseline_started, 1)
     trained_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     model = FastslowModel(router=router, splitter=splitter,
                           version=model_version(params, routing_digest),
@@ -379,6 +395,10 @@ def run(args: argparse.Namespace) -> dict:
                    evaluate(model, train_rows, "train", records=train_records),
                    evaluate(model, blind_rows, "blind", records=blind_records, keep_errors=False)]
     calibrated = [ev for ev in evaluations if ev.name not in ("fixture", "train")]
+    compared = [ev for ev in evaluations if ev.name != "train"]  # the baseline on every set not trained on
+    progress.stage("scoring the plain baseline: " + ", ".join(ev.name for ev in compared))
+    baseline_figures = baseline_metrics(baseline, {"fixture": fixture_rows, **{s.name: s.rows for s in held_out},
+                                        "blind": blind_rows})
     calibrated_on = " + ".join(s.path.name for s in held_out if s.fits_temperature)
     metrics = {k: v for ev in evaluations for k, v in ev.metrics.items()}
     metrics.update(cv)
@@ -444,6 +464,7 @@ def run(args: argparse.Namespace) -> dict:
             mlflow.log_metrics(cv)
             mlflow.log_param("cv_folds", args.cv)
         mlflow.log_metric("fit_seconds", fit_seconds)
+        mlflow.log_metrics({**baseline_figures, "baseline_fit_seconds": baseline_seconds})
         mlflow.log_metric("capture_conformance", capture.conformance)
         mlflow.set_tag("capture_promotable", str(capture.conformance == 1.0).lower())
         (folder / "capture_contract_failures.json").write_text(
@@ -472,6 +493,8 @@ def run(args: argparse.Namespace) -> dict:
     progress.stage("done")
 
     print(summary_table(evaluations))
+    print(f"\nrouter vs the plain baseline (char n-gram tf-idf + logistic regression, fitted on the same rows "
+          f"in {baseline_seconds}s; Δ = router − baseline):\n" + comparison_table(compared, baseline_figures))
     if dropped_blind:
         print(f"({dropped_blind} bundled training rows left out: their query is in the blind set {args.blind.name})")
     if dropped_held_out:
@@ -503,8 +526,8 @@ def run(args: argparse.Namespace) -> dict:
     print(f"registered {args.registered_model} version {version}: " +
           (f"now models:/{args.registered_model}@{registry.CHAMPION}" if not refused else
            "NOT champion — " + "; ".join(refused)))
-    return {"run_id": run_id, "metrics": metrics, "manifest": manifest, "model": model,
-            "registered_version": version, "refused": refused, "extra": extra, "pyfunc_uri": pyfunc_uri}
+    return {"run_id": run_id, "metrics": metrics, "baseline_metrics": baseline_figures, "manifest": manifest,
+            "model": model, "registered_version": version, "refused": refused, "extra": extra, "pyfunc_uri": pyfunc_uri}
 
 
 def main(argv: list[str] | None = None) -> int:
