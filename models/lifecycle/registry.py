@@ -379,7 +379,7 @@ def get_version(mlflow_client, name: str, version: str) -> VersionInfo:
 
 #: the metrics ``fastslow models diff`` shows unless asked for all: the sets a promotion is judged on
 DIFF_PREFIXES = ("fixture_", "automation_fixture_", "dev_label", "dev_code", "dev_ece", "blind_", "automation_blind_",
-                 "calibration_", "capture_", "temperature")
+                 "calibration_", "capture_", "temperature", "baseline_blind_", "baseline_calibration_")
 #: the parameters that say how two versions were trained differently
 DIFF_PARAMS = ("C", "seed", "class_weight", "fast_min_probability", "spoken_variants", "review_threshold",
                "train_rows", "train_digest", "extra_files", "only", "crf_c1", "crf_c2", "crf_iterations", "intent_C")
