@@ -188,10 +188,27 @@ def score_chunks(chunks: Iterable[list], jobs: int, init_args: tuple) -> Iterato
         while pending:
             yield pending.popleft().result()
     except BaseException:  # stopped (Ctrl-C, SIGTERM) or failed: end the workers now, not after their chunks
+        silence_pool_manager_after_kill()
         pool.shutdown(wait=False, kill_workers=True)
         raise
     else:
         pool.shutdown(wait=True)
+
+
+def silence_pool_manager_after_kill() -> None:
+    """Keep loky's manager thread from printing a traceback once its workers are killed on purpose.
+
+    After ``shutdown(kill_workers=True)`` the thread can still take a queued work id whose item the kill
+    has just dropped and die with ``KeyError`` (a race inside loky's shutdown, not ours): the run has
+    stopped as asked and lost nothing, so the traceback would only tell the user something broke. Any
+    other thread's error is printed as before."""
+    previous = threading.excepthook
+
+    def hook(args) -> None:
+        if args.thread is None or args.thread.name != "ExecutorManagerThread":
+            previous(args)
+
+    threading.excepthook = hook
 
 
 class Progress:

@@ -459,3 +459,22 @@ def test_score_reads_the_model_from_fastslow_model_like_serve(trained, tmp_path)
                             input='{"query": "暂停"}\n'.encode(), capture_output=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert records(result.stdout)[0]["label"] == "快"
+
+
+def test_after_a_kill_only_the_pool_managers_error_is_silenced(monkeypatch):
+    import threading
+
+    from fastslow.serve.batch import silence_pool_manager_after_kill
+
+    seen = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: seen.append((args.thread.name, args.exc_type)))
+    silence_pool_manager_after_kill()
+
+    def fail():
+        raise KeyError("gone")
+
+    for name in ("ExecutorManagerThread", "another-thread"):
+        thread = threading.Thread(target=fail, name=name)
+        thread.start()
+        thread.join()
+    assert seen == [("another-thread", KeyError)]

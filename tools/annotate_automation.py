@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fastslow.features.automation_lexicons import load_automation_lexicons  # noqa: E402
-from fastslow.models.automation.rules import assemble, parse_markup, to_markup  # noqa: E402
+from fastslow.models.automation.rules import analyse, assemble, parse_markup, to_markup  # noqa: E402
 from fastslow.models.automation.intents import CONTROL_INTENTS, IntentTaxonomy, control_intent, keyword_intent  # noqa: E402
 
 
@@ -32,7 +32,7 @@ def annotate(lines: list[str], prefix: str) -> list[dict]:
         if not raw or raw.startswith("#"):
             continue
         text, spans = parse_markup(raw)
-        groups = assemble(text, spans, lex)
+        groups = assemble(analyse(text, lex), spans)
         for g in groups:
             for q in g["querys"]:
                 if q["intent"] is None:

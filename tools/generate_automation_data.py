@@ -8,7 +8,7 @@ A build-time tool beside the package, not in it: it reads the vocabularies in
 (vocab/actions.txt with their intents), durations, reminders, once markers, scope ends, super-task and
 memo management, plain requests and built-in behaviours, with spoken fillers and punctuation variants.
 Each row's spans come from the template; its expected groups come from the spec rules
-(``models/automation/rules.py``) applied to those spans, with intents from the vocabulary (the control
+(``models/automation/rules/``) applied to those spans, with intents from the vocabulary (the control
 rule picks 车载控制 / 设备控制). Rows whose text is in the frozen fixture or the dev set are never written.
 """
 
@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from fastslow.features.automation_lexicons import load_automation_lexicons  # noqa: E402
 from fastslow.models.automation.data import AUTOMATION_DEV_FILE, AUTOMATION_FIXTURE_FILE  # noqa: E402
-from fastslow.models.automation.rules import assemble, automation_text, parse_markup, to_markup  # noqa: E402
+from fastslow.models.automation.rules import analyse, assemble, automation_text, parse_markup, to_markup  # noqa: E402
 from fastslow.models.automation.intents import CONTROL_INTENTS, control_intent  # noqa: E402
 from fastslow.features.spoken import numerals, spoken_lexicon  # noqa: E402
 
@@ -572,7 +572,7 @@ def inner_auto(pieces: list) -> list:
 
 def expected_groups(text, spans, lex) -> list[dict]:
     """The spec rules on the gold spans; a control intent follows the device/seat rule."""
-    groups = assemble(text, spans, lex)
+    groups = assemble(analyse(text, lex), spans)
     for g in groups:
         for q in g["querys"]:
             if q["intent"] in CONTROL_INTENTS or q["intent"] is None:

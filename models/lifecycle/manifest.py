@@ -83,14 +83,14 @@ def verify_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = 
     if not mpath.is_file():
         raise ModelLoadError(f"refusing to load {path}: manifest {mpath.name} is missing")
     manifest = read_manifest(path)
+    if not isinstance(manifest.get("sha256"), str):
+        raise ModelLoadError(f"refusing to load {path}: manifest {mpath.name} has no sha256 (the file's SHA-256 "
+                             "as text): it is not a fastslow manifest, or it was damaged")
     found = manifest.get("format_version")
     if found != FORMAT_VERSION or isinstance(found, bool):
         raise ModelLoadError(f"refusing to load {path}: it is model format {found if found is not None else 'none'} "
                              f"({mpath.name}), this fastslow reads format {FORMAT_VERSION}; retrain it with "
                              "`python train.py`")
-    if not isinstance(manifest.get("sha256"), str):
-        raise ModelLoadError(f"refusing to load {path}: manifest {mpath.name} has no sha256 (the file's SHA-256 "
-                             "as text): it is not a fastslow manifest, or it was damaged")
     actual = sha256_of(path) if data is None else hashlib.sha256(data).hexdigest()
     if actual != manifest.get("sha256"):
         raise ModelLoadError(f"refusing to load {path}: SHA-256 {actual[:12]}… does not match the manifest "
