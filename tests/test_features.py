@@ -18,7 +18,7 @@ from fastslow.features import (
 )
 from fastslow.features.extractors import TfidfRows, char_ngrams
 from fastslow.features.lexicon import load_lexicon
-from fastslow.features.normalise import clean, spaces_as_pauses, surface
+from fastslow.features.normalise import chinese_punctuation, clean, spaces_as_pauses, surface
 from fastslow.features.text import (
     ExactCut, RustCut, candidate_markers, context_state, cut_for, domain_cut, domain_tokenizer,
 )
@@ -71,11 +71,12 @@ def bundled_texts() -> set[str]:
 
 
 def test_normalise_is_clean_of_spaces_as_pauses_lower_cased_on_every_bundled_text():
-    """``normalise`` skips the space patterns for a text without white space: the same text as the composition
-    it is defined by, on every bundled query and on texts with spaces, stops and full-width marks."""
+    """``normalise`` and ``surface`` skip the space patterns for a text without white space: the same texts as
+    the compositions they are defined by, on every bundled query and on texts with spaces, stops and full-width marks."""
     edges = ["把温度调到 24 度。", "ＳＵ７  支持哪些模式？", "  hey   siri  ", "打开空调。。 ", "关窗\t开空调", "", " ", "。"]
     for text in sorted(set(bundled_queries(ALL_FILES))) + edges:
         assert normalise(text) == clean(spaces_as_pauses(text)).lower(), text
+        assert surface(text) == chinese_punctuation(clean(text)), text  # the same for the parser's text
 
 
 def test_exact_cut_and_rjieba_give_jiebas_tokens_on_every_bundled_query(jieba_and_exact_cut, rust_cut):
