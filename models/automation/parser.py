@@ -222,8 +222,24 @@ class Column(NamedTuple):
     ``at[k]`` (``at`` None: one value per character, in order)."""
 
     prefix: str
-    values: "list[str] | Grams"
-    at: list[int] | None = None
+    values: "list[str] | Grams | Coded"
+    at: np.ndarray | None = None
+
+
+class Coded:
+    """The values of a column of few distinct values, ``names[codes[k]]``: ``attribute_ids`` finds each name's
+    id once and takes the ids of the whole column in one step. Iterated, the values as str."""
+
+    __slots__ = ("names", "codes")
+
+    def __init__(self, names: tuple[str, ...], codes: np.ndarray):
+        self.names, self.codes = names, codes
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def __iter__(self):
+        return map(self.names.__getitem__, self.codes.tolist())
 
 
 class Padded:
@@ -278,16 +294,16 @@ def gram_keys(padded: str, width: int) -> np.ndarray:
     return key
 
 
-def _placed(prefix: str, places, values, char_of: list[int]) -> Column:
+def _placed(prefix: str, places, values, char_of: np.ndarray) -> Column:
     """The column of ``values`` at ``places`` of the layout, those that are characters (``char_of``: each place's
     character, ``-1`` between texts and past the ends)."""
-    at = list(map(char_of.__getitem__, places))
-    if not at:
-        return Column(prefix, [], [])
-    if -1 in at:
-        inside = [i >= 0 for i in at]
-        return Column(prefix, list(compress(values, inside)), list(compress(at, inside)))
-    return Column(prefix, list(values), at)
+    at = char_of.take(np.asarray(places, dtype=np.intp))
+    inside = at >= 0
+    if inside.all():
+        return Column(prefix, values, at)
+    if isinstance(values, Coded):
+        return Column(prefix, Coded(values.names, values.codes[inside]), at[inside])
+    return Column(prefix, list(compress(values, inside.tolist())), at[inside])
 
 
 class _CharClasses(dict):
@@ -325,31 +341,35 @@ def char_attributes(texts: list[str], table: FeatureTable, tokens: list | None =
     starts = list(accumulate([len(_BETWEEN) + m for m in lengths[:-1]], initial=0))  # each text's place
     own, own_at, clause_of, looks, tok_pos, tok_of = _char_layout(low, starts, table, tokens)
     firsts = list(accumulate(lengths[:-1], initial=0))  # each text's first character
-    char_of = [-1] * (len(low) + 1)  # each place's character ([-1] and [len(low)]: past the ends)
-    for start, first, m in zip(starts, firsts, lengths):
-        char_of[start:start + m] = range(first, first + m)
-    keep = None if len(lows) == 1 else np.flatnonzero(np.asarray(char_of[:-1]) >= 0)  # the characters' places
+    places = np.repeat(np.subtract(starts, firsts), lengths) + np.arange(n)  # each character's place
+    char_of = np.full(len(low) + 1, -1)  # each place's character ([-1] and [len(low)]: past the ends)
+    char_of[places] = np.arange(n)
+    keep = None if len(lows) == 1 else places
     padded = Padded("\x02\x02" + low + "\x03\x03")  # the n-grams reach two out
 
     def grams(*offsets):
         return Grams(padded, keep, offsets)
 
-    clauses = []  # a text's clauses from 0: the pad before it is in the clause the end mark of _BETWEEN opens
-    for start, m in zip(starts, lengths):
-        first = clause_of[start - 1] if start else 0
-        if clause_of[start + m - 1] == first:  # clauses never decrease: one clause (most texts)
-            clauses += ["0"] * m
-        else:
-            clauses += [_CLAUSES[min(clause - first, 3)] for clause in clause_of[start:start + m]]
+    # a text's clauses from 0: the pad before it is in the clause the end mark of _BETWEEN opens
+    clause_of = np.asarray(clause_of)
+    before = clause_of.take(np.subtract(starts, 1))  # the clause of the pad before each text (none before the first)
+    before[0] = 0
+    first_clause = np.repeat(before, lengths)
+    clauses = np.minimum(clause_of.take(places) - first_clause, 3)
+    chars = np.frombuffer("".join(lows).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    distinct, char_codes = np.unique(chars, return_inverse=True)
     local = list(map(_LOCAL.__contains__, map(itemgetter(0), own)))
-    local_at, local = list(compress(own_at, local)), list(compress(own, local))
+    local_at, local = np.array(list(compress(own_at, local)), dtype=np.intp), list(compress(own, local))
     look, look_start, look_end = zip(*looks) if looks else ((), (), ())
+    look_sizes = np.subtract(look_end, look_start, dtype=np.intp).clip(0)  # each range's places, one after another
+    look_places = np.repeat(np.asarray(look_start, dtype=np.intp) - np.cumsum(look_sizes) + look_sizes,
+                            look_sizes) + np.arange(look_sizes.sum())
     tokened = [(j, p, w) for j, p, w in zip(range(len(low)), tok_pos, tok_of) if p] if tok_pos else []
     named = [(j, w) for j, _, w in tokened if w]
     first_at = [i for i, m in zip(firsts, lengths) if m]
     last_at = [i + m - 1 for i, m in zip(firsts, lengths) if m]
     return [
-        Column("", ["b"] * n),  # bias
+        Column("", Coded(("b",), np.zeros(n, dtype=np.intp))),  # bias
         Column("c=", grams(0)),  # the character, the one before, the one after
         Column("l=", grams(-1)),
         Column("r=", grams(1)),
@@ -358,16 +378,16 @@ def char_attributes(texts: list[str], table: FeatureTable, tokens: list | None =
         Column("lcr=", grams(-1, 0, 1)),
         Column("ll=", grams(-2, -1)),
         Column("rr=", grams(1, 2)),
-        Column("k=", list(map(_CHAR_CLASSES.__getitem__, "".join(lows)))),
-        Column("cl=", clauses),  # its clause: 0, 1, 2, 3 or later
+        Column("k=", Coded(tuple(_CHAR_CLASSES[chr(c)] for c in distinct.tolist()), char_codes)),  # its class
+        Column("cl=", Coded(_CLAUSES, clauses)),  # its clause: 0, 1, 2, 3 or later
         _placed("tp=", [j for j, _, _ in tokened], [p for _, p, _ in tokened], char_of),  # its place in its
         _placed("t=", [j for j, _ in named], [w for _, w in named], char_of),  # jieba token, and that token
         _placed("", own_at, own, char_of),  # its lexicon and number-shape marks
-        _placed("", chain.from_iterable(map(range, look_start, look_end)),  # the markers ahead of it, behind it
-                chain.from_iterable(map(repeat, look, map(sub, look_end, look_start))), char_of),
-        _placed("-1", map((1).__add__, local_at), local, char_of),  # the local marks of the character before it
-        _placed("+1", map((-1).__add__, local_at), local, char_of),  # and after it
-        Column("", ["BOS"] * len(first_at) + ["EOS"] * len(last_at), first_at + last_at),
+        _placed("", look_places,  # the markers ahead of it, behind it
+                Coded(look, np.repeat(np.arange(len(look)), look_sizes)), char_of),
+        _placed("-1", local_at + 1, local, char_of),  # the local marks of the character before it
+        _placed("+1", local_at - 1, local, char_of),  # and after it
+        Column("", ["BOS"] * len(first_at) + ["EOS"] * len(last_at), np.array(first_at + last_at, dtype=np.intp)),
     ]
 
 
@@ -378,7 +398,7 @@ def attribute_rows(columns: list[Column], n: int, known: CRFModel | None = None)
     same weights are added in the same order, for less work."""
     rows = [[] for _ in range(n)]
     for prefix, values, at in columns:
-        places = range(n) if at is None else at
+        places = range(n) if at is None else at.tolist()
         if known is None:
             for i, value in zip(places, values):
                 rows[i].append(prefix + value)
@@ -410,10 +430,13 @@ def attribute_ids(columns: list[Column], n: int, crf: CRFModel) -> tuple[np.ndar
         if isinstance(values, Grams):
             prefixes, table, rows = found[len(values.offsets)]
             ids.append(table[prefixes.index(prefix)].take(rows.take(values.places())))
+        elif isinstance(values, Coded):
+            lookup = crf.attribute_ids(prefix).get
+            ids.append(np.array([lookup(name, -1) for name in values.names], dtype=np.intp).take(values.codes))
         else:
             lookup = crf.attribute_ids(prefix).get
             ids.append(np.fromiter(map(lookup, values, repeat(-1)), dtype=np.intp, count=len(values)))
-        where.append(everyone if at is None else np.asarray(at, dtype=np.intp))
+        where.append(everyone if at is None else at)
     return np.concatenate(ids), np.concatenate(where)
 
 
