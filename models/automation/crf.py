@@ -264,7 +264,8 @@ def code_key(chars: str) -> int:
 
 def find_keys(keys: np.ndarray, known: pd.Index) -> np.ndarray:
     """The row of each of ``keys`` in ``known`` (``CRFModel.attribute_keys``), ``-1`` (the last row) where it is
-    not there."""
+    not there. A hash lookup: a sorted array and ``searchsorted`` measured ~5x slower (8,000 keys among 400 to
+    1,100 known: ~0.55-0.65 ms against ~0.08-0.14 ms)."""
     return known.get_indexer(keys)
 
 

@@ -20,8 +20,8 @@ import os
 import re
 from bisect import bisect_right
 from functools import cached_property
-from itertools import accumulate, chain, compress, repeat
-from operator import add, itemgetter, sub
+from itertools import accumulate, compress, repeat
+from operator import add, itemgetter
 import tempfile
 from typing import NamedTuple
 
@@ -162,7 +162,7 @@ def _shape_spans(pattern: re.Pattern, low: str, numerals: list[int]) -> list[tup
 
 
 def _clause_layout(text: str, look_points: dict[tuple[int, str], list[int]],
-                   bounds: list[tuple[int, int]]) -> tuple[list[int], list[tuple[str, int, int]]]:
+                   bounds: list[tuple[int, int]]) -> tuple[np.ndarray, list[tuple[str, int, int]]]:
     """The clause structure of ``_char_layout``: every character's clause (a clause's end mark opens the next
     one) and which markers lie ahead of / behind each character within its clause, as ranges: per look key
     and clause holding its points, ``ahead:`` up to its last point there, ``behind:`` after its first (``bounds``:
@@ -172,11 +172,11 @@ def _clause_layout(text: str, look_points: dict[tuple[int, str], list[int]],
         looks = []
         for (_, key), points in look_points.items():
             looks += [("ahead:" + key, 0, max(points)), ("behind:" + key, min(points) + 1, n)]
-        return [0] * n, looks
+        return np.zeros(n, dtype=np.intp), looks
     breaks = [m.start() for m in _CLAUSE_BREAK.finditer(text)]
-    clause_of = [0] * breaks[0]
-    for k, (a, b) in enumerate(zip(breaks, breaks[1:] + [n]), 1):
-        clause_of += [k] * (b - a)
+    opens = np.zeros(n, dtype=np.intp)
+    opens[breaks] = 1
+    clause_of = opens.cumsum()  # the number of end marks up to each place
     starts = [0] + [b + 1 for b in breaks]
     ends = starts[1:] + [n]
     looks = []
@@ -351,7 +351,6 @@ def char_attributes(texts: list[str], table: FeatureTable, tokens: list | None =
         return Grams(padded, keep, offsets)
 
     # a text's clauses from 0: the pad before it is in the clause the end mark of _BETWEEN opens
-    clause_of = np.asarray(clause_of)
     before = clause_of.take(np.subtract(starts, 1))  # the clause of the pad before each text (none before the first)
     before[0] = 0
     first_clause = np.repeat(before, lengths)
@@ -361,9 +360,9 @@ def char_attributes(texts: list[str], table: FeatureTable, tokens: list | None =
     local = list(map(_LOCAL.__contains__, map(itemgetter(0), own)))
     local_at, local = np.array(list(compress(own_at, local)), dtype=np.intp), list(compress(own, local))
     look, look_start, look_end = zip(*looks) if looks else ((), (), ())
-    look_sizes = np.subtract(look_end, look_start, dtype=np.intp).clip(0)  # each range's places, one after another
-    look_places = np.repeat(np.asarray(look_start, dtype=np.intp) - np.cumsum(look_sizes) + look_sizes,
-                            look_sizes) + np.arange(look_sizes.sum())
+    look_start = np.array(look_start, dtype=np.intp)
+    look_sizes = (np.array(look_end, dtype=np.intp) - look_start).clip(0)  # each range's places, one after another
+    look_places = np.repeat(look_start - np.cumsum(look_sizes) + look_sizes, look_sizes) + np.arange(look_sizes.sum())
     tokened = [(j, p, w) for j, p, w in zip(range(len(low)), tok_pos, tok_of) if p] if tok_pos else []
     named = [(j, w) for j, _, w in tokened if w]
     first_at = [i for i, m in zip(firsts, lengths) if m]
