@@ -17,7 +17,7 @@ import re
 from bisect import bisect_left
 from collections import _count_elements  # the C helper of Counter (a Python fallback off CPython)
 from functools import partial, reduce
-from itertools import repeat
+from itertools import accumulate, repeat
 from operator import add as _add, mul as _mul, truediv as _truediv
 
 import numpy as np
@@ -116,8 +116,13 @@ class CharGramColumns:
         self.min_n = min_n
         self.max_n = max_n
         coded = sorted((self.code(gram), col) for gram, col in vocabulary.items())
-        self.codes = np.array([code for code, _ in coded], dtype=np.int64)
-        self.columns_of = np.array([col for _, col in coded], dtype=np.int64)
+        # a last integer above every gram's, of no column: ``np.searchsorted`` always lands on an entry
+        self.codes = np.array([code for code, _ in coded] + [np.iinfo(np.int64).max], dtype=np.int64)
+        self.columns_of = np.array([col for _, col in coded] + [ABSENT], dtype=np.int64)
+
+    #: what follows each text among the code points: no character's (above 0x10FFFF), so a gram across two texts
+    #: is in no vocabulary
+    BETWEEN = (1 << BITS) - 1
 
     @classmethod
     def code(cls, gram: str) -> int:
@@ -129,32 +134,26 @@ class CharGramColumns:
 
     def columns(self, texts: list) -> list[list[int]]:
         """Per text, its grams' columns (``ABSENT`` out of the vocabulary): its unigrams, then its bigrams, …, each
-        size in text order."""
-        lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-        points = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
-        doc = np.repeat(np.arange(len(texts)), lengths)
-        gram_docs, grams = [], []
-        for size in range(self.min_n, self.max_n + 1):
-            last = len(points) - size + 1  # a gram starts at most size - 1 characters before the end
-            if last <= 0:
-                break
-            whole = doc[:last] == doc[size - 1:]  # its first and last characters in one text
-            gram = points[:last]
-            for k in range(1, size):
-                gram = ((gram + 1) << self.BITS) | points[k:last + k]
-            gram_docs.append(doc[:last][whole])
-            grams.append(gram[whole])
-        if not grams:
-            return [[] for _ in texts]
-        gram_doc, gram = np.concatenate(gram_docs), np.concatenate(grams)
-        if len(texts) > 1:  # each text's grams together, each size's in turn
-            order = np.argsort(gram_doc, kind="stable")
-            gram_doc, gram = gram_doc[order], gram[order]
-        at = np.searchsorted(self.codes, gram).clip(max=max(len(self.codes) - 1, 0))
-        found = self.codes[at] == gram if len(self.codes) else np.zeros(len(gram), dtype=bool)
-        cols = np.where(found, self.columns_of[at] if len(self.codes) else ABSENT, ABSENT).tolist()
-        ends = np.searchsorted(gram_doc, np.arange(1, len(texts) + 1)).tolist()
-        return [cols[start:end] for start, end in zip([0] + ends, ends)]
+        size in text order (and per size one gram from its last character on into the next text, ``ABSENT``)."""
+        points = np.frombuffer("\0".join(texts).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
+        ends = list(accumulate(len(t) + 1 for t in texts))  # each text's end in ``points``, one after its last character
+        points[[end - 1 for end in ends[:-1]]] = self.BETWEEN  # the "\0" joining each text to the next
+        points = np.concatenate([points, np.full(self.max_n, self.BETWEEN, dtype=np.int64)])
+        n = ends[-1]  # one gram of each size at each point of a text and after it
+        sizes = []
+        gram = points
+        for size in range(1, self.max_n + 1):
+            if size > 1:
+                gram = ((gram[:-1] + 1) << self.BITS) | points[size - 1:]
+            if size >= self.min_n:
+                sizes.append(gram[:n])
+        grams = np.concatenate(sizes) if len(sizes) > 1 else sizes[0]
+        at = self.codes.searchsorted(grams)
+        cols = np.where(self.codes.take(at) == grams, self.columns_of.take(at), ABSENT).tolist()
+        if len(texts) == 1:
+            return [cols]
+        by_size = [cols[k * n:(k + 1) * n] for k in range(len(sizes))]
+        return [[col for block in by_size for col in block[start:end]] for start, end in zip([0, *ends], ends)]
 
 
 class TfidfRows:
