@@ -86,8 +86,17 @@ def chinese_punctuation(text: str) -> str:
 
 def surface(query) -> str:
     """``clean`` with Chinese punctuation kept: the text the automation parser reads and quotes from,
-    so ``HyperTask`` and ``，`` are quoted as written. Not a string: ``""``."""
-    return chinese_punctuation(clean(query)) if isinstance(query, str) else ""
+    so ``HyperTask`` and ``，`` are quoted as written. Not a string: ``""``.
+
+    As in ``normalise``, a text whose NFKC holds no white space once stripped (nearly every one) skips the
+    space patterns, which have nothing to do: ``clean`` is then that NFKC without its final stops (a test
+    holds the two equal). Every query is read this way once by the parser: ~2 µs of ~2.5."""
+    if not isinstance(query, str):
+        return ""
+    stripped = nfkc(query).strip()
+    if _SPACES.search(stripped) is None:
+        return chinese_punctuation(without_final_stop(stripped))
+    return chinese_punctuation(clean(query))
 
 
 def fold(text) -> str:

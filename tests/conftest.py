@@ -117,6 +117,20 @@ def trained(tmp_path_factory, signing_key):
     return result
 
 
+def pytest_collection_modifyitems(config, items):
+    """Modules whose tests need the ``trained`` model first and last, the others between them, each module's
+    tests kept together in their order. pytest-xdist hands each of the two workers one half of this list (then
+    they steal from each other), so one worker trains the model at once while the other runs tests that need no
+    model, instead of both waiting for the one training."""
+    modules: dict = {}
+    for item in items:
+        modules.setdefault(item.module.__name__, []).append(item)
+    needing = [tests for tests in modules.values() if any("trained" in item.fixturenames for item in tests)]
+    others = [tests for tests in modules.values() if all("trained" not in item.fixturenames for item in tests)]
+    half = len(needing) // 2
+    items[:] = [item for tests in (*needing[:half], *others, *needing[half:]) for item in tests]
+
+
 @pytest.fixture(scope="session")
 def model(trained):
     return trained["model"]
@@ -170,12 +184,13 @@ def write_jsonl(path, rows):
     return path
 
 
-def small_train(folder, tracking_uri: str, *argv: str) -> dict:
+def small_train(folder, tracking_uri: str, *argv: str, plots: bool = False) -> dict:
     """``train.run`` without the automation parser and with a strongly regularised router (seconds, not a
-    minute); the rest is the real path: validation, MLflow logging, registration and the champion gate."""
+    minute), and without its pictures unless ``plots`` (``--no-plots``: drawing them is a third of such a
+    run); the rest is the real path: validation, MLflow logging, registration and the champion gate."""
     from fastslow.models.lifecycle import training as train
 
     args = train.build_parser().parse_args([
         "--no-automation", "--C", "0.3", "--output", str(folder / "fastslow.joblib"),
-        "--tracking-uri", tracking_uri, "--experiment", "fastslow-tests", *argv])
+        "--tracking-uri", tracking_uri, "--experiment", "fastslow-tests", *([] if plots else ["--no-plots"]), *argv])
     return train.run(args)

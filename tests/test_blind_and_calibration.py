@@ -93,7 +93,8 @@ def test_the_model_never_trained_on_a_blind_query(trained):
 
 
 def test_train_prints_the_blind_set_in_its_tables(tmp_path, capsys):
-    small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}")
+    tiny = write_jsonl(tmp_path / "tiny" / "core.jsonl", sample_rows(300, seed=2))  # the tables, not the model, are tested
+    small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--train-dir", str(tiny.parent))
     out = capsys.readouterr().out.splitlines()
     summary = [line for line in out if line.startswith("blind ")]
     assert len(summary) == 3  # the routing table, the router-vs-baseline table and the risk-coverage table
@@ -104,12 +105,17 @@ def test_train_prints_the_blind_set_in_its_tables(tmp_path, capsys):
 def test_a_blind_query_in_the_corpus_is_left_out_and_in_extra_data_refused_without_being_shown(tmp_path, capsys):
     picked = sample_rows(3, seed=5)
     blind = write_jsonl(tmp_path / "my_blind.jsonl", picked)
-    result = small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--blind", str(blind))
-    expected = count_shared(load_training(), load_labelled(blind))
-    # the queries of the extra dev and the calibration sets are never trained on either
+    # a small corpus of core rows (the training set of the run) holding the blind rows and some held-out ones
     held_out = [r for path in (*EXTRA_DEV_FILES, CALIBRATION_FILE) for r in load_labelled(path)]
-    others = count_shared(without(load_training(), load_labelled(blind))[0], held_out)
-    assert expected >= 3 and result["model"].info["train_rows"] == len(load_training()) - expected - others
+    corpus = write_jsonl(tmp_path / "corpus" / "core.jsonl", sample_rows(300, seed=6) + picked + held_out[:2])
+    result = small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--blind", str(blind),
+                         "--train-dir", str(corpus.parent))
+    training = load_training(corpus.parent)
+    expected = count_shared(training, load_labelled(blind))
+    # the queries of the extra dev and the calibration sets are never trained on either
+    others = count_shared(without(training, load_labelled(blind))[0], held_out)
+    assert expected >= 3 and others >= 2
+    assert result["model"].info["train_rows"] == len(training) - expected - others
     assert f"({expected} bundled training rows left out: their query is in the blind set my_blind.jsonl)" \
         in capsys.readouterr().out
     assert result["metrics"]["blind_n"] == 3

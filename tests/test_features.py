@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 from hypothesis import given, settings
@@ -18,7 +19,7 @@ from fastslow.features import (
 )
 from fastslow.features.extractors import CharGramColumns, TfidfRows, char_ngrams
 from fastslow.features.lexicon import load_lexicon
-from fastslow.features.normalise import clean, spaces_as_pauses, surface
+from fastslow.features.normalise import chinese_punctuation, clean, spaces_as_pauses, surface
 from fastslow.features.text import (
     ExactCut, RustCut, candidate_markers, context_state, cut_for, domain_cut, domain_tokenizer,
 )
@@ -71,11 +72,12 @@ def bundled_texts() -> set[str]:
 
 
 def test_normalise_is_clean_of_spaces_as_pauses_lower_cased_on_every_bundled_text():
-    """``normalise`` skips the space patterns for a text without white space: the same text as the composition
-    it is defined by, on every bundled query and on texts with spaces, stops and full-width marks."""
+    """``normalise`` and ``surface`` skip the space patterns for a text without white space: the same texts as
+    the compositions they are defined by, on every bundled query and on texts with spaces, stops and full-width marks."""
     edges = ["把温度调到 24 度。", "ＳＵ７  支持哪些模式？", "  hey   siri  ", "打开空调。。 ", "关窗\t开空调", "", " ", "。"]
     for text in sorted(set(bundled_queries(ALL_FILES))) + edges:
         assert normalise(text) == clean(spaces_as_pauses(text)).lower(), text
+        assert surface(text) == chinese_punctuation(clean(text)), text  # the same for the parser's text
 
 
 def test_exact_cut_and_rjieba_give_jiebas_tokens_on_every_bundled_query(jieba_and_exact_cut, rust_cut):
@@ -300,18 +302,19 @@ def assert_rows_are_the_vectorizers(vectorizer: TfidfVectorizer, documents) -> N
     batch when it has more than ``FEW_ROWS`` documents) and each alone (Python floats), the two bit for bit."""
     rows = TfidfRows.of(vectorizer)
     want = vectorizer.transform(documents).tocsr()
+    want.sort_indices()
     documents = [vectorizer.analyzer(d) for d in documents]
     indptr, columns, values = map(np.asarray, rows.rows(documents))
-    assert indptr.tolist() == [0, *np.cumsum([len(set(d) & set(vectorizer.vocabulary_)) for d in documents]).tolist()]
+    got = sp.csr_matrix((values, columns, indptr), shape=want.shape, copy=True)  # a row's columns are distinct
+    got.sort_indices()
+    assert got.indptr.tolist() == want.indptr.tolist() and got.indices.tolist() == want.indices.tolist()
+    np.testing.assert_allclose(got.data, want.data, rtol=0, atol=1e-12)
+    columns, values = columns.tolist(), values.tolist()
     for k, document in enumerate(documents):
         start, end = indptr[k], indptr[k + 1]
         one_indptr, one_columns, one_values = rows.rows([document])
         assert list(one_indptr) == [0, end - start]
-        assert list(one_columns) == columns[start:end].tolist() and list(one_values) == values[start:end].tolist()
-        expected = dict(zip(want.indices[want.indptr[k]: want.indptr[k + 1]].tolist(),
-                            want.data[want.indptr[k]: want.indptr[k + 1]].tolist()))
-        assert sorted(one_columns) == sorted(expected)
-        np.testing.assert_allclose(one_values, [expected[c] for c in one_columns], rtol=0, atol=1e-12)
+        assert list(one_columns) == columns[start:end] and list(one_values) == values[start:end]
 
 
 @pytest.mark.parametrize("sublinear", [True, False])

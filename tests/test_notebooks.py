@@ -27,7 +27,8 @@ def test_there_are_three_notebooks_and_none_has_outputs():
 def small_store(tmp_path_factory):
     folder = tmp_path_factory.mktemp("notebooks")
     uri = f"sqlite:///{folder / 'mlflow.db'}"
-    run = small_train(folder / "model", uri, "--only", "--data", str(write_jsonl(folder / "rows.jsonl", sample_rows(120, 7))))
+    rows = write_jsonl(folder / "rows.jsonl", sample_rows(120, 7))
+    run = small_train(folder / "model", uri, "--only", "--data", str(rows), plots=True)  # the notebook shows a picture
     env = {"FASTSLOW_TRACKING_URI": uri, "MLFLOW_TRACKING_URI": uri, "FASTSLOW_EXPERIMENT": "fastslow-tests",
            "FASTSLOW_SMALL": "1", "FASTSLOW_CACHE": str(folder / "cache")}
     return {"folder": folder, "uri": uri, "run": run, "env": env}

@@ -43,10 +43,11 @@ def store(tmp_path_factory, monkeypatch_module):
     broken.write_text(json.dumps(contract, ensure_ascii=False), encoding="utf-8")
     stderr = []
     with contextlib.redirect_stderr(io.StringIO()) as err:  # the stage lines of the first run, kept for a test
-        runs = [small_train(folder / "r1", uri, "--train-dir", str(folder / "tiny"), "--data", str(extra), "--cv", "2")]
+        runs = [small_train(folder / "r1", uri, "--train-dir", str(folder / "tiny"), "--data", str(extra), "--cv", "2",
+                            plots=True)]
     sys.stderr.write(err.getvalue())
     stderr.append(err.getvalue())
-    runs += [small_train(folder / "r2", uri, "--only", "--data", str(bigger)),
+    runs += [small_train(folder / "r2", uri, "--only", "--data", str(bigger), plots=True),
              small_train(folder / "r3", uri, "--only", "--data", str(folder / "tiny" / "core.jsonl")),
              small_train(folder / "r4", uri, "--only", "--data", str(bigger), "--capture-fixture", str(broken))]
     return {"uri": uri, "runs": runs, "folder": folder, "client": registry.client(uri), "stderr": stderr}
@@ -253,11 +254,16 @@ def test_models_diff_puts_two_versions_side_by_side(store, capsys):
 
 
 def test_each_run_logs_confusion_matrices_a_reliability_diagram_and_a_risk_coverage_curve(store):
+    """Every run draws its pictures, but a run with ``--no-plots`` (the last two), which logs the same tables."""
     from fastslow.models.lifecycle.training import RELIABILITY_PNG, RISK_COVERAGE_PNG
 
-    for run in store["runs"]:
-        pictures = {a.path.rsplit("/", 1)[1]: a.file_size for a in store["client"].list_artifacts(run["run_id"], "evaluation")
-                    if a.path.endswith(".png")}
+    for k, run in enumerate(store["runs"]):
+        artifacts = store["client"].list_artifacts(run["run_id"], "evaluation")
+        pictures = {a.path.rsplit("/", 1)[1]: a.file_size for a in artifacts if a.path.endswith(".png")}
+        assert "evaluation/dev_confusion_code.csv" in {a.path for a in artifacts}
+        if k >= 2:
+            assert pictures == {}
+            continue
         assert {"calibration_confusion_label.png", "dev_confusion_code.png", RELIABILITY_PNG, RISK_COVERAGE_PNG} <= set(pictures)
         assert min(pictures.values()) > 5_000   # drawn, not empty
 

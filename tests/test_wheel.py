@@ -21,6 +21,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from conftest import locked, run_folder
 
 pytestmark = pytest.mark.wheel
 
@@ -31,25 +32,39 @@ QUERIES = [{"id": "w1", "query": "上车时打开空调，下车时关闭空调"
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    """Built from a copy of the source tree, so setuptools' build/ folder never lands in the checkout."""
-    source = tmp_path_factory.mktemp("source") / "fastslow"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
-        ".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", "mlruns", "mlartifacts", "*.db",
-        "artifacts", ".pytest_cache"))
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)], check=True)
-    return next(out.glob("fastslow-*.whl"))
+def built(tmp_path_factory) -> tuple[Path, Path]:
+    """(the wheel, the bin/ folder of a fresh venv with it installed, not editable, and its dependencies), made
+    once per test run: pytest-xdist's workers share them through a locked folder of the run.
+
+    The wheel is built from a copy of the source tree, so setuptools' build/ folder never lands in the checkout."""
+    folder = run_folder(tmp_path_factory) / "wheel"
+    folder.mkdir(exist_ok=True)
+    env, out = folder / "env", folder / "dist"
+    with locked(folder / "lock"):
+        if not (folder / "done").exists():
+            source = folder / "source" / "fastslow"
+            shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(
+                ".git", ".venv", "venv", "build", "dist", "*.egg-info", "__pycache__", "mlruns", "mlartifacts", "*.db",
+                "artifacts", ".pytest_cache"))
+            subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
+                           check=True)
+            subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+            # --no-compile: byte-compiling every installed module is half of the install, and the few modules
+            # the tests import are compiled as they are imported
+            subprocess.run([env / "bin" / "python", "-m", "pip", "install", "-q", "--no-compile",
+                            "--disable-pip-version-check", str(next(out.glob("fastslow-*.whl")))], check=True)
+            (folder / "done").touch()
+    return next(out.glob("fastslow-*.whl")), env / "bin"
 
 
 @pytest.fixture(scope="module")
-def installed(wheel, tmp_path_factory) -> Path:
-    """The bin/ folder of a fresh venv with the wheel (not editable) and its dependencies."""
-    env = tmp_path_factory.mktemp("venv") / "env"
-    subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
-    subprocess.run([env / "bin" / "python", "-m", "pip", "install", "-q", "--disable-pip-version-check", str(wheel)],
-                   check=True)
-    return env / "bin"
+def wheel(built) -> Path:
+    return built[0]
+
+
+@pytest.fixture(scope="module")
+def installed(built) -> Path:
+    return built[1]
 
 
 @pytest.fixture
