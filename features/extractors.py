@@ -106,7 +106,10 @@ class CharGramColumns:
     character in 21 bits, a trigram in 63), found by ``np.searchsorted`` in the vocabulary's sorted integers.
     No gram string is built and no dict looked up per gram: in a vocabulary of ~19,000 grams a dict lookup is
     mostly cache misses, and the router's character tf-idf cost ~6.1 µs a query that way against ~1.9 from
-    code points. ``TfidfRows.column_rows`` counts the columns; a test holds the rows to ``TfidfVectorizer``'s."""
+    code points. Up to ``FEW_ROWS`` texts (a single query, its few subqueries) look their ``char_ngrams`` up in
+    the vocabulary dict instead: numpy's dozen calls cost a single query ~15 µs more than the dict, a whole
+    record ~50 µs more (``bench_router.py``, single p50). ``TfidfRows.column_rows`` counts the columns; a test
+    holds the rows of both forms to ``TfidfVectorizer``'s."""
 
     BITS = 21  # a code point (at most 0x10FFFF) in 21 bits
 
@@ -115,6 +118,7 @@ class CharGramColumns:
             raise ValueError(f"character grams of one to three characters, not ngram_range ({min_n}, {max_n})")
         self.min_n = min_n
         self.max_n = max_n
+        self.vocabulary = vocabulary
         coded = sorted((self.code(gram), col) for gram, col in vocabulary.items())
         # a last integer above every gram's, of no column: ``np.searchsorted`` always lands on an entry
         self.codes = np.array([code for code, _ in coded] + [np.iinfo(np.int64).max], dtype=np.int64)
@@ -134,7 +138,11 @@ class CharGramColumns:
 
     def columns(self, texts: list) -> list[list[int]]:
         """Per text, its grams' columns (``ABSENT`` out of the vocabulary): its unigrams, then its bigrams, …, each
-        size in text order (and per size one gram from its last character on into the next text, ``ABSENT``)."""
+        size in text order (and, for more than ``FEW_ROWS`` texts, per size one gram from its last character on
+        into the next text, ``ABSENT``)."""
+        if len(texts) <= FEW_ROWS:
+            get = self.vocabulary.get
+            return [list(map(get, char_ngrams(text, self.min_n, self.max_n), repeat(ABSENT))) for text in texts]
         points = np.frombuffer("\0".join(texts).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
         ends = list(accumulate(len(t) + 1 for t in texts))  # each text's end in ``points``, one after its last character
         points[[end - 1 for end in ends[:-1]]] = self.BETWEEN  # the "\0" joining each text to the next
