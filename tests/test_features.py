@@ -2,6 +2,7 @@
 
 import json
 import pickle
+import re
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ from fastslow.features import (
     ActionLexicon, CharNgrams, ExplicitTarget, Connectors, ContextFeatures, Demonstratives, DeviceLexicon, EndpointFeatures,
     NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords, TriggerMarkers, WordTokens, normalise,
 )
-from fastslow.features.extractors import TfidfRows, char_ngrams
+from fastslow.features.extractors import CharGramColumns, TfidfRows, char_ngrams
 from fastslow.features.lexicon import load_lexicon
 from fastslow.features.normalise import chinese_punctuation, clean, spaces_as_pauses, surface
 from fastslow.features.text import (
@@ -352,3 +353,49 @@ def test_a_fitted_segmenter_and_its_lexicons_pickle_with_their_tables():
     want, got = segmenter.utterances(queries), loaded.utterances(queries)
     assert got == want and [u.hits for u in got] == [u.hits for u in want]
     assert loaded.utterances(queries) == want and [u.hits for u in loaded.utterances(queries)] == [u.hits for u in want]
+
+
+def assert_char_columns_are_the_vectorizers(vectorizer: TfidfVectorizer, texts) -> None:
+    """``CharGramColumns`` and ``TfidfRows.column_rows`` of a fitted ``TfidfVectorizer(analyzer="char")`` give its
+    ``transform`` on ``texts``, all at once and each alone, the two bit for bit."""
+    min_n, max_n = vectorizer.ngram_range
+    grams, rows = CharGramColumns(vectorizer.vocabulary_, min_n, max_n), TfidfRows.of(vectorizer)
+    spaced = [re.sub(r"\s\s+", " ", t) for t in texts]  # what the vectorizer's analyzer reads of a text
+    want = vectorizer.transform(texts).tocsr()
+    indptr, columns, values = map(np.asarray, rows.column_rows(grams.columns(spaced)))
+    for k, text in enumerate(spaced):
+        start, end = indptr[k], indptr[k + 1]
+        one_indptr, one_columns, one_values = rows.column_rows(grams.columns([text]))
+        assert list(one_indptr) == [0, end - start]
+        assert list(one_columns) == columns[start:end].tolist() and list(one_values) == values[start:end].tolist()
+        expected = dict(zip(want.indices[want.indptr[k]: want.indptr[k + 1]].tolist(),
+                            want.data[want.indptr[k]: want.indptr[k + 1]].tolist()))
+        assert sorted(one_columns) == sorted(expected)
+        np.testing.assert_allclose(one_values, [expected[c] for c in one_columns], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("ngram_range", [(1, 2), (1, 3), (2, 3)])
+def test_char_gram_columns_are_the_vectorizers_on_every_bundled_text(ngram_range):
+    """Every bundled text, fitted on every other one (some grams out of the vocabulary), as scikit-learn's
+    ``analyzer="char"`` computes it."""
+    texts = sorted(bundled_texts())
+    vectorizer = TfidfVectorizer(analyzer="char", ngram_range=ngram_range, sublinear_tf=True, lowercase=False)
+    assert_char_columns_are_the_vectorizers(vectorizer.fit(texts[::2]), texts)
+
+
+UNICODE_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)  # any code point but surrogates
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(UNICODE_TEXT | st.text("ab 12好的", max_size=12) | st.just("") | st.just("好的9a" * 400),
+                min_size=1, max_size=8), st.sampled_from([(1, 2), (1, 3), (3, 3)]))
+def test_char_gram_columns_are_the_vectorizers_on_any_text(texts, ngram_range):
+    """Any unicode (astral planes included), Latin, digits, runs of spaces, empty and very long texts."""
+    vectorizer = TfidfVectorizer(analyzer="char", ngram_range=ngram_range, sublinear_tf=True, lowercase=False)
+    fitted_on = [t for t in texts[: max(1, len(texts) // 2)] if len(t) >= ngram_range[1]] or ["好的好的"]
+    assert_char_columns_are_the_vectorizers(vectorizer.fit(fitted_on), texts)
+
+
+def test_char_gram_columns_refuse_grams_longer_than_three():
+    with pytest.raises(ValueError, match="ngram_range"):
+        CharGramColumns({"abcd": 0}, 1, 4)

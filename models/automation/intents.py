@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import re
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +22,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
-from fastslow.features.extractors import TfidfRows, char_ngrams, linear_scores, require_fitted, side_by_side
+from fastslow.features.extractors import CharGramColumns, TfidfRows, linear_scores, require_fitted, side_by_side
 from fastslow.features.memo import TextMemo
 from fastslow.models.automation.rules import INTENT_VEHICLE, lowered
 from fastslow.data import TAXONOMY_DIR
@@ -36,10 +35,9 @@ NOT_A_DEVICE = frozenset({"media"})  # the one device kind that makes no control
 _WHITE_SPACES = re.compile(r"\s\s+")  # scikit-learn's own (``_VectorizerMixin._white_spaces``)
 
 
-def spaced_char_ngrams(text: str, min_n: int = 1, max_n: int = 3) -> list[str]:
-    """``TfidfVectorizer(analyzer="char", lowercase=False)``'s grams of a text: runs of white space made one
-    space, then its ``char_ngrams`` (a test holds it to the vectorizer's analyzer)."""
-    return char_ngrams(_WHITE_SPACES.sub(" ", text), min_n, max_n)
+def spaced(text: str) -> str:
+    """A text as ``TfidfVectorizer(analyzer="char")`` reads it before its grams: runs of white space made one space."""
+    return _WHITE_SPACES.sub(" ", text)
 
 
 @dataclass(frozen=True)
@@ -153,7 +151,7 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         self.classes_ = self.model_.classes_
         # the inference form of the fitted vectorizer and model (scikit-learn's own transform and predict cost
         # about a millisecond per call in validation alone, most of a single query's record)
-        self.analyze_ = partial(spaced_char_ngrams, min_n=min_n, max_n=max_n)
+        self.grams_ = CharGramColumns(self.vectorizer_.vocabulary_, min_n, max_n)
         self.tfidf_ = TfidfRows.of(self.vectorizer_)
         self.keyword_columns_ = {intent: self.tfidf_.n_columns + i for i, intent in enumerate(self.taxonomy_.intents)}
         self.weights_ = np.ascontiguousarray(self.model_.coef_.T, dtype=np.float64)  # (features, classes)
@@ -178,7 +176,7 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         keywords = [self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_, control)]
                     for low, control in zip(lows, controls)]
         keyword_entries = (list(range(n + 1)), keywords, [float(self.keyword_weight)] * n)
-        entries = side_by_side([self.tfidf_.rows(map(self.analyze_, lows)), keyword_entries])
+        entries = side_by_side([self.tfidf_.column_rows(self.grams_.columns(list(map(spaced, lows)))), keyword_entries])
         return linear_scores(self.weights_, self.intercept_, *entries)
 
     def predict(self, X):
