@@ -283,12 +283,18 @@ def _log_robustness(args, result) -> None:
 
 
 def cmd_serve(args) -> int:
+    from fastslow.serve import settings
+
+    try:  # before the server and the model's libraries are imported: a bad limit is refused at once
+        settings.limits(**{name: getattr(args, name) for name in settings.SETTINGS})
+    except settings.SettingError as exc:
+        print(f"fastslow serve: {exc}", file=sys.stderr)
+        return 2
     from fastslow.serve.server import run
-    from fastslow.serve.settings import SETTINGS
 
     _apply_trust(args)
     return run(args.model, host=args.host, port=args.port, workers=args.workers, log_level=args.log_level,
-               shadow=args.shadow, **{name: getattr(args, name) for name in SETTINGS})
+               shadow=args.shadow, **{name: getattr(args, name) for name in settings.SETTINGS})
 
 
 def cmd_sign(args) -> int:
