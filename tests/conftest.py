@@ -94,7 +94,8 @@ def signing_key(tmp_path_factory):
 @pytest.fixture(scope="session")
 def trained(tmp_path_factory, signing_key):
     """``train.run``'s result for ``python train.py``'s default model, trained once per run; ``model`` is the
-    bundle loaded from ``path`` (in every process alike), ``tracking_uri`` the run's MLflow store."""
+    bundle loaded from ``path`` (in every process alike), ``tracking_uri`` the run's MLflow store. It draws no
+    pictures (``--no-plots``, the same model and tables): ``tests/test_registry.py`` checks a run that does."""
     from fastslow.models.lifecycle import training as train
     from fastslow.models.lifecycle.bundle import load_bundle
 
@@ -106,7 +107,7 @@ def trained(tmp_path_factory, signing_key):
             args = train.build_parser().parse_args([
                 "--output", str(folder / "fastslow.joblib"),
                 "--tracking-uri", f"sqlite:///{folder / 'mlflow.db'}",
-                "--experiment", "fastslow-tests",
+                "--experiment", "fastslow-tests", "--no-plots",
             ])
             result = {k: v for k, v in train.run(args).items() if k != "model"}
             saved.write_bytes(pickle.dumps(result))

@@ -88,7 +88,7 @@ def test_mlflow_run_holds_params_metrics_plots_errors_and_model(trained):
     for code_metric in ("dev_fast_f1", "dev_slow_precision", "dev_ambiguous_recall", "fixture_code_accuracy"):
         assert code_metric in run.data.metrics
     evaluation = {f.path.split("/")[-1] for f in client.list_artifacts(run.info.run_id, "evaluation")}
-    assert {"dev_confusion_label.png", "dev_misclassified.jsonl", "dev_per_reason_code.csv"} <= evaluation
+    assert {"dev_confusion_label.csv", "dev_misclassified.jsonl", "dev_per_reason_code.csv"} <= evaluation
     model_files = {f.path.split("/")[-1] for f in client.list_artifacts(run.info.run_id, "model")}
     assert model_files == {"fastslow.joblib", "fastslow.manifest.json", "fastslow.model_card.md"}
 

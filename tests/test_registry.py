@@ -266,6 +266,7 @@ def test_each_run_logs_confusion_matrices_a_reliability_diagram_and_a_risk_cover
             continue
         assert {"calibration_confusion_label.png", "dev_confusion_code.png", RELIABILITY_PNG, RISK_COVERAGE_PNG} <= set(pictures)
         assert min(pictures.values()) > 5_000   # drawn, not empty
+        assert not [name for name in pictures if name.startswith(("blind", "automation_blind"))]  # no blind rows shown
 
 
 def test_training_reports_its_stages_with_elapsed_time_from_the_start(store):
