@@ -285,8 +285,9 @@ def _log_robustness(args, result) -> None:
 def cmd_serve(args) -> int:
     from fastslow.serve import settings
 
+    given = {name: getattr(args, name) for name in settings.SETTINGS}
     try:  # before the server and the model's libraries are imported: a bad limit is refused at once
-        settings.limits(**{name: getattr(args, name) for name in settings.SETTINGS})
+        settings.limits(**given)
     except settings.SettingError as exc:
         print(f"fastslow serve: {exc}", file=sys.stderr)
         return 2
@@ -294,7 +295,7 @@ def cmd_serve(args) -> int:
 
     _apply_trust(args)
     return run(args.model, host=args.host, port=args.port, workers=args.workers, log_level=args.log_level,
-               shadow=args.shadow, **{name: getattr(args, name) for name in settings.SETTINGS})
+               shadow=args.shadow, **given)
 
 
 def cmd_sign(args) -> int:

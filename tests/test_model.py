@@ -80,7 +80,7 @@ def test_score_keeps_order_and_gives_every_row_a_record(model):
     assert records[3]["id"] == 5 and records[4]["id"] == 9 and "query: missing" in records[4]["error"]
 
 
-def test_mlflow_run_holds_params_metrics_plots_errors_and_model(trained):
+def test_mlflow_run_holds_params_metrics_tables_errors_and_model(trained):
     client = MlflowClient(tracking_uri=trained["tracking_uri"])
     run = client.get_run(trained["run_id"])
     assert {"C", "seed", "train_digest", "dev_digest"} <= set(run.data.params)

@@ -28,6 +28,8 @@ if [ ! -x "$VENV/bin/label-studio" ]; then
     echo "label studio: installed into $VENV in $(( $(date +%s) - started ))s" >&2
 fi
 
+token() { "$PYTHON" -c 'import secrets; print(secrets.token_hex(20))'; }
+
 export DJANGO_DB=sqlite LATEST_VERSION_CHECK=false COLLECT_ANALYTICS=false SENTRY_DSN= FRONTEND_SENTRY_DSN= \
     LABEL_STUDIO_DISABLE_SIGNUP_WITHOUT_LINK=true
 
@@ -37,7 +39,7 @@ if [ ! -f "$EMPTY" ]; then
     INIT=$(mktemp -d "${TMPDIR:-/tmp}/label-studio-init.XXXXXX")
     # init wants a first user: one with a password nobody keeps
     LABEL_STUDIO_BASE_DATA_DIR="$INIT" "$VENV/bin/label-studio" init --no-browser --data-dir "$INIT" --enable-legacy-api-token \
-        --username "nobody@example.com" --password "$("$PYTHON" -c 'import secrets; print(secrets.token_hex(20))')" \
+        --username "nobody@example.com" --password "$(token)" \
         </dev/null >"$INIT/init.log" 2>&1 || { tail -n 40 "$INIT/init.log" >&2; exit 1; }
     cp "$INIT/label_studio.sqlite3" "$EMPTY.partial" && mv "$EMPTY.partial" "$EMPTY"
     rm -rf "$INIT"
@@ -46,7 +48,7 @@ fi
 
 DATA=$(mktemp -d "${TMPDIR:-/tmp}/label-studio.XXXXXX")
 cp "$EMPTY" "$DATA/label_studio.sqlite3"
-TOKEN=$("$PYTHON" -c 'import secrets; print(secrets.token_hex(20))')
+TOKEN=$(token)
 started=$(date +%s)
 LABEL_STUDIO_BASE_DATA_DIR="$DATA" \
     nohup "$VENV/bin/label-studio" start --no-browser --internal-host 127.0.0.1 --port "$PORT" \
