@@ -15,6 +15,8 @@ The word lists are files in ``lexicons/spoken/`` (see its README), read once per
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import random
 import re
 from dataclasses import dataclass
@@ -22,6 +24,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 
 from fastslow.features.lexicon import LEXICON_DIR, read_entries
+from fastslow.features.memo import TextMemo
 from fastslow.features.normalise import chinese_punctuation, normalise
 
 SPOKEN_DIR = LEXICON_DIR / "spoken"
@@ -48,6 +51,13 @@ class SpokenLexicon:
     corrections: tuple[tuple[str, str], ...] = ()  # (misrecognition, word) put back before segmentation
     statement_tails: frozenset = frozenset()  # of pause_tails, those stripped after any statement (好吗, 呗)
     greetings: tuple[str, ...] = ()  # said before an assistant's name (你好, 嘿): 你好小途 is a wake word
+
+    @cached_property
+    def identity(self) -> str:
+        """A digest of every word list: lexicons with the same lists strip alike (the router's, frozen with a
+        model, and the parser's, loaded by this process, share ``strip_disfluencies``' memo)."""
+        fields = [getattr(self, f.name) for f in dataclasses.fields(self)]
+        return hashlib.sha256(repr([sorted(v) if isinstance(v, frozenset) else v for v in fields]).encode()).hexdigest()
 
     @cached_property
     def correction_pattern(self) -> re.Pattern | None:
@@ -388,8 +398,25 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     """``text`` (normalised) without what never changes its answer: a wake word first or last, hesitations
     (嗯, 呃, 就是; 那个/这个 when they are one), stutters (空调空调 → 空调, 把把 → 把) and a polite tail
     (谢谢; 好吗 after a pause); misrecognitions of asr_corrections.txt are put back (坐椅 → 座椅).
-    A query that would be left empty is returned as it was."""
+    A query that would be left empty is returned as it was.
+
+    Kept per process (``_STRIPPED``): the router strips a query's normalised text and the automation parser
+    its surface, which for most queries is the same string."""
     lex = lexicon or spoken_lexicon()
+    key = (lex.identity, text)
+    out = _STRIPPED.get(key)
+    if out is None:
+        if len(_STRIPPED) >= _STRIPPED.size:
+            _STRIPPED.clear()
+        out = _STRIPPED[key] = _strip(text, lex)
+    return out
+
+
+_STRIPPED = TextMemo(4096)
+
+
+def _strip(text: str, lex: SpokenLexicon) -> str:
+    """``strip_disfluencies`` of ``text`` with ``lex``."""
     out = _corrected(_collapse_repeats(text, lex), lex)
     starts, ends = lex.edge_chars
     if not out or (out[0] not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):

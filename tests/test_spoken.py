@@ -113,6 +113,20 @@ def test_the_stripper_removes_hesitations_but_keeps_determiners(said, meant):
     assert strip_disfluencies(said) == meant
 
 
+def test_the_stripper_keeps_each_word_list_apart_and_a_loaded_copy_together():
+    import dataclasses
+    import pickle
+
+    bundled = spoken_lexicon()
+    no_wake = dataclasses.replace(bundled, wake_words=())
+    assert strip_disfluencies("天猫精灵打开空调", bundled) == "打开空调"
+    assert strip_disfluencies("天猫精灵打开空调", no_wake) == "天猫精灵打开空调"  # not the bundled list's answer
+    assert strip_disfluencies("天猫精灵打开空调", bundled) == "打开空调"
+    copy = pickle.loads(pickle.dumps(bundled))  # as a model's frozen copy comes back
+    assert copy is not bundled and copy.identity == bundled.identity != no_wake.identity
+    assert strip_disfluencies("嗯天猫精灵把车窗关上谢谢", copy) == "把车窗关上"
+
+
 def test_a_spoken_segmenter_strips_before_segmenting():
     plain = Segmenter(hmm=False).fit()
     spoken = Segmenter(hmm=False, spoken=True).fit()
