@@ -108,8 +108,9 @@ class CharGramColumns:
     mostly cache misses, and the router's character tf-idf cost ~6.1 µs a query that way against ~1.9 from
     code points. Up to ``FEW_ROWS`` texts (a single query, its few subqueries) look their ``char_ngrams`` up in
     the vocabulary dict instead: numpy's dozen calls cost a single query ~15 µs more than the dict, a whole
-    record ~50 µs more (``bench_router.py``, single p50). ``TfidfRows.column_rows`` counts the columns; a test
-    holds the rows of both forms to ``TfidfVectorizer``'s."""
+    record ~50 µs more (``bench_router.py``, single p50). ``counted`` counts each text's columns too (in a batch
+    with numpy, where a Python loop over every gram cost more than finding them); a test holds the rows of both
+    forms to ``TfidfVectorizer``'s."""
 
     BITS = 21  # a code point (at most 0x10FFFF) in 21 bits
 
@@ -136,18 +137,22 @@ class CharGramColumns:
             value = ((value + 1) << cls.BITS) | ord(char)
         return value
 
-    def columns(self, texts: list) -> list[list[int]]:
-        """Per text, its grams' columns (``ABSENT`` out of the vocabulary): its unigrams, then its bigrams, …, each
-        size in text order (and, for more than ``FEW_ROWS`` texts, per size one gram from its last character on
-        into the next text, ``ABSENT``)."""
+    def counted(self, texts: list) -> tuple:
+        """Per text, the columns of its grams in the vocabulary, each once in the order of its first gram
+        (``char_ngrams``' order: its unigrams, then its bigrams, …, each size in text order), and how many of its
+        grams have it: ``(indptr, columns, counts)``, what ``TfidfRows.counted_rows`` weighs. Up to ``FEW_ROWS``
+        texts: lists, their grams looked up in the vocabulary dict and counted one by one
+        (``count_columns``); a batch: arrays, its grams found and counted with numpy all at once."""
         if len(texts) <= FEW_ROWS:
             get = self.vocabulary.get
-            return [list(map(get, char_ngrams(text, self.min_n, self.max_n), repeat(ABSENT))) for text in texts]
+            return count_columns([map(get, char_ngrams(text, self.min_n, self.max_n), repeat(ABSENT))
+                                  for text in texts])
         points = np.frombuffer("\0".join(texts).encode("utf-32-le"), dtype=np.uint32).astype(np.int64)
-        ends = list(accumulate(len(t) + 1 for t in texts))  # each text's end in ``points``, one after its last character
-        points[[end - 1 for end in ends[:-1]]] = self.BETWEEN  # the "\0" joining each text to the next
+        lengths = np.array([len(t) + 1 for t in texts], dtype=np.intp)  # each text and the "\0" after it
+        ends = np.cumsum(lengths)  # each text's end in ``points``, one after its last character
+        points[ends[:-1] - 1] = self.BETWEEN  # the "\0" joining each text to the next
         points = np.concatenate([points, np.full(self.max_n, self.BETWEEN, dtype=np.int64)])
-        n = ends[-1]  # one gram of each size at each point of a text and after it
+        n = int(ends[-1])  # one gram of each size at each point of a text and after it
         sizes = []
         gram = points
         for size in range(1, self.max_n + 1):
@@ -157,11 +162,34 @@ class CharGramColumns:
                 sizes.append(gram[:n])
         grams = np.concatenate(sizes) if len(sizes) > 1 else sizes[0]
         at = self.codes.searchsorted(grams)
-        cols = np.where(self.codes.take(at) == grams, self.columns_of.take(at), ABSENT).tolist()
-        if len(texts) == 1:
-            return [cols]
-        by_size = [cols[k * n:(k + 1) * n] for k in range(len(sizes))]
-        return [[col for block in by_size for col in block[start:end]] for start, end in zip([0, *ends], ends)]
+        known = np.flatnonzero(self.codes.take(at) == grams)  # the grams in the vocabulary, by size, then place
+        owner = np.tile(np.repeat(np.arange(len(texts)), lengths), len(sizes)).take(known)
+        by_text = np.argsort(owner, kind="stable")  # each text's grams in char_ngrams' order
+        columns = self.columns_of.take(at.take(known.take(by_text)))
+        # a (text, column) pair once, at its first gram, with its count; then the pairs in the order of their first
+        key = owner.take(by_text) * len(self.codes) + columns
+        pairs, first, counts = np.unique(key, return_index=True, return_counts=True)
+        order = np.argsort(first, kind="stable")
+        pairs, counts = pairs.take(order), counts.take(order)
+        indptr = np.zeros(len(texts) + 1, dtype=np.intp)
+        np.cumsum(np.bincount(pairs // len(self.codes), minlength=len(texts)), out=indptr[1:])
+        return indptr, pairs % len(self.codes), counts
+
+
+def count_columns(documents) -> tuple[list, list, list]:
+    """Per document (an iterable of its grams' columns, ``ABSENT`` for a gram out of the vocabulary), its columns
+    once each in the order of their first gram, and their counts: ``(indptr, columns, counts)`` as lists."""
+    columns: list = []
+    counts: list = []
+    indptr = [0]
+    for grams in documents:
+        found: dict = {}
+        _count_elements(found, grams)  # by column, in the order of the first gram of each
+        found.pop(ABSENT, None)  # the grams out of the vocabulary
+        columns += found
+        counts += found.values()
+        indptr.append(len(columns))
+    return indptr, columns, counts
 
 
 class TfidfRows:
@@ -207,17 +235,11 @@ class TfidfRows:
 
     def column_rows(self, documents, offset: int = 0) -> tuple:
         """``rows`` of documents already mapped to their grams' columns (``ABSENT`` for a gram out of the
-        vocabulary), e.g. by ``CharGramColumns``."""
-        columns: list = []
-        counts: list = []
-        indptr = [0]
-        for grams in documents:
-            found: dict = {}
-            _count_elements(found, grams)  # by column, in the order of the first gram of each
-            found.pop(ABSENT, None)  # the grams out of the vocabulary
-            columns += found
-            counts += found.values()
-            indptr.append(len(columns))
+        vocabulary)."""
+        return self.counted_rows(*count_columns(documents), offset)
+
+    def counted_rows(self, indptr, columns, counts, offset: int = 0) -> tuple:
+        """``rows`` of documents whose columns are counted (``count_columns``, ``CharGramColumns.counted``)."""
         if len(indptr) - 1 <= FEW_ROWS:
             return self._few_rows(indptr, columns, counts, offset)
         return self._batch_rows(indptr, columns, counts, offset)
@@ -379,7 +401,7 @@ class CharNgrams(TfidfFeatures):
     def rows(self, X, offset: int = 0) -> tuple:
         """The utterances' entries ``(indptr, columns, values)``, their grams' columns found all at once
         (``CharGramColumns``), the columns shifted by ``offset``."""
-        return self.rows_.column_rows(self.grams_.columns([self.document(u) for u in X]), offset)
+        return self.rows_.counted_rows(*self.grams_.counted([self.document(u) for u in X]), offset)
 
 
 class WordTokens(TfidfFeatures):

@@ -356,16 +356,16 @@ def test_a_fitted_segmenter_and_its_lexicons_pickle_with_their_tables():
 
 
 def assert_char_columns_are_the_vectorizers(vectorizer: TfidfVectorizer, texts) -> None:
-    """``CharGramColumns`` and ``TfidfRows.column_rows`` of a fitted ``TfidfVectorizer(analyzer="char")`` give its
+    """``CharGramColumns.counted`` and ``TfidfRows.counted_rows`` of a fitted ``TfidfVectorizer(analyzer="char")`` give its
     ``transform`` on ``texts``, all at once and each alone, the two bit for bit."""
     min_n, max_n = vectorizer.ngram_range
     grams, rows = CharGramColumns(vectorizer.vocabulary_, min_n, max_n), TfidfRows.of(vectorizer)
     spaced = [re.sub(r"\s\s+", " ", t) for t in texts]  # what the vectorizer's analyzer reads of a text
     want = vectorizer.transform(texts).tocsr()
-    indptr, columns, values = map(np.asarray, rows.column_rows(grams.columns(spaced)))
+    indptr, columns, values = map(np.asarray, rows.counted_rows(*grams.counted(spaced)))
     for k, text in enumerate(spaced):
         start, end = indptr[k], indptr[k + 1]
-        one_indptr, one_columns, one_values = rows.column_rows(grams.columns([text]))
+        one_indptr, one_columns, one_values = rows.counted_rows(*grams.counted([text]))
         assert list(one_indptr) == [0, end - start]
         assert list(one_columns) == columns[start:end].tolist() and list(one_values) == values[start:end].tolist()
         expected = dict(zip(want.indices[want.indptr[k]: want.indptr[k + 1]].tolist(),

@@ -176,7 +176,7 @@ class IntentClassifier(BaseEstimator, ClassifierMixin):
         keywords = [self.keyword_columns_[keyword_intent(low, self.taxonomy_, self.lexicons_, control)]
                     for low, control in zip(lows, controls)]
         keyword_entries = (list(range(n + 1)), keywords, [float(self.keyword_weight)] * n)
-        entries = side_by_side([self.tfidf_.column_rows(self.grams_.columns(list(map(spaced, lows)))), keyword_entries])
+        entries = side_by_side([self.tfidf_.counted_rows(*self.grams_.counted(list(map(spaced, lows)))), keyword_entries])
         return linear_scores(self.weights_, self.intercept_, *entries)
 
     def predict(self, X):
