@@ -297,6 +297,8 @@ def gram_keys(padded: str, width: int) -> np.ndarray:
 def _placed(prefix: str, places, values, char_of: np.ndarray) -> Column:
     """The column of ``values`` at ``places`` of the layout, those that are characters (``char_of``: each place's
     character, ``-1`` between texts and past the ends)."""
+    if not len(places):  # the token columns of a tagger without tokens: no numpy call for nothing
+        return Column(prefix, [], np.empty(0, dtype=np.intp))
     at = char_of.take(np.asarray(places, dtype=np.intp))
     inside = at >= 0
     if inside.all():
@@ -306,11 +308,15 @@ def _placed(prefix: str, places, values, char_of: np.ndarray) -> Column:
     return Column(prefix, list(compress(values, inside.tolist())), at[inside])
 
 
-class _CharClasses(dict):
-    """Character -> its ``_char_class``, filled as characters come (at most one entry per character)."""
+_CHAR_CLASS_NAMES = ("d", "c", "a", "s", "p")  # every value of ``_char_class``
 
-    def __missing__(self, ch: str) -> str:
-        self[ch] = value = _char_class(ch)
+
+class _CharClasses(dict):
+    """Character -> the number of its ``_char_class`` in ``_CHAR_CLASS_NAMES``, filled as characters come (at
+    most one entry per character)."""
+
+    def __missing__(self, ch: str) -> int:
+        self[ch] = value = _CHAR_CLASS_NAMES.index(_char_class(ch))
         return value
 
 
@@ -355,8 +361,7 @@ def char_attributes(texts: list[str], table: FeatureTable, tokens: list | None =
     before[0] = 0
     first_clause = np.repeat(before, lengths)
     clauses = np.minimum(clause_of.take(places) - first_clause, 3)
-    chars = np.frombuffer("".join(lows).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    distinct, char_codes = np.unique(chars, return_inverse=True)
+    classes = np.fromiter(map(_CHAR_CLASSES.__getitem__, "".join(lows)), dtype=np.intp, count=n)
     local = list(map(_LOCAL.__contains__, map(itemgetter(0), own)))
     local_at, local = np.array(list(compress(own_at, local)), dtype=np.intp), list(compress(own, local))
     look, look_start, look_end = zip(*looks) if looks else ((), (), ())
@@ -377,7 +382,7 @@ def char_attributes(texts: list[str], table: FeatureTable, tokens: list | None =
         Column("lcr=", grams(-1, 0, 1)),
         Column("ll=", grams(-2, -1)),
         Column("rr=", grams(1, 2)),
-        Column("k=", Coded(tuple(_CHAR_CLASSES[chr(c)] for c in distinct.tolist()), char_codes)),  # its class
+        Column("k=", Coded(_CHAR_CLASS_NAMES, classes)),  # its class
         Column("cl=", Coded(_CLAUSES, clauses)),  # its clause: 0, 1, 2, 3 or later
         _placed("tp=", [j for j, _, _ in tokened], [p for _, p, _ in tokened], char_of),  # its place in its
         _placed("t=", [j for j, _ in named], [w for _, w in named], char_of),  # jieba token, and that token
