@@ -57,8 +57,9 @@ def run_cli(*args, stdin: bytes | None = None, env: dict | None = None, cwd=None
     """`fastslow ARGS` run in this process through ``fastslow.cli.main``, for the tests of what a command does
     (its records, messages and exit status): a ``subprocess.CompletedProcess`` as ``subprocess.run([sys.executable,
     "-m", "fastslow.cli", *args], input=stdin, capture_output=True, env={**os.environ, **env}, cwd=cwd)`` gives.
-    Each such process costs ~2.7 s of CPU (importing scikit-learn and pandas, jieba's dictionary, the model),
-    and ~60 commands ran that way: here only the model is loaded again. Standard input, output and error are
+    Each such process costs ~3 s of CPU (importing scikit-learn and pandas, jieba's dictionary, the model), and
+    ~60 commands ran that way: here only the model is loaded again (``--jobs 2`` still starts its two worker
+    processes). Standard input, output and error are
     bytes (text written as UTF-8, as to a pipe); ``SystemExit`` gives the status and an uncaught exception its
     traceback on standard error and status 1, as the interpreter does; Python's default warning filters apply
     and warnings and records of loggers without a handler go to standard error, as in a fresh interpreter. The
