@@ -7,9 +7,11 @@ database), so a run that passes passes again; no deadline, as the machine may be
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pickle
+import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -49,6 +51,74 @@ def bundled_subqueries(files=AUTOMATION_FILES) -> list[str]:
     """The distinct subqueries of the expected groups of ``files``, sorted."""
     return sorted({q["subquery"] for row in bundled_rows(files)
                    for g in (row.get("expected") or []) for q in g["querys"]})
+
+
+def run_cli(*args, stdin: bytes | None = None, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
+    """`fastslow ARGS` run in this process through ``fastslow.cli.main``, for the tests of what a command does
+    (its records, messages and exit status): a ``subprocess.CompletedProcess`` as ``subprocess.run([sys.executable,
+    "-m", "fastslow.cli", *args], input=stdin, capture_output=True, env={**os.environ, **env}, cwd=cwd)`` gives.
+    Each such process costs ~3 s of CPU (importing scikit-learn and pandas, jieba's dictionary, the model), and
+    ~60 commands ran that way: here only the model is loaded again (``--jobs 2`` still starts its two worker
+    processes). Standard input, output and error are
+    bytes (text written as UTF-8, as to a pipe); ``SystemExit`` gives the status and an uncaught exception its
+    traceback on standard error and status 1, as the interpreter does; Python's default warning filters apply
+    and warnings and records of loggers without a handler go to standard error, as in a fresh interpreter. The
+    environment, the working folder and the SIGINT and SIGTERM handlers are restored afterwards.
+
+    Real processes remain wherever the process is the point: signals, kills and the workers of a killed run
+    (test_batch*.py), the server (test_server.py, test_shadow.py, test_signing.py's ``serve_refused``), a fresh
+    interpreter (test_router.py, test_server.py), the installed entry point (test_wheel.py), the tracking store
+    commands side by side (test_tracking_store.py), and at least one run of each command as the user starts it
+    (test_cli.py's ``fastslow``, test_explain.py, test_signing.py)."""
+    import logging
+    import signal
+    import sys
+    import traceback
+    import warnings
+
+    from fastslow import cli
+
+    argv = [str(a) for a in args]
+    out, err = io.BytesIO(), io.BytesIO()
+    saved = (dict(os.environ), os.getcwd(), sys.stdin, sys.stdout, sys.stderr,
+             {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)})
+    root = logging.getLogger()
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin or b""), encoding="utf-8")
+    sys.stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
+    sys.stderr = io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True)
+    root.addHandler(logging.lastResort)  # what a process without logging handlers writes to its stderr
+    try:
+        with warnings.catch_warnings():
+            warnings.resetwarnings()  # a fresh interpreter's filters (Python 3.11, no -W), shown on its stderr
+            for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+                warnings.simplefilter("ignore", category)
+            warnings.filterwarnings("default", category=DeprecationWarning, module="__main__")
+            warnings.showwarning = lambda message, category, filename, lineno, file=None, line=None: sys.stderr.write(
+                warnings.formatwarning(message, category, filename, lineno, line))
+            os.environ.update({name: str(value) for name, value in (env or {}).items()})
+            if cwd is not None:
+                os.chdir(cwd)
+            try:
+                code = cli.main(argv)
+            except SystemExit as exc:
+                code = exc.code
+            except Exception:  # noqa: BLE001 - as an uncaught exception ends a process
+                traceback.print_exc()
+                code = 1
+            if code is not None and not isinstance(code, int):
+                print(code, file=sys.stderr)
+                code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return subprocess.CompletedProcess(["fastslow", *argv], code or 0, out.getvalue(), err.getvalue())
+    finally:
+        root.removeHandler(logging.lastResort)
+        environ, folder, sys.stdin, sys.stdout, sys.stderr, handlers = saved
+        os.chdir(folder)
+        os.environ.clear()
+        os.environ.update(environ)
+        for signum, handler in handlers.items():
+            signal.signal(signum, handler)
 
 
 def run_folder(tmp_path_factory) -> Path:

@@ -16,7 +16,8 @@ from fastslow.serve.batch import BatchError, BatchOptions, Progress, run_batch
 from fastslow.data.io import RowSource
 from fastslow.data.sinks import REVIEW, JsonlSink, read_records
 
-from test_cli import fastslow, records
+from conftest import run_cli
+from test_cli import records
 
 QUERIES = ["把空调调到24度", "下一首", "给我讲个笑话", "上车时打开空调，下车时关闭空调", "太冷了，调一下空调",
            "导航去最近的加油站", "查一下明天北京的天气再决定要不要开窗", "那个呢", "打开座椅加热", "帮我订一张去上海的机票"]
@@ -53,7 +54,7 @@ def test_a_corrupted_log_reconciles_exactly_with_line_numbers(trained, tmp_path)
     path = tmp_path / "corrupted.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     out = tmp_path / "out.jsonl"
-    result = fastslow("score", path, "-o", out, "--model", trained["path"], "--jobs", "2", "--chunk-size", "3")
+    result = run_cli("score", path, "-o", out, "--model", trained["path"], "--jobs", "2", "--chunk-size", "3")
     assert result.returncode == 0, result.stderr
     recs = records(out.read_bytes())
     assert len(recs) == len(lines) == 11
@@ -87,7 +88,7 @@ def test_jobs_2_keeps_input_order_and_equals_jobs_1(trained, tmp_path):
     path.write_text("\n".join(log_lines(300)) + "\n", encoding="utf-8")
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     assert run(tmp_path, path, one, model=trained["path"], chunk_size=40)[0] == 0
-    second = fastslow("score", path, "-o", two, "--model", trained["path"], "--jobs", "2", "--chunk-size", "40")
+    second = run_cli("score", path, "-o", two, "--model", trained["path"], "--jobs", "2", "--chunk-size", "40")
     assert second.returncode == 0, second.stderr
     assert [r["id"] for r in records(two.read_bytes())] == [f"q{i}" for i in range(300)]
     assert two.read_bytes() == one.read_bytes()
@@ -101,7 +102,7 @@ def test_kill_and_resume_gives_the_bytes_of_an_uninterrupted_run(trained, tmp_pa
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     options = ["--model", trained["path"], "--chunk-size", "50", "--review-below", "0.9"]
     clean_out, clean_review = tmp_path / f"clean-{output}", tmp_path / f"clean-{review}"
-    clean = fastslow("score", path, "-o", clean_out, "--review-out", clean_review, "--jobs", "1", *options)
+    clean = run_cli("score", path, "-o", clean_out, "--review-out", clean_review, "--jobs", "1", *options)
     assert clean.returncode == 0, clean.stderr
 
     out, review_out = tmp_path / output, tmp_path / review
@@ -123,7 +124,7 @@ def test_kill_and_resume_gives_the_bytes_of_an_uninterrupted_run(trained, tmp_pa
     assert 5 <= done < 80 and not out.exists()
     assert (tmp_path / f"{output}.partial").stat().st_size >= json.loads(progress.read_text())["output_bytes"]
 
-    resumed = fastslow("score", path, "-o", out, "--review-out", review_out, "--jobs", "2", "--resume", *options)
+    resumed = run_cli("score", path, "-o", out, "--review-out", review_out, "--jobs", "2", "--resume", *options)
     assert resumed.returncode == 0, resumed.stderr
     assert f"resuming {out} after {done} chunks ({done * 50} rows)".encode() in resumed.stderr
     assert b"4000 rows read, 3999 scored, 1 errors, 4000 records written" in resumed.stderr
@@ -143,7 +144,7 @@ def test_resume_refuses_a_changed_input_and_parquet_output(trained, tmp_path):
         run(tmp_path, path, out, model=trained["path"], resume=True)
     with pytest.raises(BatchError, match="a Parquet file is readable only once complete"):
         run(tmp_path, path, tmp_path / "out.parquet", model=trained["path"], resume=True)
-    result = fastslow("score", "-", "--model", trained["path"], "--resume", stdin=b"")
+    result = run_cli("score", "-", "--model", trained["path"], "--resume", stdin=b"")
     assert result.returncode == 2 and b"--resume needs -o" in result.stderr
 
 
@@ -197,7 +198,7 @@ def test_all_three_formats_round_trip(trained, tmp_path):
 def test_a_parquet_without_the_text_column_is_refused(trained, tmp_path):
     path = tmp_path / "in.parquet"
     pd.DataFrame({"utterance": ["开空调"]}).to_parquet(path)
-    result = fastslow("score", path, "--model", trained["path"])
+    result = run_cli("score", path, "--model", trained["path"])
     assert result.returncode == 2 and b"Parquet file has no 'query' column (columns: utterance)" in result.stderr
 
 

@@ -1,6 +1,7 @@
 """`fastslow score` under attack (issue 13): a lone surrogate, a stray CSV quote, a killed parent, a broken
 model or manifest, clashing paths and absurd options each get a clear message or their own error record,
-never a traceback, a hang, an orphaned worker or a silently wrong file. Real files and real processes."""
+never a traceback, a hang, an orphaned worker or a silently wrong file. Real files; real processes for the
+runs that are stopped or killed, the other command lines in process (``run_cli``, tests/conftest.py)."""
 
 import json
 import os
@@ -18,8 +19,9 @@ from fastslow.data.sinks import REVIEW, read_records
 from fastslow.models.lifecycle.manifest import sha256_of
 from fastslow.models.lifecycle.signing import sign
 
+from conftest import run_cli
 from test_batch import log_lines, run
-from test_cli import fastslow, records
+from test_cli import records
 
 # --------------------------------------------------------------------------------------------------
 # 1. a lone surrogate is its row's error, in every output format
@@ -146,7 +148,7 @@ def test_no_worker_outlives_a_stopped_or_killed_parent_and_sigterm_leaves_a_resu
     assert f"interrupted; rerun with --resume to continue {out}" in stderr and "Traceback" not in stderr
     done = json.loads(progress.read_text())["chunks"]
     assert 5 <= done < 80
-    resumed = fastslow("score", path, "-o", out, "--jobs", "2", "--resume", *options)
+    resumed = run_cli("score", path, "-o", out, "--jobs", "2", "--resume", *options)
     assert resumed.returncode == 0, resumed.stderr
     assert f"resuming {out} after {done} chunks".encode() in resumed.stderr
     clean = tmp_path / "clean.jsonl"
@@ -247,7 +249,7 @@ def test_a_stray_quote_in_a_long_csv_fails_the_run_naming_its_row(trained, tmp_p
     path.write_text("id,query\n" + '2,"打开空调\n' + "\n".join(rows) + "\n", encoding="utf-8")
     assert len(path.read_text(encoding="utf-8").splitlines()) == 10_002
     out = tmp_path / "out.jsonl"
-    result = fastslow("score", path, "-o", out, "--model", trained["path"], "--jobs", "1")
+    result = run_cli("score", path, "-o", out, "--model", trained["path"], "--jobs", "1")
     assert result.returncode == 2, result.stderr
     assert (b"row 2 (line 2): a quoted field opened here is not closed within 50 lines (a stray '\"'?)"
             in result.stderr), result.stderr
@@ -257,7 +259,7 @@ def test_a_stray_quote_in_a_long_csv_fails_the_run_naming_its_row(trained, tmp_p
 def test_a_quote_left_open_to_the_end_of_a_short_csv_fails_the_run(trained, tmp_path):
     path = tmp_path / "in.csv"
     path.write_text('id,query\n1,打开空调\n2,下一首\n3,"导航去加油站\n4,打开座椅加热\n5,暂停\n', encoding="utf-8")
-    result = fastslow("score", path, "--model", trained["path"])
+    result = run_cli("score", path, "--model", trained["path"])
     assert result.returncode == 2
     assert (b"row 4 (line 4): a quoted field opened here is not closed by the end of the file (a stray '\"'?)"
             in result.stderr), result.stderr
@@ -295,7 +297,7 @@ def _copy_model(trained, folder: Path) -> Path:
 def test_score_reports_a_broken_manifest(trained, tmp_path, manifest, says):
     model = _copy_model(trained, tmp_path / "m")
     (tmp_path / "m" / "fastslow.manifest.json").write_bytes(manifest)
-    result = fastslow("score", "-", "--model", model, stdin='{"query": "暂停"}\n'.encode())
+    result = run_cli("score", "-", "--model", model, stdin='{"query": "暂停"}\n'.encode())
     assert result.returncode == 2 and says in result.stderr, result.stderr
     assert b"Traceback" not in result.stderr
 
@@ -312,8 +314,8 @@ def test_score_reports_a_truncated_model_whose_manifest_matches(trained, tmp_pat
     manifest_file.write_text(json.dumps(manifest), encoding="utf-8")
     path = tmp_path / "in.jsonl"
     path.write_text("\n".join(log_lines(6)) + "\n", encoding="utf-8")
-    result = fastslow("score", path, "-o", tmp_path / "out.jsonl", "--model", model, "--jobs", jobs,
-                      "--chunk-size", "2")
+    result = run_cli("score", path, "-o", tmp_path / "out.jsonl", "--model", model, "--jobs", jobs,
+                     "--chunk-size", "2")
     assert result.returncode == 2, result.stderr
     assert f"fastslow score: cannot load {model}: ".encode() in result.stderr, result.stderr
     assert b"Traceback" not in result.stderr and not (tmp_path / "out.jsonl").exists()
@@ -325,8 +327,8 @@ def test_score_reports_an_output_folder_it_cannot_write(trained, tmp_path):
     folder.chmod(0o555)
     if os.access(folder, os.W_OK):  # root ignores the mode; sysfs refuses a new file even to root
         folder = Path("/sys")
-    result = fastslow("score", "-", "-o", folder / "out.jsonl", "--model", trained["path"],
-                      stdin='{"query": "暂停"}\n'.encode())
+    result = run_cli("score", "-", "-o", folder / "out.jsonl", "--model", trained["path"],
+                     stdin='{"query": "暂停"}\n'.encode())
     assert result.returncode == 2, result.stderr
     assert f"fastslow score: cannot write {folder / 'out.jsonl.partial'}: ".encode() in result.stderr
     assert b"Traceback" not in result.stderr
@@ -335,8 +337,8 @@ def test_score_reports_an_output_folder_it_cannot_write(trained, tmp_path):
 def test_a_refused_review_file_leaves_no_partial_output_behind(trained, tmp_path):
     (tmp_path / "review.jsonl.partial").mkdir()  # the review file cannot be opened, even by root
     out = tmp_path / "out.jsonl"
-    result = fastslow("score", "-", "-o", out, "--review-out", tmp_path / "review.jsonl", "--model", trained["path"],
-                      stdin='{"query": "暂停"}\n'.encode())
+    result = run_cli("score", "-", "-o", out, "--review-out", tmp_path / "review.jsonl", "--model", trained["path"],
+                     stdin='{"query": "暂停"}\n'.encode())
     assert result.returncode == 2, result.stderr
     assert f"cannot write {tmp_path / 'review.jsonl.partial'}".encode() in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["review.jsonl.partial"]
@@ -347,12 +349,12 @@ def test_score_refuses_an_output_that_is_the_review_file_or_the_input(trained, t
     path.write_text("\n".join(log_lines(3)) + "\n", encoding="utf-8")
     before = path.read_bytes()
     out = tmp_path / "out.jsonl"
-    result = fastslow("score", path, "-o", out, "--review-out", tmp_path / "." / "out.jsonl", "--model",
-                      trained["path"])
+    result = run_cli("score", path, "-o", out, "--review-out", tmp_path / "." / "out.jsonl", "--model",
+                     trained["path"])
     assert result.returncode == 2 and b"--review-out and -o name the same file" in result.stderr, result.stderr
     assert not out.exists() and not (tmp_path / "out.jsonl.partial").exists()
     for option in ("-o", "--review-out"):
-        result = fastslow("score", path, option, path, "--model", trained["path"])
+        result = run_cli("score", path, option, path, "--model", trained["path"])
         assert result.returncode == 2, result.stderr
         assert f"{option} {path} is the input file".encode() in result.stderr
         assert path.read_bytes() == before
@@ -366,7 +368,7 @@ def test_an_output_whose_format_cannot_be_told_is_refused_naming_the_option(trai
     argv = ["score", path, "--model", trained["path"], option, tmp_path / target]
     if option == "--review-out":
         argv += ["-o", tmp_path / "out.jsonl"]
-    result = fastslow(*argv)
+    result = run_cli(*argv)
     assert result.returncode == 2, result.stderr
     assert (f"fastslow score: {option}: cannot tell the format of {tmp_path / target} from its extension"
             .encode() in result.stderr), result.stderr  # not the input's name, as if the input were at fault
@@ -379,7 +381,7 @@ def test_a_csv_with_a_byte_order_mark_keeps_its_id_column(trained, tmp_path):
     jsonl = tmp_path / "in.jsonl"
     jsonl.write_bytes('\ufeff{"id": "j1", "query": "下一首"}\n'.encode("utf-8"))
     for source, expected in ((path, "r1"), (jsonl, "j1")):
-        result = fastslow("score", source, "--model", trained["path"])
+        result = run_cli("score", source, "--model", trained["path"])
         assert result.returncode == 0, result.stderr
         assert records(result.stdout)[0]["id"] == expected and "error" not in records(result.stdout)[0]
 
@@ -454,9 +456,8 @@ def test_blank_jsonl_lines_are_rows_with_an_error_record(trained, tmp_path):
 
 
 def test_score_reads_the_model_from_fastslow_model_like_serve(trained, tmp_path):
-    env = {**os.environ, "FASTSLOW_MODEL": str(trained["path"])}
-    result = subprocess.run([sys.executable, "-m", "fastslow.cli", "score", "-"], cwd=tmp_path, env=env,
-                            input='{"query": "暂停"}\n'.encode(), capture_output=True, timeout=300)
+    result = run_cli("score", "-", env={"FASTSLOW_MODEL": str(trained["path"])}, cwd=tmp_path,
+                     stdin='{"query": "暂停"}\n'.encode())
     assert result.returncode == 0, result.stderr
     assert records(result.stdout)[0]["label"] == "快"
 

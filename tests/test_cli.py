@@ -1,15 +1,20 @@
-"""`fastslow score` and `fastslow eval` as a user runs them: real files, a real process, exit codes."""
+"""`fastslow score` and `fastslow eval` as a user runs them: real files, exit codes, messages. ``fastslow``
+starts a real process, as the user does, for at least one run of each command; the others run the same
+command line in this process (``run_cli``, tests/conftest.py), which checks the same behaviour for a tenth
+of the CPU time."""
 
 import json
 import subprocess
 import sys
 
 import pytest
+from conftest import run_cli
 
 from fastslow.models.lifecycle.dataset import FIXTURE_FILE
 
 
 def fastslow(*args, stdin=None):
+    """`python -m fastslow.cli ARGS` in a process of its own."""
     return subprocess.run([sys.executable, "-m", "fastslow.cli", *map(str, args)], input=stdin,
                           capture_output=True, timeout=300)
 
@@ -32,7 +37,7 @@ def test_score_jsonl_gives_one_record_per_line_in_order_with_clear_errors(traine
     path = tmp_path / "in.jsonl"
     path.write_bytes(("\n".join(lines) + "\n").encode() + b'{"id": "i", "query": "\xff\xfe"}\n')
     out = tmp_path / "out.jsonl"
-    result = fastslow("score", path, "-o", out, "--model", trained["path"])
+    result = run_cli("score", path, "-o", out, "--model", trained["path"])
     assert result.returncode == 0, result.stderr
     recs = records(out.read_bytes())
     assert len(recs) == 9
@@ -51,7 +56,7 @@ def test_score_jsonl_gives_one_record_per_line_in_order_with_clear_errors(traine
 def test_score_csv_to_stdout(trained, tmp_path):
     path = tmp_path / "in.csv"
     path.write_text("id,query,endpoint\n1,打开座椅加热,car\n2,,\n3,给我讲个笑话,\n", encoding="utf-8")
-    result = fastslow("score", path, "--model", trained["path"])
+    result = run_cli("score", path, "--model", trained["path"])
     assert result.returncode == 0, result.stderr
     recs = records(result.stdout)
     assert [r["id"] for r in recs] == ["1", "2", "3"]
@@ -61,13 +66,14 @@ def test_score_csv_to_stdout(trained, tmp_path):
 def test_score_csv_without_query_column_fails_with_a_clear_message(trained, tmp_path):
     path = tmp_path / "in.csv"
     path.write_text("text,id\n开空调,1\n", encoding="utf-8")
-    result = fastslow("score", path, "--model", trained["path"])
+    result = run_cli("score", path, "--model", trained["path"])
     assert result.returncode == 2
     assert b"CSV has no 'query' column (columns: text, id)" in result.stderr
     assert result.stdout == b""
 
 
 def test_score_reads_standard_input(trained):
+    """A real process reading a real pipe, writing the records to another."""
     result = fastslow("score", "-", "--model", trained["path"], stdin='{"query": "暂停"}\n'.encode())
     assert result.returncode == 0 and records(result.stdout)[0]["label"] == "快"
 
@@ -89,18 +95,22 @@ def test_eval_names_file_and_row_of_bad_labels(trained, tmp_path):
     path = tmp_path / "bad.jsonl"
     path.write_text('{"query": "开空调", "label": "快", "primary_reason_code": "DIRECT_ACTION"}\n'
                     '{"query": "开空调", "label": "慢", "primary_reason_code": "DIRECT_ACTION"}\n', encoding="utf-8")
-    result = fastslow("eval", path, "--model", trained["path"])
+    result = run_cli("eval", path, "--model", trained["path"])
     assert result.returncode == 2
     assert f"{path}:2: label 慢 disagrees with DIRECT_ACTION".encode() in result.stderr
 
 
-@pytest.mark.parametrize("argv", [["train.py", "--help"], ["-m", "fastslow.cli", "train", "--help"]])
-def test_train_entry_points_agree(argv):
-    result = subprocess.run([sys.executable, *argv], capture_output=True, timeout=120)
+@pytest.mark.parametrize("run", [
+    lambda: subprocess.run([sys.executable, "train.py", "--help"], capture_output=True, timeout=120),  # the script
+    lambda: run_cli("train", "--help"),  # `fastslow train`
+], ids=["train.py", "fastslow train"])
+def test_train_entry_points_agree(run):
+    result = run()
     assert result.returncode == 0 and b"--tracking-uri" in result.stdout
 
 
 def test_robustness_prints_the_share_kept_per_kind_and_logs_a_run(trained, tmp_path):
+    """A real process: the run is logged by the command's own MLflow client, not by this process's."""
     import mlflow
 
     from fastslow.models.robustness import robustness
@@ -130,6 +140,6 @@ def test_robustness_prints_the_share_kept_per_kind_and_logs_a_run(trained, tmp_p
 def test_robustness_refuses_an_unknown_kind(trained, tmp_path):
     path = tmp_path / "q.jsonl"
     path.write_text('{"query": "打开空调"}\n', encoding="utf-8")
-    result = fastslow("robustness", path, "--model", trained["path"], "--kinds", "whisper", "--no-mlflow")
+    result = run_cli("robustness", path, "--model", trained["path"], "--kinds", "whisper", "--no-mlflow")
     assert result.returncode == 2
     assert "whisper" in result.stderr.decode()

@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import run_cli
 
 from fastslow.models.record import InputError, validate_input
 from fastslow.models.routing.explain import explain_utterances, format_explanation
@@ -19,6 +20,7 @@ QUERIES = ["打开座椅加热", "太冷了，帮我调一下", "明天早上八
 
 
 def fastslow(*args, stdin=None):
+    """`python -m fastslow.cli ARGS` in a process of its own (``run_cli`` runs the same in this process)."""
     return subprocess.run([sys.executable, "-m", "fastslow.cli", *map(str, args)], input=stdin,
                           capture_output=True, timeout=300)
 
@@ -103,6 +105,7 @@ def test_text_table_shows_margin_features_and_spans(model):
 
 
 def test_cli_explain_prints_a_table_and_json(trained):
+    # a real process printing the table to a pipe; the other command lines run in this process
     result = fastslow("explain", "打开座椅加热", "--endpoint", "car", "--top", "3", "--model", trained["path"])
     assert result.returncode == 0, result.stderr
     out = result.stdout.decode("utf-8")
@@ -114,7 +117,7 @@ def test_cli_explain_prints_a_table_and_json(trained):
 
     context = json.dumps([{"role": "assistant", "system": "slow", "text": "找到三家川菜馆，要去哪一家？"}],
                          ensure_ascii=False)
-    result = fastslow("explain", "第二个", "--context", context, "--json", "--top", "0", "--model", trained["path"])
+    result = run_cli("explain", "第二个", "--context", context, "--json", "--top", "0", "--model", trained["path"])
     assert result.returncode == 0, result.stderr
     record = json.loads(result.stdout)
     part = record["explanation"]["routing"][0]
@@ -126,11 +129,11 @@ def test_cli_explain_prints_a_table_and_json(trained):
 
 
 def test_cli_explain_refuses_bad_context_and_bad_input(trained):
-    result = fastslow("explain", "打开空调", "--context", "[broken", "--model", trained["path"])
+    result = run_cli("explain", "打开空调", "--context", "[broken", "--model", trained["path"])
     assert result.returncode == 2 and b"--context is not JSON" in result.stderr
-    result = fastslow("explain", "打开空调", "--context", '[{"role": "robot", "text": "x"}]', "--model", trained["path"])
+    result = run_cli("explain", "打开空调", "--context", '[{"role": "robot", "text": "x"}]', "--model", trained["path"])
     assert result.returncode == 2 and b"context[0].role" in result.stderr
-    result = fastslow("explain", "   ", "--model", trained["path"])
+    result = run_cli("explain", "   ", "--model", trained["path"])
     assert result.returncode == 2 and b"query: empty" in result.stderr
 
 
@@ -138,7 +141,7 @@ def test_score_explain_adds_the_explanation_to_every_record_in_jsonl_and_csv(tra
     path = tmp_path / "in.jsonl"
     path.write_text('{"id": 1, "query": "上车时打开空调"}\n{"id": 2, "query": ""}\n{"id": 3, "query": "导航回家"}\n',
                     encoding="utf-8")
-    result = fastslow("score", path, "--explain", "--model", trained["path"])
+    result = run_cli("score", path, "--explain", "--model", trained["path"])
     assert result.returncode == 0, result.stderr
     records = [json.loads(line) for line in result.stdout.decode("utf-8").splitlines()]
     assert [("explanation" in r, "error" in r) for r in records] == [(True, False), (False, True), (True, False)]
@@ -146,10 +149,10 @@ def test_score_explain_adds_the_explanation_to_every_record_in_jsonl_and_csv(tra
     assert records[0] == direct
 
     out = tmp_path / "out.csv"
-    result = fastslow("score", path, "-o", out, "--explain", "--model", trained["path"])
+    result = run_cli("score", path, "-o", out, "--explain", "--model", trained["path"])
     assert result.returncode == 0, result.stderr
     rows = list(csv.DictReader(io.StringIO(out.read_text(encoding="utf-8"))))
     assert json.loads(rows[0]["explanation"]) == direct["explanation"] and rows[1]["explanation"] == ""
 
-    plain = fastslow("score", path, "--model", trained["path"])
+    plain = run_cli("score", path, "--model", trained["path"])
     assert all("explanation" not in json.loads(line) for line in plain.stdout.decode("utf-8").splitlines())

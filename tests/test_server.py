@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 import requests
+from conftest import run_cli
 
 MAX_ITEMS = 16
 MAX_BODY = 64 * 1024
@@ -104,11 +105,10 @@ def server(trained, tmp_path_factory):
 
 
 def cli_records(rows: list[dict], model_path: Path, tmp_path: Path) -> list[dict]:
-    """What `fastslow score` writes for these rows."""
+    """What `fastslow score` writes for these rows (run in this process: the server is the process here)."""
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    result = subprocess.run([sys.executable, "-m", "fastslow.cli", "score", str(path), "--model", str(model_path)],
-                            capture_output=True, timeout=300)
+    result = run_cli("score", path, "--model", model_path)
     assert result.returncode == 0, result.stderr
     return [json.loads(line) for line in result.stdout.decode("utf-8").splitlines()]
 
@@ -427,8 +427,7 @@ def test_a_value_json_cannot_hold_in_an_unknown_field_is_ignored_as_by_score(ser
     rows = [{"id": 1, "query": "打开空调", "note": float("nan")}, {"id": 2, "query": "下一首", "weight": float("inf")}]
     path = tmp_path / "rows.jsonl"
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")  # NaN, Infinity
-    result = subprocess.run([sys.executable, "-m", "fastslow.cli", "score", str(path), "--model", str(trained["path"])],
-                            capture_output=True, timeout=300)
+    result = run_cli("score", path, "--model", trained["path"])
     expected = [json.loads(line) for line in result.stdout.decode("utf-8").splitlines()]
     assert len(expected) == 2 and not any("error" in r for r in expected)
     body = '{"id": 1, "query": "打开空调", "note": 1e400}'.encode("utf-8")

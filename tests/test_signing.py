@@ -17,7 +17,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import sample_rows, small_train, write_jsonl
+from conftest import run_cli, sample_rows, small_train, write_jsonl
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -63,6 +63,8 @@ def copy_bundle(genuine, folder, keep_signature: bool = True):
 
 
 def fastslow(*args, env=None):
+    """`python -m fastslow.cli ARGS` in a process of its own: a forged model refused by a real process, and a
+    real `fastslow sign`; the other command lines run in this process (``run_cli``), a marker file as telling."""
     return subprocess.run([sys.executable, "-m", "fastslow.cli", *map(str, args)], capture_output=True,
                           timeout=300, env={**os.environ, **(env or {})})
 
@@ -206,7 +208,7 @@ def test_any_change_to_the_signed_manifest_breaks_the_signature(store):
 
 def test_a_wrong_public_key_refuses(store, tmp_path, monkeypatch, queries):
     other = write_public_key(new_key(), tmp_path / "other.pub")
-    result = fastslow("score", queries, "--model", store["path"], "--verify-key-file", other)
+    result = run_cli("score", queries, "--model", store["path"], "--verify-key-file", other)
     assert result.returncode == 2
     err = result.stderr.decode()
     assert f"signature does not verify with the public key from public key file {other}" in err
@@ -227,7 +229,7 @@ def test_without_a_key_a_signed_model_is_refused_naming_the_three_ways(store, no
 
 
 def test_a_missing_or_unusable_public_key_is_a_clear_error(store, tmp_path, monkeypatch, queries):
-    result = fastslow("score", queries, "--model", store["path"], "--verify-key-file", tmp_path / "nope.pub")
+    result = run_cli("score", queries, "--model", store["path"], "--verify-key-file", tmp_path / "nope.pub")
     assert result.returncode == 2 and f"cannot read public key file {tmp_path / 'nope.pub'}" in result.stderr.decode()
     monkeypatch.setenv(signing.VERIFY_KEY_ENV, "not a key")
     with pytest.raises(ModelLoadError, match=r"\$FASTSLOW_VERIFY_KEY holds no Ed25519 public key in PEM"):
@@ -249,7 +251,7 @@ def test_a_loader_with_only_the_public_key_refuses_a_bundle_signed_by_another_ke
     why = f"does not verify with the public key from public key file {public_key_only}"
     with pytest.raises(ModelLoadError, match=why):
         load_bundle(forged)
-    result = fastslow("score", queries, "--model", forged)
+    result = run_cli("score", queries, "--model", forged)
     assert result.returncode == 2 and why in result.stderr.decode()
     code, err = serve_refused("--model", forged)
     assert code == 2 and why in err
@@ -262,7 +264,7 @@ def test_a_loader_with_only_the_public_key_cannot_sign(store, tmp_path, public_k
     assert policy_key.source == f"public key file {public_key_only}"
     assert not hasattr(policy_key.public, "sign")  # a public key checks signatures, it cannot make one
     copy = copy_bundle(store["path"], tmp_path / "copy", keep_signature=False)
-    result = fastslow("sign", copy)
+    result = run_cli("sign", copy)
     assert result.returncode == 2
     assert "fastslow sign: no private signing key here" in result.stderr.decode()
     assert signing.SIGNATURE_FIELD not in json.loads(manifest_path(copy).read_text(encoding="utf-8"))
@@ -271,7 +273,7 @@ def test_a_loader_with_only_the_public_key_cannot_sign(store, tmp_path, public_k
 def test_a_private_key_given_to_a_loader_is_refused(store, tmp_path, queries, signing_key):
     private = tmp_path / "signing_ed25519"
     shutil.copy(os.environ[signing.KEY_FILE_ENV], private)
-    result = fastslow("score", queries, "--model", store["path"], "--verify-key-file", private)
+    result = run_cli("score", queries, "--model", store["path"], "--verify-key-file", private)
     assert result.returncode == 2
     assert (f"public key file {private} holds a private key: a loader checks with the public key only"
             in result.stderr.decode())
@@ -299,10 +301,10 @@ def test_an_hmac_signed_bundle_is_refused_saying_how_to_re_sign_it(store, tmp_pa
     assert ("it is signed with HMAC-SHA256 (key id 0123456789abcdef), which is no longer accepted (whoever can "
             "check an HMAC can forge one): re-sign it where the Ed25519 private key is kept (`fastslow sign MODEL`, "
             "or retrain it)") in message
-    result = fastslow("score", queries, "--model", old)
+    result = run_cli("score", queries, "--model", old)
     assert result.returncode == 2 and "`fastslow sign MODEL`" in result.stderr.decode()
 
-    result = fastslow("sign", old)
+    result = fastslow("sign", old)  # a real process
     assert result.returncode == 0, result.stderr
     assert f"signed {old} (sha256 {sha256_of(old)[:12]}…)" in result.stdout.decode()
     assert load_bundle(old).version == store["run"]["model"].version
@@ -310,7 +312,7 @@ def test_an_hmac_signed_bundle_is_refused_saying_how_to_re_sign_it(store, tmp_pa
 
 def test_sign_refuses_a_file_that_does_not_match_its_manifest_or_the_pin(store, tmp_path):
     copy = copy_bundle(store["path"], tmp_path / "copy", keep_signature=False)
-    result = fastslow("sign", copy, "--expect-sha256", "ab" * 32)
+    result = run_cli("sign", copy, "--expect-sha256", "ab" * 32)
     assert result.returncode == 2
     assert f"its SHA-256 {sha256_of(copy)[:12]}… is not the abababababab… pinned by --expect-sha256" in (
         result.stderr.decode())
@@ -318,7 +320,7 @@ def test_sign_refuses_a_file_that_does_not_match_its_manifest_or_the_pin(store, 
     forged = forge(store["path"], tmp_path / "forged", marker, keep_signature=False)
     with open(forged, "ab") as f:
         f.write(b"appended after the manifest was written")
-    result = fastslow("sign", forged)
+    result = run_cli("sign", forged)
     assert result.returncode == 2 and "does not match the manifest" in result.stderr.decode()
     assert not marker.exists()
 
@@ -328,34 +330,34 @@ def test_sign_refuses_a_file_that_does_not_match_its_manifest_or_the_pin(store, 
 
 def test_expect_sha256_loads_without_a_key_and_refuses_another_digest(store, tmp_path, no_key, queries):
     digest = sha256_of(store["path"])
-    result = fastslow("score", queries, "--model", store["path"], "--expect-sha256", digest.upper())
+    result = run_cli("score", queries, "--model", store["path"], "--expect-sha256", digest.upper())
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["model_version"] == store["run"]["model"].version
     wrong = "ab" * 32
-    result = fastslow("score", queries, "--model", store["path"], "--expect-sha256", wrong, "--trust-unsigned")
+    result = run_cli("score", queries, "--model", store["path"], "--expect-sha256", wrong, "--trust-unsigned")
     assert result.returncode == 2  # a pin is enforced even with --trust-unsigned
     assert f"its SHA-256 {digest[:12]}… is not the {wrong[:12]}… pinned by --expect-sha256" in result.stderr.decode()
-    result = fastslow("score", queries, "--model", store["path"], "--expect-sha256", "not-hex")
+    result = run_cli("score", queries, "--model", store["path"], "--expect-sha256", "not-hex")
     assert result.returncode == 2 and "is not a SHA-256 (64 hexadecimal digits)" in result.stderr.decode()
 
 
 def test_expect_sha256_of_the_genuine_model_refuses_the_forged_one(store, tmp_path, queries):
     marker = tmp_path / "ran"
     forged = forge(store["path"], tmp_path / "forged", marker)
-    result = fastslow("score", queries, "--model", forged, "--expect-sha256", sha256_of(store["path"]))
+    result = run_cli("score", queries, "--model", forged, "--expect-sha256", sha256_of(store["path"]))
     assert result.returncode == 2 and "pinned by --expect-sha256" in result.stderr.decode()
     assert not marker.exists()
 
 
 def test_trust_unsigned_loads_an_unsigned_model_and_says_so(store, tmp_path, queries):
     unsigned = copy_bundle(store["path"], tmp_path / "unsigned", keep_signature=False)
-    result = fastslow("score", queries, "--model", unsigned)
+    result = run_cli("score", queries, "--model", unsigned)
     assert result.returncode == 2 and "its manifest has no signature" in result.stderr.decode()
-    result = fastslow("score", queries, "--model", unsigned, "--trust-unsigned")
+    result = run_cli("score", queries, "--model", unsigned, "--trust-unsigned")
     assert result.returncode == 0, result.stderr
     assert "loading a model nothing vouches for" in result.stderr.decode()
     assert json.loads(result.stdout)["label"] == "快"
-    result = fastslow("eval", "data/fixtures/routing_v1.jsonl", "--model", unsigned, env={"FASTSLOW_TRUST_UNSIGNED": "1"})
+    result = run_cli("eval", "data/fixtures/routing_v1.jsonl", "--model", unsigned, env={"FASTSLOW_TRUST_UNSIGNED": "1"})
     assert result.returncode == 0, result.stderr
 
 
@@ -380,7 +382,7 @@ def test_the_registry_pins_each_version_and_refuses_a_forged_download(store, tmp
                                                              f"tag bundle_sha256)")
     assert resolved.load().version == store["run"]["model"].version  # no key here: the pin vouches
     assert cli.main(["score", str(queries), "-o", str(tmp_path / "out.jsonl"), "--jobs", "1", "--model", uri]) == 0
-    result = fastslow("score", queries, "--model", uri, "--expect-sha256", "ab" * 32)
+    result = run_cli("score", queries, "--model", uri, "--expect-sha256", "ab" * 32)
     assert result.returncode == 2
     assert (f"the registry (fastslow version {version.version}, tag bundle_sha256) pins {digest[:12]}… but "
             f"--expect-sha256 pins abababababab…: no file matches both") in result.stderr.decode()
@@ -389,7 +391,7 @@ def test_the_registry_pins_each_version_and_refuses_a_forged_download(store, tmp
     forge(resolved.path, tmp_path / "forged", marker, keep_signature=False)
     for name in ("fastslow.joblib", "fastslow.manifest.json"):  # the attacker rewrites the cached download
         shutil.copy(tmp_path / "forged" / name, resolved.path.parent / name)
-    result = fastslow("score", queries, "--model", uri, "--trust-unsigned", env={"FASTSLOW_CACHE": str(tmp_path / "cache")})
+    result = run_cli("score", queries, "--model", uri, "--trust-unsigned", env={"FASTSLOW_CACHE": str(tmp_path / "cache")})
     assert result.returncode == 2
     assert f"is not the {digest[:12]}… pinned by the registry (fastslow version {version.version}" in result.stderr.decode()
     from fastslow.serve.server import create_app
