@@ -190,16 +190,23 @@ def trained(tmp_path_factory, signing_key):
 
 def pytest_collection_modifyitems(config, items):
     """Modules whose tests need the ``trained`` model first and last, the others between them, each module's
-    tests kept together in their order. pytest-xdist hands each of the two workers one half of this list (then
-    they steal from each other), so one worker trains the model at once while the other runs tests that need no
-    model, instead of both waiting for the one training."""
+    tests kept together in their order, and the wheel's tests where the second worker starts. pytest-xdist hands
+    each of the two workers one half of this list (then they steal from each other), so one worker trains the
+    model at once while the other builds the wheel and runs tests that need no model, instead of both waiting
+    for the one training."""
     modules: dict = {}
     for item in items:
         modules.setdefault(item.module.__name__, []).append(item)
     needing = [tests for tests in modules.values() if any("trained" in item.fixturenames for item in tests)]
     others = [tests for tests in modules.values() if all("trained" not in item.fixturenames for item in tests)]
     half = len(needing) // 2
-    items[:] = [item for tests in (*needing[:half], *others, *needing[half:]) for item in tests]
+    # the wheel's tests share one build and install (~40 s, under a lock): where the second worker's share begins
+    # (worksteal gives the first worker items[:n // 2]) they build it while the first worker trains, instead of
+    # being split between the workers with one of them waiting for the other's build
+    wheel = [item for item in items if item.get_closest_marker("wheel")]
+    order = [item for tests in (*needing[:half], *others, *needing[half:]) for item in tests if item not in wheel]
+    at = (len(order) + len(wheel)) // 2
+    items[:] = order[:at] + wheel + order[at:]
 
 
 @pytest.fixture(scope="session")
