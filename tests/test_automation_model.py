@@ -76,6 +76,23 @@ def test_parser_round_trips_through_joblib(parser):
     assert loaded.parse_many(queries) == parser.parse_many(queries)
 
 
+def test_a_query_said_again_gets_the_groups_of_its_first_parse_as_dicts_of_its_own(parser):
+    """The parser keeps the parses of this process: a repeat answers as a fresh parse does, and no two records
+    share a group."""
+    from fastslow.features.memo import clear_memos
+
+    queries = ["上车时打开空调，下车时关闭空调", "打开空调", "每天早上八点提醒我带伞", "", "上车时打开空调，下车时关闭空调"]
+    clear_memos()
+    first = parser.parse_many_with_confidence(queries)
+    again = parser.parse_many_with_confidence(queries[::-1])
+    assert again == (first[0][::-1], first[1][::-1])
+    clear_memos()
+    assert parser.parse_many_with_confidence(queries) == first and parser.parse_many(queries) == first[0]
+    assert first[0][0] == first[0][4] and first[0][0][0] is not first[0][4][0]
+    first[0][0][0]["querys"][0]["intent"] = "changed"
+    assert parser.parse_many(queries)[0] == again[0][0]
+
+
 def test_estimators_follow_scikit_learn_conventions():
     params = AutomationParser(c1=0.1).get_params()
     assert params["c1"] == 0.1 and "intent_C" in params

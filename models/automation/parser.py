@@ -23,6 +23,7 @@ from functools import cached_property
 from itertools import accumulate, compress, repeat
 from operator import add, itemgetter
 import tempfile
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -32,6 +33,7 @@ from sklearn.base import BaseEstimator
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
 from fastslow.features.extractors import require_fitted
 from fastslow.features.lexicon import Scanner
+from fastslow.features.memo import TextMemo
 from fastslow.features.spoken import strip_disfluencies
 from fastslow.features.text import domain_cut
 from fastslow.models.automation.rules import (
@@ -554,6 +556,11 @@ def surface_of(query, lex=None) -> str:
     return text
 
 
+#: distinct surfaces whose parse a process keeps per parser (``AutomationParser._parse``)
+PARSE_MEMO = 65536
+_PARSES: "weakref.WeakKeyDictionary[AutomationParser, TextMemo]" = weakref.WeakKeyDictionary()
+
+
 class AutomationParser(BaseEstimator):
     """Query → the spec's automation groups: tagger, then the rules, then one intent per subquery.
 
@@ -603,9 +610,31 @@ class AutomationParser(BaseEstimator):
         return self._parse(queries, with_confidence=True)
 
     def _parse(self, queries, with_confidence: bool):
+        """The groups (and, ``with_confidence``, their confidences) of every query. A pure function of the
+        query's surface, and a log says its head queries again and again: the last ``PARSE_MEMO`` distinct
+        surfaces' answers are kept for this process (``_PARSES``, outside the model, never pickled), and each
+        record gets groups of its own (a copy), so no two records share a dict."""
         require_fitted(self, "tagger_")
         lex = self.lexicons_
-        texts = [surface_of(q, lex) for q in queries]
+        keys = [(with_confidence, surface_of(q, lex)) for q in queries]
+        memo = _PARSES.get(self)
+        if memo is None:
+            memo = _PARSES[self] = TextMemo(PARSE_MEMO)
+        found = {key: memo.get(key) for key in keys}
+        missing = [key for key, answer in found.items() if answer is None]
+        if missing:
+            fresh = zip(missing, zip(*self._parse_texts([text for _, text in missing], with_confidence)))
+            found.update(fresh)
+            if len(memo) + len(missing) > memo.size:  # full: emptied, not evicted entry by entry
+                memo.clear()
+            memo.update((key, found[key]) for key in missing)
+        answers = [found[key] for key in keys]
+        return ([[{**g, "querys": [dict(q) for q in g["querys"]]} for g in groups] for groups, _ in answers],
+                [list(confidences) for _, confidences in answers])
+
+    def _parse_texts(self, texts: list[str], with_confidence: bool):
+        """``_parse`` of the parser's texts (``surface_of``), none of them asked before."""
+        lex = self.lexicons_
         memo = [memo_edit_group(t, lex) if t else None for t in texts]  # a rule, not the tagger's call
         analyses = [analyse(t, lex) for t in texts]
         signal = [bool(t) and m is None and a.signalled for t, m, a in zip(texts, memo, analyses)]
@@ -628,6 +657,7 @@ class AutomationParser(BaseEstimator):
             spans = repair_spans(analysis, tags_to_spans(text, tags))
             if not with_confidence:
                 plans.append(plan_groups(analysis, spans))
+                confidences.append([None] * len(plans[-1]))
                 continue
             groups, scores = [], []
             spans = sorted(spans + missing_super_task_clauses(analysis, spans), key=lambda sp: sp.start)
