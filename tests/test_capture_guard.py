@@ -103,6 +103,15 @@ def test_the_guard_fails_on_each_forbidden_shape(copy, name):
     assert any(p.startswith(rel + ":") for p in problems), problems
 
 
+def test_a_virtual_environment_in_the_checkout_is_not_read_whatever_its_name(copy):
+    installed = copy / "env-py311" / "lib" / "site-packages" / "somepackage"
+    installed.mkdir(parents=True)
+    (installed / "app.py").write_text('def auto_create():\n    return "create_direct"\n', encoding="utf-8")
+    assert guard.check(copy)[0]  # a package's own source is read like any other ...
+    (copy / "env-py311" / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    assert guard.check(copy)[0] == []  # ... unless it lies in a virtual environment
+
+
 def test_comments_and_docstrings_may_name_the_deleted_outcomes(copy):
     edit(copy, "models/capture/policy.py", STEP_ANCHOR,
          '    # create_direct and auto_accept_silent were deleted, not disabled\n' + STEP_ANCHOR)

@@ -55,10 +55,13 @@ def is_forbidden_name(text: str) -> bool:
 
 
 def python_sources(root: Path) -> list[Path]:
+    # a virtual environment made in the checkout, whatever its name (.venv2, env-py311): installed packages
+    venvs = {cfg.parent.name for cfg in root.glob("*/pyvenv.cfg")}
     out = []
     for path in sorted(root.rglob("*.py")):
         rel = path.relative_to(root)
-        if any(part in SKIP_DIRS or part.endswith(".egg-info") for part in rel.parts[:-1]) or rel == SELF:
+        if any(part in SKIP_DIRS or part.endswith(".egg-info") for part in rel.parts[:-1]) or rel == SELF \
+                or rel.parts[0] in venvs:
             continue
         out.append(path)
     return out
