@@ -127,6 +127,23 @@ def test_the_stripper_keeps_each_word_list_apart_and_a_loaded_copy_together():
     assert strip_disfluencies("嗯天猫精灵把车窗关上谢谢", copy) == "把车窗关上"
 
 
+def test_stripping_and_chinese_marks_can_come_in_either_order():
+    """The parser strips a query's clean text, then makes its marks Chinese (``surface_of``), so that it shares
+    the router's strip: the same as stripping the surface itself, on every bundled query said with a wake word,
+    a hesitation or a tail and half- or full-width marks around it."""
+    from conftest import ALL_FILES, bundled_queries
+    from fastslow.features.normalise import chinese_punctuation, clean
+    from fastslow.models.automation.rules import automation_text
+
+    starts = ("", "嗯，", "那个，", "小爱，", "你好，", "嗯,", "呃 ", "小爱同学！")
+    ends = ("", "，快点", "谢谢", ",好吗", "？", "吧!", "，谢谢。")
+    queries = bundled_queries(ALL_FILES)
+    said = [starts[k % len(starts)] + q + ends[k % len(ends)] for k, q in enumerate(queries)]
+    differ = [q for q in queries + said
+              if chinese_punctuation(strip_disfluencies(clean(q))) != strip_disfluencies(automation_text(q))]
+    assert len(said) > 10_000 and differ == []
+
+
 def test_a_spoken_segmenter_strips_before_segmenting():
     plain = Segmenter(hmm=False).fit()
     spoken = Segmenter(hmm=False, spoken=True).fit()

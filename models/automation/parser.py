@@ -34,6 +34,7 @@ from fastslow.features.automation_lexicons import AutomationLexicons, load_autom
 from fastslow.features.extractors import require_fitted
 from fastslow.features.lexicon import Scanner
 from fastslow.features.memo import TextMemo
+from fastslow.features.normalise import chinese_punctuation, clean
 from fastslow.features.spoken import strip_disfluencies
 from fastslow.features.text import domain_cut
 from fastslow.models.automation.rules import (
@@ -542,10 +543,14 @@ def surface_of(query, lex=None) -> str:
     or 谢谢 never ends up in a condition or a subquery. With the parser's lexicons ``lex``, also without
     a leading hesitation the spoken layer keeps for the router (额, 诶: ``leading_hesitation``), and what
     the spoken layer strips after it (额你好小鹏…)."""
-    text = automation_text(query)
+    if not isinstance(query, str):
+        return ""
+    # stripped before its half-width marks become Chinese ones (``automation_text``): the stripper reads , and ，
+    # alike and keeps every mark it leaves beside the characters it had, so the order makes no difference, and a
+    # query's clean text is (but for letter case) the router's, whose strip the stripper's memo then gives back
+    text = chinese_punctuation(strip_disfluencies(clean(query)))
     if not text:
         return text
-    text = strip_disfluencies(text)
     if lex is not None:
         cut = leading_hesitation(text, lex)
         if cut:
