@@ -17,7 +17,7 @@ import re
 from bisect import bisect_left
 from collections import _count_elements  # the C helper of Counter (a Python fallback off CPython)
 from functools import partial, reduce
-from itertools import accumulate, repeat
+from itertools import repeat
 from operator import add as _add, mul as _mul, truediv as _truediv
 
 import numpy as np

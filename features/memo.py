@@ -10,7 +10,6 @@ before each timed run so that a run of distinct queries pays for every text once
 
 from __future__ import annotations
 
-import functools
 import itertools
 import weakref
 
@@ -20,12 +19,18 @@ _NUMBERS = itertools.count()
 
 class TextMemo(dict):
     """A dict meant to hold at most ``size`` entries: whoever stores into it empties it first when it is
-    full (``IntentClassifier.predict``); ``clear_memos`` reaches every one."""
+    full (``keep``, ``IntentClassifier.predict``); ``clear_memos`` reaches every one."""
 
     def __init__(self, size: int):
         super().__init__()
         self.size = size
         _LIVE[next(_NUMBERS)] = self
+
+    def keep(self, answers: dict) -> None:
+        """Store ``answers``, emptying the memo first if they would take it over ``size``."""
+        if len(self) + len(answers) > self.size:
+            self.clear()
+        self.update(answers)
 
     def __reduce__(self):  # a memo pickles empty: it is this process's, never part of a model
         return (TextMemo, (self.size,))

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from fastslow.features.lexicon import LEXICON_DIR, read_entries
 from fastslow.features.memo import TextMemo
-from fastslow.features.normalise import chinese_punctuation, normalise
+from fastslow.features.normalise import normalise
 
 SPOKEN_DIR = LEXICON_DIR / "spoken"
 
@@ -406,9 +406,8 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     key = (lex.identity, text)
     out = _STRIPPED.get(key)
     if out is None:
-        if len(_STRIPPED) >= _STRIPPED.size:
-            _STRIPPED.clear()
-        out = _STRIPPED[key] = _strip(text, lex)
+        out = _strip(text, lex)
+        _STRIPPED.keep({key: out})
     return out
 
 

@@ -628,11 +628,9 @@ class AutomationParser(BaseEstimator):
         found = {key: memo.get(key) for key in keys}
         missing = [key for key, answer in found.items() if answer is None]
         if missing:
-            fresh = zip(missing, zip(*self._parse_texts([text for _, text in missing], with_confidence)))
+            fresh = dict(zip(missing, zip(*self._parse_texts([text for _, text in missing], with_confidence))))
             found.update(fresh)
-            if len(memo) + len(missing) > memo.size:  # full: emptied, not evicted entry by entry
-                memo.clear()
-            memo.update((key, found[key]) for key in missing)
+            memo.keep(fresh)
         answers = [found[key] for key in keys]
         return ([[{**g, "querys": [dict(q) for q in g["querys"]]} for g in groups] for groups, _ in answers],
                 [list(confidences) for _, confidences in answers])
