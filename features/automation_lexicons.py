@@ -21,10 +21,12 @@ COMMAND_START_KINDS = frozenset({"on", "off", "media", "nav", "comm", "query"})
 
 @dataclass(frozen=True)
 class Builtin:
-    """One built-in vehicle behaviour: any condition word, and an action word in every action."""
+    """One built-in behaviour: any condition word, and an action word in every action; ``domain`` is whose
+    behaviour it is, the car's (``car``) or a home appliance's (``home``)."""
 
     condition_words: tuple[str, ...]
     action_words: tuple[str, ...]
+    domain: str = "car"
 
 
 @dataclass(frozen=True)
@@ -197,11 +199,13 @@ def load_automation_lexicons(lexicon_dir: str | Path | None = None) -> Automatio
     folder = Path(lexicon_dir) if lexicon_dir else None
     m = {name: Matcher.load(file, column, folder) for name, (file, column) in MATCHER_FILES.items()}
     builtins = []
-    for term, category in read_entries(resolve_lexicon("builtin_behaviours", folder)):
+    behaviours = resolve_lexicon("builtin_behaviours", folder)
+    domains = dict(read_entries(behaviours, "domain"))
+    for term, category in read_entries(behaviours, "actions"):
         conditions = tuple(w for w in term.split("|") if w)
         actions = tuple(w.strip().lower() for w in category.split("|") if w.strip())
         if conditions and actions:
-            builtins.append(Builtin(conditions, actions))
+            builtins.append(Builtin(conditions, actions, domains.get(term, "car")))
     return AutomationLexicons(
         **m, builtins=tuple(builtins),
         signal=build_signal([m[f] for f in ("time_words", "triggers", "once", "reminder_verbs", "super_task",

@@ -1,4 +1,4 @@
-"""Built-in vehicle behaviours as a class (issue 12): "the condition is a situation the car senses itself"
+"""Built-in vehicle behaviours as a class: "the condition is a situation the car senses itself"
 combined with "the action is something the car does itself", each read from
 features/lexicons/builtin_functions.txt (automation view). The phrasings here are new (none is in a data
 file); each lexicon test removes one word class and shows the decision it made flips."""
@@ -13,7 +13,7 @@ from fastslow.features.automation_lexicons import load_automation_lexicons
 from fastslow.features.spoken import strip_disfluencies
 from fastslow.models.automation.rules import analyse, join_split_object
 from fastslow.models.automation.rules import (
-    is_builtin, reminder_from_noun, strip_fillers, vehicle_situation,
+    builtin_domain, is_builtin, reminder_from_noun, strip_fillers, vehicle_situation,
 )
 
 LEX = load_automation_lexicons()
@@ -441,3 +441,34 @@ def test_a_duration_after_a_fragment_keeps_the_request_whole():
     from fastslow.models.automation.rules import parse_markup
     text, spans = parse_markup("[A:卧室风扇]再[A:吹][D:二十分钟]")
     assert [g["condition"] for g in rules_output(text, spans, LEX)] == ["持续二十分钟"]
+
+
+@pytest.mark.parametrize("condition, actions", [
+    ("冰箱结霜的时候", ["自动化霜"]),              # a fridge defrosts itself
+    ("洗衣服的时候", ["自动投放洗衣液"]),          # a washing machine doses itself
+    ("空气变差了", ["净化器自动切换到自动模式"]),  # a purifier goes to auto
+    ("门关好后", ["门锁自动反锁"]),                # a door lock locks itself
+    ("扫完地以后", ["自动回基站"]),                # a robot goes back to its dock
+])
+def test_a_home_appliances_own_behaviour_is_built_in_and_the_homes(condition, actions):
+    assert builtin_domain(condition, actions, LEX) == "home"
+
+
+@pytest.mark.parametrize("condition, actions", [
+    ("洗完衣服", ["提醒我晾衣服"]),                # a reminder of the user's own
+    ("空气质量差的时候", ["打开净化器"]),          # a smart-home task: the user switches the purifier on
+    ("到家的时候", ["自动打开客厅灯"]),            # no situation the appliance senses
+])
+def test_a_task_the_user_sets_at_home_is_not_built_in(condition, actions):
+    assert builtin_domain(condition, actions, LEX) is None
+
+
+def test_the_cars_behaviours_stay_the_cars():
+    assert builtin_domain("走远时", ["车门上锁"], LEX) == "car"
+    assert builtin_domain("车门关上以后", ["自动上锁"], LEX) != "home"
+    assert builtin_domain("压线的时候", ["方向盘抖一下"], LEX) == "car"
+
+
+def test_a_set_time_makes_a_known_behaviour_the_users_task():
+    assert builtin_domain("家门没关好的时候", ["报警"], LEX) == "home"
+    assert builtin_domain("每天晚上十点半家门没关好的时候", ["报警"], LEX) is None

@@ -11,7 +11,7 @@ repairs       ``SPAN_REPAIRS``, the ordered named passes that make the tagger's 
               ``splits``, ``joins``; ``starts`` and ``words`` hold what they ask of a piece of text)
 scopes        条件作用域: which actions each condition binds
 rewrites      改写规则: 持续时间, 提醒改写, 提醒我说, 超级任务, 位置继承, 执行一次, default
-builtin       条件负例: built-in vehicle behaviours
+builtin       条件负例: built-in behaviours of the car and of home appliances
 assembly      the spec's groups from the spans, or from the plain pieces of a text without a signal
 ============  ==============================================================================================
 
@@ -24,8 +24,8 @@ from fastslow.models.automation.rules.assembly import (
     missing_super_task_clauses, plain_groups, plain_pieces, plan_groups, rewrite_group,
 )
 from fastslow.models.automation.rules.builtin import (
-    DEFAULT, builtin_action, builtin_by_class, builtin_function_action, function_prefix, function_words, is_builtin,
-    is_reminder, vehicle_situation,
+    DEFAULT, builtin_action, builtin_by_class, builtin_domain, builtin_function_action, function_prefix, function_words,
+    is_builtin, is_reminder, vehicle_situation,
 )
 from fastslow.models.automation.rules.markup import (
     EXPANDS_WHEN_LOWERED, SPAN_KINDS, Span, automation_text, lowered, parse_markup, spans_to_tags, tags_to_spans,

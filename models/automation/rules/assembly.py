@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.features.split import join_actionless, pieces_between
 from fastslow.models.automation.rules.analysis import TextAnalysis
-from fastslow.models.automation.rules.builtin import DEFAULT, is_builtin, is_reminder
+from fastslow.models.automation.rules.builtin import DEFAULT, builtin_domain, is_reminder
 from fastslow.models.automation.rules.markup import Span, lowered
 from fastslow.models.automation.rules.rewrites import (
     COMMUNICATION, add_missing_verb, clean_subquery, duration_action, duration_condition, inherit_location,
@@ -25,6 +25,7 @@ from fastslow.models.automation.rules.words import has_verb, is_bare_device, is_
 INTENT_SYSTEM = "系统控制"
 INTENT_REMINDER = "提醒"
 INTENT_VEHICLE = "车载控制"
+INTENT_DEVICE = "设备控制"
 
 
 @dataclass
@@ -33,7 +34,8 @@ class Group:
 
     condition: str | None
     subqueries: list[str]
-    kinds: list[str]  # per subquery: "system" (super task), "memo", "reminder", "vehicle" (a built-in behaviour) or ""
+    kinds: list[str]  # per subquery: "system" (super task), "memo", "reminder", "vehicle" (the car's built-in behaviour),
+    # "appliance" (a home appliance's) or ""
     span_intents: list[str | None]
     builtin: bool = False
 
@@ -71,9 +73,10 @@ def rewrite_group(analysis: TextAnalysis, raw: RawGroup) -> list[Group]:
             for inherited in inherit_location(condition, [action], lex):
                 pairs.append((inherited, intent))
         subs = [a for a, _ in pairs]
-        builtin = is_builtin(condition, subs, lex)
-        kinds = ["reminder" if is_reminder(a) else ("vehicle" if builtin else "") for a in subs]
-        return [Group(condition, subs, kinds, [i for _, i in pairs], builtin)]
+        domain = builtin_domain(condition, subs, lex)
+        builtin_kind = {"car": "vehicle", "home": "appliance"}.get(domain, "")
+        kinds = ["reminder" if is_reminder(a) else builtin_kind for a in subs]
+        return [Group(condition, subs, kinds, [i for _, i in pairs], domain is not None)]
     # no condition: default (super-task / memo management) or null, split into runs in text order
     groups: list[Group] = []
     for action, intent in zip(actions, intents):
@@ -211,6 +214,7 @@ def group_dict(group: Group, intents: Sequence[str | None]) -> dict:
 
 #: the intent fixed by rule for a subquery of each kind (``Group.kinds``), whatever the classifier says. Spec:
 #: super-task management clauses are 系统控制; reminders and memo items are 提醒; what a built-in vehicle behaviour
-#: does (后视镜自动折叠, 自动打开双闪, 发出警报) is the car's own: 车载控制
+#: does (后视镜自动折叠, 自动打开双闪, 发出警报) is the car's own: 车载控制; what a home appliance does by itself
+#: (自动除霜, 自动回充) is a device's: 设备控制
 _FIXED_INTENTS = {"system": INTENT_SYSTEM, "memo": INTENT_REMINDER, "reminder": INTENT_REMINDER,
-                  "vehicle": INTENT_VEHICLE}
+                  "vehicle": INTENT_VEHICLE, "appliance": INTENT_DEVICE}

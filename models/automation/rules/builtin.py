@@ -32,20 +32,33 @@ def is_reminder(action: str) -> bool:
 
 
 def is_builtin(condition: str | None, actions: Sequence[str], lex: AutomationLexicons) -> bool:
-    """Spec 条件负例: a built-in vehicle behaviour (走远时车门上锁, 倒车时后视镜自动下翻, 车辆超速时提醒我):
-    the condition holds one of its trigger words and every action one of its action words. A built-in behaviour
-    has one fixed trigger: 且 / 或 compounds are the user's own (``lex.compound_triggers``). A condition holding
-    none of the known behaviours' condition words (``lex.builtin_condition_words``) is none of theirs."""
+    """Spec 条件负例: a built-in behaviour of the car or of a home appliance (``builtin_domain``)."""
+    return builtin_domain(condition, actions, lex) is not None
+
+
+def builtin_domain(condition: str | None, actions: Sequence[str], lex: AutomationLexicons) -> str | None:
+    """Whose built-in behaviour the group is, ``car`` or ``home``, or None for a task of the user's.
+
+    Spec 条件负例 (走远时车门上锁, 倒车时后视镜自动下翻, 车辆超速时提醒我; 冰箱结霜时自动除霜 at home): the
+    condition holds one of a known behaviour's trigger words and every action one of its action words. A built-in
+    behaviour has one fixed trigger: 且 / 或 compounds are the user's own (``lex.compound_triggers``), and so is a
+    clock time or a day the user sets (每天晚上十点半如果车库门没关就提醒我). A condition holding none of the known
+    behaviours' condition words (``lex.builtin_condition_words``) is none of theirs; one that names the car (车)
+    is none of a home appliance's."""
     if not condition or condition == DEFAULT or not actions:
-        return False
+        return None
     cond = lowered(condition)
     if lex.compound_triggers is not None and lex.compound_triggers.search(cond) is not None:
-        return False
+        return None
+    if _set_time(cond, lex):
+        return None
     said = lex.builtin_condition_words
     for b in (lex.builtins if said is not None and said.search(cond) is not None else ()):
+        if b.domain == "home" and "车" in cond:
+            continue  # 车门关上以后自动上锁: the car's door, not the home's
         if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b) for a in actions):
-            return True
-    return builtin_by_class(cond, actions, lex)
+            return b.domain
+    return "car" if builtin_by_class(cond, actions, lex) else None
 
 
 def _builtin_action(action: str, builtin) -> bool:
