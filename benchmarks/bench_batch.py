@@ -7,7 +7,7 @@ spoken variations, endpoints, earlier turns, and 1% broken or empty lines as rea
 `fastslow score LOG -o OUT --jobs N` as a subprocess for each N, and prints rows/s end to end (model
 loading and worker start included), the peak memory of the whole process tree (the sum of the
 resident sets of the main process and its workers) and of its largest process, both sampled every 0.1 s,
-and `jieba.lcut` alone on the same queries in this process. Targets (issue 6): full records ≥ 0.5×
+and `jieba.lcut` alone on the same queries in this process. Targets: full records ≥ 0.5×
 jieba-only per core; `--jobs 2` ≥ 1.7× `--jobs 1`; peak memory flat as the log grows.
 """
 

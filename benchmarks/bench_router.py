@@ -4,7 +4,7 @@
 
 Prints batch throughput (rows/s) and single-query latency p50/p99 of `jieba.lcut` alone, of
 routing alone (router + hard rules: the record without the automation parser) and of the full
-record, with their ratios to jieba, on distinct queries. Targets (issue 11): routing batch ≥ 0.5×
+record, with their ratios to jieba, on distinct queries. Targets: routing batch ≥ 0.5×
 and full record batch ≥ 0.33× jieba-only; single full record p99 ≤ 1 ms.
 
 Then, apart (never the target): the full record on a log that repeats its head queries as real

@@ -83,7 +83,7 @@ def test_generator_is_deterministic_given_its_seed(tmp_path):
 
 
 def test_the_generator_composes_the_builtin_class(train):
-    """Built-in behaviours are a class (issue 12): the generator composes situations and what the car does in them
+    """Built-in behaviours are a class: the generator composes situations and what the car does in them
     from vocab/builtin_class.txt rather than repeating a list of pairs."""
     rows = [r for r in train if (r.get("source") or "").startswith("generator:t_builtin")]
     vocab = [line.split("\t")[0] for line in (AUTOMATION_DIR / "generator" / "vocab" / "builtin_class.txt")

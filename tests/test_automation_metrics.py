@@ -1,4 +1,4 @@
-"""Automation metrics that need no trained parser: the built-in behaviour count of issue 12."""
+"""Automation metrics that need no trained parser: the built-in behaviour count."""
 
 from fastslow.models.automation.metrics import builtin_recognised, evaluate_automation
 

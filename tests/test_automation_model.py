@@ -102,7 +102,7 @@ def test_estimators_follow_scikit_learn_conventions():
 
 @pytest.mark.skipif(not training_files(), reason="the routing training data are not there yet")
 def test_records_carry_the_automation_groups(model):
-    # issue 3 item 8: the `automation` field of every record from `fastslow score`
+    # the `automation` field of every record from `fastslow score`
     records = model.score([{"id": "r1", "query": "电量低于20%时通知我立刻充电"}, {"id": "r2", "query": ""}])
     assert records[0]["automation"] == [{"condition": "电量低于20%时",
                                          "querys": [{"subquery": "提醒我立刻充电", "intent": "提醒"}]}]

@@ -312,7 +312,7 @@ def test_memo_edit_rule_leaves_new_reminders_messages_and_triggers_alone(query):
     assert memo_edit_group(query, LEX) is None
 
 
-# ---------------------------------------------------------------- issue 12: built-in behaviours phrased anew
+# ---------------------------------------------------------------- built-in behaviours phrased anew
 
 @pytest.mark.parametrize("condition, action", [
     # the class behind 条件负例 (builtin_functions.txt, automation view): a situation the car watches, and

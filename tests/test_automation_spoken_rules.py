@@ -1,4 +1,4 @@
-"""The automation rules on spoken-style queries (issue 12, "Automation:"): no punctuation, fillers,
+"""The automation rules on spoken-style queries: no punctuation, fillers,
 wake words and polite tails, seats said as one word (主副驾, 前排), spoken clock times, 执行一次 said
 in other words. Spans are given (no model), so a failure is a rule's fault; the queries are new,
 none is in the training, dev or fixture data."""
@@ -126,7 +126,7 @@ def test_duration_action_with_its_own_request_is_left_as_said():
 
 
 def test_duration_action_said_with_ba_or_an_unlisted_thing_is_switched_on():
-    # 加湿器开一小时 → 打开加湿器 (issue 12), also with 把, a room, or a thing no lexicon lists
+    # 加湿器开一小时 → 打开加湿器, also with 把, a room, or a thing no lexicon lists
     assert groups("[A:把书房加湿器开][D:一刻钟]") == [("持续一刻钟", ["打开书房加湿器"])]
     assert groups("[A:把香氛打开][D:二十分钟]") == [("持续二十分钟", ["打开香氛"])]
     assert groups("[A:阳台晾衣架烘干开][D:两小时]") == [("持续两小时", ["打开阳台晾衣架烘干"])]
@@ -213,7 +213,7 @@ def test_an_event_as_the_object_of_the_first_command_does_not_stop_the_split():
         [("A", "先导航回家"), ("C", "等我进小区了"), ("A", "打开车库门")]
 
 
-# ---------------------------------------------------------------- issue 12: span repairs, each on its own
+# ---------------------------------------------------------------- span repairs, each on its own
 
 def repaired(markup: str) -> list[tuple]:
     """(condition, [subqueries]) after the span repairs the parser applies to the tagger's spans."""
@@ -332,3 +332,41 @@ def test_a_ba_left_outside_starts_its_action_and_a_condition_keeps_its_events():
 
 def test_a_negation_span_joins_its_action_across_fillers():
     assert repaired("[C:下雨时][A:千万别]再帮我[A:开天窗]") == [("下雨时", ["千万别再帮我开天窗"])]
+
+
+# ---------------------------------------------------------------- run-ons: a second condition with no pause
+
+def test_an_action_running_on_into_its_own_condition_and_command_is_three_spans():
+    # 不向左回溯: each condition binds the command after it, the second is not swallowed by the first group
+    assert repaired("[C:早上八点][A:提醒我带伞中午十二点提醒我订餐]") == \
+        [("早上八点", ["提醒我带伞"]), ("中午十二点", ["提醒我订餐"])]
+    assert repaired("[C:车速超过一百二时][A:提醒我减速到公司后关掉空调]") == \
+        [("车速超过一百二时", ["提醒我减速"]), ("到公司后", ["关掉空调"])]
+
+
+def test_a_time_said_first_in_a_reminders_content_stays_content():
+    # 提醒我说: 提醒我下午三点开会 keeps its time, and so does a command said after it
+    assert repaired("[C:早上八点][A:提醒我下午三点开会]") == [("早上八点", ["提醒我说下午三点开会"])]
+    assert repaired("[C:出门的时候][A:提醒我明天早上八点打电话给妈妈]") == \
+        [("出门的时候", ["提醒我说明天早上八点打电话给妈妈"])]
+
+
+def test_a_call_or_a_question_said_before_a_condition_is_its_own_request():
+    assert repaired("[C:给王师傅打电话到服务区的时候][A:提醒我加油]") == \
+        [(None, ["给王师傅打电话"]), ("到服务区的时候", ["提醒我加油"])]
+    assert repaired("[C:今天天气怎么样下午四点][A:提醒我收衣服]") == \
+        [(None, ["今天天气怎么样"]), ("下午四点", ["提醒我收衣服"])]
+
+
+@pytest.mark.parametrize("query", ["上周设的下班开空调那个场景不要了", "回家开灯那个自动化换成开落地灯",
+                                   "暂停早上放新闻的那个规则", "把每天提醒我喝水的那条规则停掉"])
+def test_an_automation_described_by_what_it_does_is_managed_as_one_default_request(query):
+    from fastslow.models.automation.rules import management_group
+    group = management_group(query, LEX)
+    assert group is not None and group.condition == DEFAULT and group.subqueries == [query]
+
+
+@pytest.mark.parametrize("query", ["下班的时候打开空调", "把那个灯关掉", "打开回家那个场景", "这个场景真好看"])
+def test_a_task_or_device_that_is_not_being_changed_is_no_management(query):
+    from fastslow.models.automation.rules import described_task_group
+    assert described_task_group(query, LEX) is None

@@ -1,4 +1,4 @@
-"""`fastslow score` under attack (issue 13): a lone surrogate, a stray CSV quote, a killed parent, a broken
+"""`fastslow score` under attack: a lone surrogate, a stray CSV quote, a killed parent, a broken
 model or manifest, clashing paths and absurd options each get a clear message or their own error record,
 never a traceback, a hang, an orphaned worker or a silently wrong file. Real files; real processes for the
 runs that are stopped or killed, the other command lines in process (``run_cli``, tests/conftest.py)."""

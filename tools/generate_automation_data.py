@@ -65,7 +65,7 @@ class Vocab:
             self.builtin_class.setdefault(role, []).append(phrase)
 
 
-# compositional time points (issue 12: wide vocabularies; spoken clock times with minutes)
+# compositional time points (wide vocabularies; spoken clock times with minutes)
 DAYS = ["今天", "明天", "后天", "大后天", "今晚", "明早", "明晚", "这周六", "这周日", "下周一", "下周三", "周末", "工作日",
         "每天", "每周二", "每周四", "每周六", "每个月五号", "每月一号", "国庆节", "元旦", "春节", "中秋节", "端午节",
         "圣诞节", "情人节", "年三十", "大年初一", "星期三", "礼拜天", "节假日"]
@@ -144,7 +144,7 @@ class Gen:
     def maybe(self, p: float) -> bool:
         return self.rng.random() < p
 
-    # -- compositional words (issue 12: vocabularies wider than any list)
+    # -- compositional words (vocabularies wider than any list)
     def clock(self) -> str:
         if self.maybe(0.25):
             h = self.rng.randint(1, 23)
@@ -521,7 +521,7 @@ class Gen:
         return pieces
 
     def spoken(self, pieces: list) -> list:
-        """The row said aloud (issue 12: spoken augmentation of every row): a wake word or hesitation before, a
+        """The row said aloud (spoken augmentation of every row): a wake word or hesitation before, a
         polite tail after, punctuation dropped as ASR drops it, digits said as numerals or the other way round.
         Only text outside the spans is added or dropped, so the spans (and the rules' groups) stay the row's."""
         lex = spoken_lexicon()
@@ -632,7 +632,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--n", type=int, default=3000)
     parser.add_argument("--spoken-share", type=float, default=0.5,
-                        help="share of rows followed by their spoken variant (issue 12)")
+                        help="share of rows followed by their spoken variant")
     parser.add_argument("--out", type=Path, default=ROOT / "data" / "automation" / "train" / "generated.jsonl")
     args = parser.parse_args(argv)
     rows = generate(args.seed, args.n, args.spoken_share)

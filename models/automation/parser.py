@@ -39,7 +39,7 @@ from fastslow.features.spoken import strip_disfluencies
 from fastslow.features.text import domain_cut
 from fastslow.models.automation.rules import (
     Span, analyse, automation_text, bind_scopes, done_tail, group_dict, leading_hesitation,
-    lowered, memo_edit_group, missing_super_task_clauses, plain_groups, plan_groups, repair_spans, rewrite_group,
+    lowered, management_group, missing_super_task_clauses, plain_groups, plan_groups, repair_spans, rewrite_group,
     spans_to_tags, tags_to_spans,
 )
 from fastslow.models.automation.crf import CODE_POINTS, CRFModel, find_keys
@@ -638,7 +638,7 @@ class AutomationParser(BaseEstimator):
     def _parse_texts(self, texts: list[str], with_confidence: bool):
         """``_parse`` of the parser's texts (``surface_of``), none of them asked before."""
         lex = self.lexicons_
-        memo = [memo_edit_group(t, lex) if t else None for t in texts]  # a rule, not the tagger's call
+        memo = [management_group(t, lex) if t else None for t in texts]  # a rule, not the tagger's call
         analyses = [analyse(t, lex) for t in texts]
         signal = [bool(t) and m is None and a.signalled for t, m, a in zip(texts, memo, analyses)]
         signalled = [t for t, s in zip(texts, signal) if s]
@@ -686,13 +686,13 @@ class AutomationParser(BaseEstimator):
         """What the groups of ``query`` were made from: the tagger's spans, each with its kind, text,
         place in the parser's text and confidence (the lowest CRF marginal of the tag chosen over its
         characters), or, when the tagger did not run, which rule made the groups instead (``decided_by``:
-        ``tagger``, ``memo`` for a memo edit, ``no_signal`` for a query without any signal word)."""
+        ``tagger``, ``management`` for a memo edit or a described automation's change, ``no_signal`` for a query without any signal word)."""
         require_fitted(self, "tagger_")
         text = surface_of(query, self.lexicons_)
         if not text:
             return {"text": text, "decided_by": "no_signal", "spans": []}
-        if memo_edit_group(text, self.lexicons_) is not None:
-            return {"text": text, "decided_by": "memo", "spans": []}
+        if management_group(text, self.lexicons_) is not None:
+            return {"text": text, "decided_by": "management", "spans": []}
         analysis = analyse(text, self.lexicons_)
         if not analysis.signalled:
             return {"text": text, "decided_by": "no_signal", "spans": []}

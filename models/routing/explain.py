@@ -156,7 +156,8 @@ def format_explanation(record: dict) -> str:
         else:
             lines.append({"no_signal": "  no trigger, time, duration, once, reminder or memo word: plain actions, "
                                        "no condition",
-                          "memo": "  a memo edit, one subquery (a rule)"}.get(automation["decided_by"], "  none"))
+                          "management": "  managing a memo item or a described automation, one subquery (a rule)"}
+                         .get(automation["decided_by"], "  none"))
         for g in record.get("automation") or []:
             lines.append(f"group  condition {g['condition']!r}: "
                          + ", ".join(f"{q['subquery']} ({q.get('intent')})" for q in g["querys"]))

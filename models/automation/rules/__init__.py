@@ -20,8 +20,8 @@ None does I/O or keeps state, and a model can never vote them away.
 
 from fastslow.models.automation.rules.analysis import TextAnalysis, analyse, signal_text
 from fastslow.models.automation.rules.assembly import (
-    INTENT_REMINDER, INTENT_SYSTEM, INTENT_VEHICLE, Group, assemble, group_dict, memo_edit_group,
-    missing_super_task_clauses, plain_groups, plain_pieces, plan_groups, rewrite_group,
+    INTENT_REMINDER, INTENT_SYSTEM, INTENT_VEHICLE, Group, assemble, described_task_group, group_dict, management_group,
+    memo_edit_group, missing_super_task_clauses, plain_groups, plain_pieces, plan_groups, rewrite_group,
 )
 from fastslow.models.automation.rules.builtin import (
     DEFAULT, builtin_action, builtin_by_class, builtin_domain, builtin_function_action, function_prefix, function_words,

@@ -138,6 +138,30 @@ def memo_edit_group(text: str, lex: AutomationLexicons) -> Group | None:
     return Group(DEFAULT, [action], ["memo"], [None]) if action else None
 
 
+#: an automation the user set before, named by what it does: 下班开空调那个场景, 早上放新闻的那个规则
+_DESCRIBED_TASK = re.compile(r"(?:那个|那条|这个|这条)(?:智能|自定义)?(?:场景|自动化|规则|习惯|任务|联动)")
+#: what is done to it: dropped, paused, changed or brought back
+_TASK_CHANGE = re.compile(r"不要了|不用了|删掉|删了|删除|去掉|取消|暂停|停掉|停了|停用|禁用|关掉|关了|换成|改成|改为|恢复|启用")
+
+
+def described_task_group(text: str, lex: AutomationLexicons) -> Group | None:
+    """Spec default (超级任务 management): dropping, pausing or changing an automation the user set before,
+    named by what it does instead of by a keyword (上周设的下班开空调那个场景不要了, 回家开灯那个自动化换成开
+    落地灯, 暂停早上放新闻的那个规则), as one ``default`` group of the whole cleaned request (系统控制). The
+    condition and command said inside the description name the task; they set up nothing new."""
+    low = lowered(text)
+    if _DESCRIBED_TASK.search(low) is None or _TASK_CHANGE.search(low) is None:
+        return None
+    action = clean_subquery(text, lex)
+    return Group(DEFAULT, [action], ["system"], [None]) if action else None
+
+
+def management_group(text: str, lex: AutomationLexicons) -> Group | None:
+    """The one ``default`` group of a query that manages what exists, a memo item (``memo_edit_group``) or an
+    automation described by what it does (``described_task_group``); None for anything else."""
+    return memo_edit_group(text, lex) or described_task_group(text, lex)
+
+
 def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
     """The groups of a query without any condition, duration, once, reminder, super-task or memo word
     (``lex.signal`` is false): one ``null`` group whose subqueries are the pieces between sequence

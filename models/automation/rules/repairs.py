@@ -14,13 +14,13 @@ from fastslow.models.automation.rules.markup import Span
 from fastslow.models.automation.rules.signals import demote_signalless_conditions, question_as_said
 from fastslow.models.automation.rules.splits import (
     command_before_sequence, leading_time_condition, split_inside_action, split_joined_actions, split_run_on,
-    split_trailing_command,
+    split_second_condition, split_trailing_command,
 )
 
 SPAN_REPAIRS = (
     keep_negation, whole_clock_times, whole_durations, whole_words_at_edges, leading_time_condition,
     split_inside_action, command_before_sequence, join_fragments, split_trailing_command, join_split_object,
-    split_run_on, give_back_subject, whole_condition_edges, split_joined_actions, snap_once_spans,
+    split_run_on, split_second_condition, give_back_subject, whole_condition_edges, split_joined_actions, snap_once_spans,
     demote_signalless_conditions, question_as_said,
 )
 

@@ -15,9 +15,8 @@ from fastslow.models.automation.rules.starts import (
     trailing_command_start, without_trailing_connector,
 )
 from fastslow.models.automation.rules.words import (
-    clock_times, has_verb, is_plain_command, is_super_task_mention, management_after_command, may_hold_command,
-    plain_breaks,
-    sentence_break, sequence_connector, strip_fillers, takes_place, time_prefix,
+    clock_times, has_time_expression, has_verb, is_plain_command, is_plain_question, is_super_task_mention,
+    management_after_command, may_hold_command, plain_breaks, sentence_break, sequence_connector, strip_fillers, takes_place, time_prefix,
 )
 
 _SENTENCE_STOPS = re.compile("[。！？；!?;]+")
@@ -174,14 +173,15 @@ def split_run_on(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     starts with a whole plain command (关闭车窗|到公司的时候, 导航去公司|快到的时候) is that action and
     the condition after it; an action span ending in a condition (先放首歌|等我上车了) followed by
     another action is split the same way, and so is a clock time between two commands in one action span
-    (打开空调|七点四十五|关掉空调). The command before the cut must hold no condition signal,
+    (打开空调|七点四十五|关掉空调). A condition span may start with a whole question too (今天天气怎么样|下午四点). The command before the cut must hold no condition signal,
     so 关闭后排空调且后排有人时 (且) stays whole (复合条件完整性)."""
     text, lex = analysis.text, analysis.lex
     out: list[Span] = []
     for k, sp in enumerate(spans):
         nxt = spans[k + 1] if k + 1 < len(spans) else None
         cut, cut_head = None, 0
-        if (sp.kind == "C" and may_hold_command(sp.text, lex)) or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
+        if (sp.kind == "C" and (may_hold_command(sp.text, lex) or lex.questions is not None and lex.questions.search(
+                lowered(sp.text)) is not None)) or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
                               and not sentence_break(text, sp.end, nxt.start)
                               and not lex.reminder_verbs.prefix(lowered(sp.text))):
             low = lowered(sp.text)
@@ -192,7 +192,8 @@ def split_run_on(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
                 starts |= set(time_starts(low, lex))
             for p in sorted(starts):
                 head = without_trailing_connector(sp.text[:p], lex) if sp.kind == "C" else sp.text[:p]
-                if p > 0 and is_plain_command(head, lex) and sp.text[p:].strip() and not takes_place(head, lex):
+                whole = is_plain_command(head, lex) or (sp.kind == "C" and is_plain_question(head, lex))
+                if p > 0 and whole and sp.text[p:].strip() and not takes_place(head, lex):
                     cut, cut_head = p, len(head)
                     break
         if cut is not None:  # 空调开到二十六度|然后|出发前十分钟: 然后 is neither
@@ -210,6 +211,54 @@ def split_run_on(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
                 continue
         out.append(sp)
     return out
+
+
+def split_second_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """An action span that runs on, with no pause, into a condition of its own and that condition's command
+    (提醒我带伞|中午十二点|提醒我订餐, 提醒我减速|到公司后|关掉空调) is the action, the condition and the command:
+    spec 不向左回溯, each condition binds the command after it. See ``second_condition`` for when it is cut."""
+    text, lex = analysis.text, analysis.lex
+    out: list[Span] = []
+    for sp in spans:
+        cut = second_condition(sp.text, lex) if sp.kind == "A" else None
+        if cut is None:
+            out.append(sp)
+            continue
+        c, a = sp.start + cut[0], sp.start + cut[1]
+        out += [Span("A", sp.start, c, text[sp.start:c], sp.intent), Span("C", c, a, text[c:a]),
+                Span("A", a, sp.end, text[a:sp.end])]
+    return out
+
+
+def second_condition(action: str, lex: AutomationLexicons) -> tuple[int, int] | None:
+    """(where the condition starts, where its command starts) inside ``action``, or None. Cut only where
+    everything is whole: before the condition a plain command or a reminder with content of its own (提醒我带伞;
+    提醒我下午三点开会 keeps its time as the reminder's content, spec 提醒我说), then a time point (中午十二点) or a
+    condition ending in a suffix trigger (到公司后), then a plain command or a reminder (提醒我订餐, 关掉空调)."""
+    low = lowered(action)
+    if len(low) < 8 or (not has_time_expression(low, lex) and lex.triggers.search(low) is None):
+        return None
+    starts = set(time_starts(low, lex)) | set(spoken_condition_starts(low, lex)) | set(
+        condition_starts(low, lex, events=True))
+    for p in sorted(q for q in starts if q >= 3):
+        if not _whole_before_condition(action[:p], lex):
+            continue
+        end = time_prefix(low[p:], lex) or next(
+            (b for a, b, _, cat in lex.triggers.find(low[p:]) if cat == "suffix" and b < len(low) - p), 0)
+        rest = strip_fillers(action[p + end:], lex)
+        if end and (is_plain_command(rest, lex) or lex.reminder_verbs.prefix(lowered(rest))):
+            return p, p + end
+    return None
+
+
+def _whole_before_condition(head: str, lex: AutomationLexicons) -> bool:
+    """Is ``head`` a request on its own: a plain command, or a reminder whose content is said before any time?"""
+    low = lowered(strip_fillers(head, lex))
+    verb = lex.reminder_verbs.prefix(low)
+    if verb:
+        content = low[len(verb):]
+        return bool(content) and not has_time_expression(content, lex) and lex.triggers.search(content) is None
+    return is_plain_command(head, lex)
 
 
 def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:

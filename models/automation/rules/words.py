@@ -262,7 +262,8 @@ def may_hold_command(text: str, lex: AutomationLexicons) -> bool:
 def is_plain_command(text: str, lex: AutomationLexicons) -> bool:
     """A request that is whole on its own and holds no trigger word (an event may be its object: 导航回家):
     it starts with a verb of two characters or more and has an object (打开空调, 查一下今天的路况: a time in
-    the object is content), or names a device or starts with 把, has a verb and no time (把音量调到十二).
+    the object is content), or names a device or starts with 把 or 给, has a verb and no time (把音量调到十二,
+    给王师傅打电话).
     A trigger of its own outside seat and device names (且, 时, 如果, 超过) makes it part of a condition."""
     text = strip_fillers(text, lex)
     if len(text) < 3:
@@ -273,11 +274,23 @@ def is_plain_command(text: str, lex: AutomationLexicons) -> bool:
         if has_time_expression(low[:len(head)], lex):
             return False  # 查一下今天的路况: a time in its object is content, in its verb it is not
     elif not may_hold_command(text, lex) or has_time_expression(text, lex) \
-            or not ((devices_in(text, lex) or low.startswith("把")) and has_verb(text, lex)):
+            or not ((devices_in(text, lex) or low.startswith(("把", "给"))) and has_verb(text, lex)):
         return False  # (has_verb needs a verb, reminder or memo word: one search tells most pieces without any)
     if lex.triggers.search(low) is None:
         return True  # no trigger word at all: blanking names out cannot add one
     return not any(cat != "prefix" or b - a >= 2 for a, b, _, cat in lex.triggers.find(signal_text(text, lex)))
+
+
+def is_plain_question(text: str, lex: AutomationLexicons) -> bool:
+    """A question whole on its own, said before a condition with no pause (今天天气怎么样|下午四点…): four
+    characters or more, a question word (questions.txt) among its last three, no trigger word and no request
+    verb (a reminder or a command is ``is_plain_command``'s)."""
+    low = lowered(strip_fillers(text, lex))
+    if len(low) < 4 or lex.questions is None or lex.triggers.search(low) is not None:
+        return False
+    if not any(b >= len(low) - 2 for _, b, *_ in lex.questions.find(low)):
+        return False
+    return not may_hold_command(low, lex)
 
 
 def is_fragment(action: str, lex: AutomationLexicons) -> bool:
