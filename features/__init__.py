@@ -21,10 +21,12 @@ from fastslow.features.extractors import (
     ContextFeatures,
     EndpointFeatures,
     ExplicitTarget,
+    AutomationParse,
 )
 
 __all__ = [
     "Utterance", "Segmenter", "normalise", "CharNgrams", "WordTokens", "TriggerMarkers",
     "SensationWords", "SceneWords", "DeviceLexicon", "ActionLexicon", "QuestionMarkers",
     "Connectors", "Demonstratives", "NumbersUnits", "ContextFeatures", "EndpointFeatures", "ExplicitTarget",
+    "AutomationParse",
 ]

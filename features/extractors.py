@@ -27,7 +27,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
 from fastslow.features.lexicon import load_lexicon
-from fastslow.features.text import CONTEXT_STATES
+from fastslow.features.text import CONTEXT_STATES, PARSE_SIGNALS
 
 
 def require_fitted(estimator, attribute: str) -> None:
@@ -629,6 +629,32 @@ class EndpointFeatures(RowFeatures):
         if self.lexicon_.hits(u):
             indices.append(n + col)
             data.append(1.0)
+
+
+class AutomationParse(IndicatorFeatures):
+    """What the automation parse of the whole query says (``Utterance.parse``: a condition of the user's, a
+    reminder under it, a built-in behaviour, managing a task), alone and crossed with the endpoint.
+
+    LABELING.md rule 10 routes an automation by its endpoint (快 in the car, 慢 on a speaker or at home, 模糊
+    unknown); the parser finds conditions no trigger word marks (以后我说出门了就…, 孩子房间一有哭声就…), which the
+    router's own trigger features miss. Learned like any feature, so a parse informs and never overrules."""
+
+    def fit(self, X=None, y=None):
+        ends = EndpointFeatures.ENDPOINTS
+        self.names_ = tuple(f"parse:{s}" for s in PARSE_SIGNALS) + tuple(
+            f"parse:{s}@{e}" for s in PARSE_SIGNALS for e in ends)
+        self.columns_ = {name: i for i, name in enumerate(self.names_)}
+        return self
+
+    def get_feature_names_out(self, input_features=None):
+        return np.array(self.names_, dtype=object)
+
+    def columns(self, u) -> list[int]:
+        if not u.parse:
+            return []
+        end = u.endpoint if u.endpoint in EndpointFeatures.COLUMNS else "unknown"
+        names = [f"parse:{s}" for s in u.parse] + [f"parse:{s}@{end}" for s in u.parse]
+        return sorted(self.columns_[name] for name in names)
 
 
 class ExplicitTarget(IndicatorFeatures):

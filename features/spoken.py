@@ -51,6 +51,7 @@ class SpokenLexicon:
     corrections: tuple[tuple[str, str], ...] = ()  # (misrecognition, word) put back before segmentation
     statement_tails: frozenset = frozenset()  # of pause_tails, those stripped after any statement (好吗, 呗)
     greetings: tuple[str, ...] = ()  # said before an assistant's name (你好, 嘿): 你好小途 is a wake word
+    tail_words: frozenset = frozenset()  # words a statement tail would cut (限行 of 今天限行吗): no tail there
 
     @cached_property
     def identity(self) -> str:
@@ -58,6 +59,14 @@ class SpokenLexicon:
         model, and the parser's, loaded by this process, share ``strip_disfluencies``' memo)."""
         fields = [getattr(self, f.name) for f in dataclasses.fields(self)]
         return hashlib.sha256(repr([sorted(v) if isinstance(v, frozenset) else v for v in fields]).encode()).hexdigest()
+
+    @cached_property
+    def inner_hesitation(self) -> re.Pattern | None:
+        """A hesitation said alone between two pauses inside a query (先打开空调然后，呃，再…) with the pause
+        before it: ``strip_disfluencies`` drops both, the pause after it stays."""
+        terms = sorted(self.hesitations, key=lambda t: (-len(t), t))
+        pause = re.escape(_PAUSE)
+        return re.compile(f"[{pause}](?:{'|'.join(map(re.escape, terms))})(?=[{pause}])") if terms else None
 
     @cached_property
     def correction_pattern(self) -> re.Pattern | None:
@@ -142,6 +151,7 @@ class SpokenLexicon:
             tails=longest_first(t for t, c in tails if c == "tails"),
             pause_tails=longest_first(t for t, c in tails if c in ("after_pause", "after_statement")),
             statement_tails=frozenset(t for t, c in tails if c == "after_statement"),
+            tail_words=frozenset(t for t, c in tails if c == "word"),
             homophones=tuple(entries("homophones")),
             command_starts=longest_first(t for t, _ in entries("command_starts")),
             corrections=tuple(entries("asr_corrections")) if (folder / "asr_corrections.txt").is_file() else (),
@@ -253,7 +263,7 @@ def wake(text: str, seed: int, lexicon: SpokenLexicon | None = None) -> str:
     return rng.choice(lex.wake_words) + rng.choice(("", "，")) + text
 
 
-_QUESTION = re.compile(r"[吗呢?？]$|什么|怎么|多少|哪|几|为什么|是不是|有没有")
+_QUESTION = re.compile(r"[吗呢?？]$|什么|怎么|多少|哪|几|为什么|是不是|有没有|问一下|问下|问问")
 
 
 def tail(text: str, seed: int, lexicon: SpokenLexicon | None = None) -> str:
@@ -396,7 +406,7 @@ def _statement(body: str) -> bool:
 
 def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     """``text`` (normalised) without what never changes its answer: a wake word first or last, hesitations
-    (嗯, 呃, 就是; 那个/这个 when they are one), stutters (空调空调 → 空调, 把把 → 把) and a polite tail
+    (嗯, 呃, 就是; 那个/这个 when they are one) first or alone between two pauses, stutters (空调空调 → 空调, 把把 → 把) and a polite tail
     (谢谢; 好吗 after a pause); misrecognitions of asr_corrections.txt are put back (坐椅 → 座椅).
     A query that would be left empty is returned as it was.
 
@@ -417,6 +427,9 @@ _STRIPPED = TextMemo(4096)
 def _strip(text: str, lex: SpokenLexicon) -> str:
     """``strip_disfluencies`` of ``text`` with ``lex``."""
     out = _corrected(_collapse_repeats(text, lex), lex)
+    inner = lex.inner_hesitation
+    if inner is not None and inner.search(out):
+        out = inner.sub("", out)
     starts, ends = lex.edge_chars
     if not out or (out[0] not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):
         return out or text
@@ -471,7 +484,8 @@ def _strip_end(out: str, lex: SpokenLexicon) -> str:
         for term in pause_tail_at.get(body[-1:], ()):
             if body.endswith(term) and len(body) > len(term) + 1 and (
                     body[-len(term) - 1] in _PAUSE
-                    or (term in lex.statement_tails and _statement(body[: -len(term)]))):
+                    or (term in lex.statement_tails and _statement(body[: -len(term)])
+                        and body[-len(term) - 1] + term[0] not in lex.tail_words)):
                 body = body[: -len(term)]
                 break
         out = body.rstrip(_PAUSE)

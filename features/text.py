@@ -73,14 +73,16 @@ def _turn_state(context) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Utterance:
-    """One query as the router, its extractors and the splitter see it: normalised text, tokens, and its
-    conversation state."""
+    """One query as the router, its extractors and the splitter see it: normalised text, tokens, its
+    conversation state, and what the automation parse of the whole query says (``parse_signals``; empty for a
+    subrequest and for an input routed without a parse)."""
 
     text: str  # normalise(query): what the router and the lexicons read
     tokens: tuple[str, ...]
     context: str = "none"  # one of CONTEXT_STATES
     endpoint: str | None = None  # car, speaker, home or None (unknown)
     hits: dict = field(default_factory=dict, compare=False, repr=False)  # lexicon digest -> {column: count}
+    parse: tuple[str, ...] = ()  # parse_signals of the input's automation groups
 
 
 def as_fields(item) -> tuple[str, list, str | None]:
@@ -88,6 +90,35 @@ def as_fields(item) -> tuple[str, list, str | None]:
     if isinstance(item, str):
         return item, [], None
     return item["query"], item.get("context") or [], item.get("endpoint")
+
+
+#: what an automation parse can say of a whole query (``parse_signals``)
+PARSE_SIGNALS = ("condition", "reminder", "builtin", "default")
+
+
+def parse_signals(item) -> tuple[str, ...]:
+    """What the automation groups passed with an input (its ``automation`` field, in the record's format) say
+    of the whole query, in ``PARSE_SIGNALS`` order: ``condition`` (a condition of the user's own: neither
+    ``default`` nor a built-in behaviour), ``reminder`` (such a condition whose every subquery is a reminder),
+    ``builtin`` (a built-in behaviour), ``default`` (managing a task or memo). Empty without groups."""
+    groups = item.get("automation") if isinstance(item, dict) else None
+    if not groups:
+        return ()
+    found = set()
+    for group in groups:
+        condition = group.get("condition")
+        if condition is None:
+            continue
+        if condition == "default":
+            found.add("default")
+        elif group.get("builtin"):
+            found.add("builtin")
+        else:
+            found.add("condition")
+            querys = group.get("querys") or []
+            if querys and all(q.get("intent") == "提醒" for q in querys):
+                found.add("reminder")
+    return tuple(s for s in PARSE_SIGNALS if s in found)
 
 
 _TOKENIZERS: dict[tuple, jieba.Tokenizer] = {}
@@ -335,16 +366,16 @@ class Segmenter(BaseEstimator, TransformerMixin):
             query, context, endpoint = as_fields(item)
             normalised = normalise(query)
             texts.append(normalised if spoken is None else strip_disfluencies(normalised, spoken))
-            rest.append((context_state(context, candidates), endpoint))
+            rest.append((context_state(context, candidates), endpoint, parse_signals(item)))
         annotate = self.annotate
-        return [annotate(tokens, state, endpoint, text)
-                for tokens, text, (state, endpoint) in zip(self.segment_all(texts), texts, rest)]
+        return [annotate(tokens, state, endpoint, text, parse)
+                for tokens, text, (state, endpoint, parse) in zip(self.segment_all(texts), texts, rest)]
 
     def annotate(self, tokens: tuple[str, ...], context: str = "none", endpoint: str | None = None,
-                 text: str | None = None) -> Utterance:
+                 text: str | None = None, parse: tuple[str, ...] = ()) -> Utterance:
         """The utterance of already segmented, normalised text (a whole query, or a subrequest's tokens)."""
         text = "".join(tokens) if text is None else text
-        return Utterance(text, tokens, context, endpoint, self.lexicons_.match(tokens, text))
+        return Utterance(text, tokens, context, endpoint, self.lexicons_.match(tokens, text), parse)
 
     def utterances(self, X) -> list[Utterance]:
         """``transform`` without scikit-learn's output wrapper: the per-query inference path (an

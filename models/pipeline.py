@@ -88,6 +88,13 @@ class FastslowModel:
                 records[-1]["explanation"] = self.explanation(item, utterances)
         return records
 
+    def with_parses(self, rows: list[dict]) -> list[dict]:
+        """``rows`` as the router reads them in this model: each with its query's automation groups
+        (``with_groups``; the rows themselves when the model has no parser)."""
+        if self.automation is None:
+            return rows
+        return with_groups(rows, self.automation.parse_many([row["query"] for row in rows]))
+
     def explanation(self, item: dict, utterances: list[Utterance]) -> dict:
         """Why the record is what it is: per routed (sub)request, each feature's share of the logit
         margin over the runner-up (``models.routing.explain``), and the automation parser's spans with
@@ -97,8 +104,13 @@ class FastslowModel:
 
     def _analyse(self, items: list[dict]) -> list[tuple]:
         """Per item, what its query, context and endpoint alone decide: the whole's route, the routes
-        aggregated, the automation groups and their confidences, and the utterances of the routed parts."""
-        wholes = self.router.utterances(items)
+        aggregated, the automation groups and their confidences, and the utterances of the routed parts. The
+        query is parsed first: routing reads the groups as input (``with_groups``)."""
+        if self.automation is None:
+            groups, group_confidences = [None] * len(items), [None] * len(items)
+        else:
+            groups, group_confidences = self.automation.parse_many_with_confidence([item["query"] for item in items])
+        wholes = self.router.utterances(with_groups(items, groups))
         spans = [split_subrequests(u.tokens, self.splitter) for u in wholes]
         segmenter = self.router.segmenter
         pieces = [piece(segmenter, u, a, b, k)
@@ -106,10 +118,6 @@ class FastslowModel:
                   for k, (a, b) in enumerate(item_spans)]
         routes = self.router.route(wholes + pieces)
         whole_routes, routed_pieces = routes[: len(wholes)], iter(zip(pieces, routes[len(wholes):]))
-        if self.automation is None:
-            groups, group_confidences = [None] * len(items), [None] * len(items)
-        else:
-            groups, group_confidences = self.automation.parse_many_with_confidence([item["query"] for item in items])
         analyses = []
         for utterance, whole, item_spans, automation, confidences in zip(wholes, whole_routes, spans, groups,
                                                                           group_confidences):
@@ -143,6 +151,13 @@ class Memo(OrderedDict):
             self[key] = value
         while len(self) > self.size:
             self.popitem(last=False)
+
+
+def with_groups(rows: list[dict], groups: list) -> list[dict]:
+    """Each row with its query's automation groups as its ``automation`` field, the input routing reads them
+    from (``features.text.parse_signals``): copies, the rows are left as they are. A row without groups
+    (``None``: no parser) is passed as it is."""
+    return [row if g is None else {**row, "automation": g} for row, g in zip(rows, groups)]
 
 
 def piece(segmenter, whole: Utterance, start: int, end: int, index: int) -> Utterance:

@@ -3,6 +3,7 @@ the library, `fastslow explain`, `fastslow score --explain` (the server's `expla
 tests/test_server.py on the real server)."""
 
 import csv
+import dataclasses
 import io
 import json
 import subprocess
@@ -87,6 +88,19 @@ def test_split_requests_explain_each_subrequest_and_plain_commands_skip_the_tagg
     assert [part["primary_reason_code"] for part in routing] == [s["primary_reason_code"] for s in record["subrequests"]]
     plain = model.score([{"query": "打开空调"}], explain=True)[0]["explanation"]["automation"]
     assert plain == {"text": "打开空调", "decided_by": "no_signal", "spans": []}
+
+
+def test_routing_reads_the_automation_parse_of_the_query(model):
+    """The pipeline parses first and passes the groups to routing: a condition the parser found shows among the
+    routed whole's features, crossed with its endpoint; a query without a condition has no parse feature."""
+    every_feature = dataclasses.replace(model, explain_top_k=0)
+    said, plain = every_feature.score([{"query": "孩子房间一有哭声就打开小夜灯", "endpoint": "home", "explain": True},
+                                       {"query": "打开小夜灯", "endpoint": "home", "explain": True}])
+    assert said["automation"] and said["automation"][0]["condition"]
+    [whole] = said["explanation"]["routing"]
+    names = {f["feature"] for f in whole["features"]}
+    assert {"parse:condition", "parse:condition@home"} <= names
+    assert not any(f["feature"].startswith("parse:") for part in plain["explanation"]["routing"] for f in part["features"])
 
 
 def test_text_table_shows_margin_features_and_spans(model):

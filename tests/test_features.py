@@ -14,14 +14,14 @@ from hypothesis import strategies as st
 from sklearn.base import clone
 
 from fastslow.features import (
-    ActionLexicon, CharNgrams, ExplicitTarget, Connectors, ContextFeatures, Demonstratives, DeviceLexicon, EndpointFeatures,
+    ActionLexicon, AutomationParse, CharNgrams, ExplicitTarget, Connectors, ContextFeatures, Demonstratives, DeviceLexicon, EndpointFeatures,
     NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords, TriggerMarkers, WordTokens, normalise,
 )
 from fastslow.features.extractors import CharGramColumns, TfidfRows, char_ngrams
 from fastslow.features.lexicon import load_lexicon
 from fastslow.features.normalise import chinese_punctuation, clean, spaces_as_pauses, surface
 from fastslow.features.text import (
-    ExactCut, RustCut, candidate_markers, context_state, cut_for, domain_cut, domain_tokenizer,
+    ExactCut, RustCut, candidate_markers, context_state, cut_for, domain_cut, domain_tokenizer, parse_signals,
 )
 
 from conftest import ALL_FILES, bundled_queries
@@ -174,7 +174,8 @@ def test_gap_patterns_match_in_order_only(tmp_path):
 
 
 EXTRACTORS = [CharNgrams, WordTokens, TriggerMarkers, SensationWords, SceneWords, DeviceLexicon, ActionLexicon,
-              QuestionMarkers, Connectors, Demonstratives, NumbersUnits, ContextFeatures, EndpointFeatures, ExplicitTarget]
+              QuestionMarkers, Connectors, Demonstratives, NumbersUnits, ContextFeatures, EndpointFeatures, ExplicitTarget,
+              AutomationParse]
 
 
 @pytest.fixture(scope="module")
@@ -211,6 +212,33 @@ def test_lexicon_extractors_see_their_words(utterances):
     assert {"ctx:slow_question", "ctx:slow_question&short"} <= names_hit(ContextFeatures, confirm)
     assert {"endpoint:home", "endpoint:home&trigger"} <= names_hit(EndpointFeatures, automation)
     assert {"number", "len<=16"} <= names_hit(NumbersUnits, automation)
+
+
+def group(condition, *intents, builtin=False) -> dict:
+    out = {"condition": condition, "querys": [{"subquery": "x", "intent": i} for i in intents]}
+    return {**out, "builtin": True} if builtin else out
+
+
+@pytest.mark.parametrize("groups, signals", [
+    (None, ()), ([], ()), ([group(None, "设备控制")], ()),
+    ([group("下雨了", "设备控制")], ("condition",)),
+    ([group("八点", "提醒")], ("condition", "reminder")),
+    ([group("八点", "提醒", "设备控制")], ("condition",)),
+    ([group("走远时", "车载控制", builtin=True)], ("builtin",)),
+    ([group("default", "系统控制"), group("到家时", "设备控制"), group(None, "音乐播放")], ("condition", "default")),
+])
+def test_parse_signals_read_what_the_groups_say_of_the_whole_query(groups, signals):
+    assert parse_signals({"query": "q", "automation": groups}) == signals
+    assert parse_signals("a raw query") == ()
+
+
+def test_the_router_reads_a_parse_passed_with_the_input_alone_and_with_its_endpoint():
+    home, bare = Segmenter().fit().transform([
+        {"query": "孩子房间一有哭声就打开小夜灯", "endpoint": "home", "automation": [group("孩子房间一有哭声", "设备控制")]},
+        {"query": "孩子房间一有哭声就打开小夜灯", "endpoint": "home"}])
+    assert home.parse == ("condition",) and bare.parse == ()
+    assert names_hit(AutomationParse, home) == {"parse:condition", "parse:condition@home"}
+    assert names_hit(AutomationParse, bare) == set()
 
 
 def test_explicit_target_separates_a_named_device_from_a_vague_request():

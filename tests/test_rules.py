@@ -170,3 +170,16 @@ def test_an_elliptical_control_needs_a_device_control_before_it():
     slow = Route(text="调一下", label="慢", primary_reason_code="MISSING_REQUIRED_SLOT",
                  reason_codes=("MISSING_REQUIRED_SLOT",), confidence=0.9, elliptical_control=True)
     assert device_controls([r("打开空调", "快", "DIRECT_ACTION", device=True), slow]) == [True, False]
+
+
+@pytest.mark.parametrize("code, label", [("MULTI_STEP_PLANNING", "慢"), ("AUTOMATION_SLOW_POLICY", "慢")])
+def test_a_whole_read_as_one_request_is_not_split_into_its_parts(code, label):
+    whole = r("下雨了就把窗帘和窗户都关上", label, code)
+    parts = [r("下雨了就把窗帘", "快", "DIRECT_ACTION", device=True), r("窗户都关上", "快", "DIRECT_ACTION", device=True)]
+    assert routed_parts(whole, parts) == [whole]
+
+
+def test_independent_parts_are_routed_apart():
+    whole = r("打开空调然后播放音乐", "快", "DIRECT_ACTION", device=True)
+    parts = [r("打开空调", "快", "DIRECT_ACTION", device=True), r("播放音乐", "快", "DIRECT_ACTION")]
+    assert routed_parts(whole, parts) == parts

@@ -108,6 +108,15 @@ def test_unknown_kind_is_refused_by_name():
     ("小橙同学，暂停一下", "暂停一下"),
     ("阿里巴巴股价多少", "阿里巴巴股价多少"),     # a word that starts with 阿 stays
     ("小明同学", "小明同学"),                     # ... and so does a bare name
+    # a statement's polite tail goes, but not a tail that is the end of a word (限行, 银行)
+    ("帮我打开空调行吗", "帮我打开空调"),
+    ("打开空调今天限行吗", "打开空调今天限行吗"),
+    ("打开空调，顺便问一下周五限不限行好吗", "打开空调，顺便问一下周五限不限行好吗"),  # after 问一下: a question
+    ("导航去最近的银行吗", "导航去最近的银行吗"),
+    # a hesitation alone between two pauses inside the query goes with the pause before it
+    ("先打开空调然后，呃，再把座椅加热打开", "先打开空调然后，再把座椅加热打开"),
+    ("打开空调，就是，座椅加热也开", "打开空调，座椅加热也开"),
+    ("开空调，嗯嗯嗯，好", "开空调，嗯嗯嗯，好"),  # 嗯嗯嗯 is no hesitation of the list
 ])
 def test_the_stripper_removes_hesitations_but_keeps_determiners(said, meant):
     assert strip_disfluencies(said) == meant

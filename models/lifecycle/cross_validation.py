@@ -12,8 +12,10 @@ from fastslow.models.routing.metrics import evaluate
 CV_METRICS = ("label_accuracy", "label_macro_f1", "code_accuracy", "ece")
 
 
-def cross_validate(router, splitter, rows: list[dict], k: int, seed: int, review_threshold: float = 0.5) -> dict:
-    """``cv_<metric>_mean`` and ``cv_<metric>_std`` over ``k`` folds of the full record path.
+def cross_validate(router, splitter, rows: list[dict], k: int, seed: int, review_threshold: float = 0.5,
+                   automation=None) -> dict:
+    """``cv_<metric>_mean`` and ``cv_<metric>_std`` over ``k`` folds of the full record path (``automation``: the
+    trained parser, whose groups ``rows`` carry and the folds' models read).
 
     Folds are stratified by reason code, and every copy of a query (same normalised text and context)
     stays in one fold, so a duplicate never scores its own twin.
@@ -27,7 +29,8 @@ def cross_validate(router, splitter, rows: list[dict], k: int, seed: int, review
     per_fold = []
     for train_idx, test_idx in folds.split(rows, codes, groups=[query_key(r) for r in rows]):
         fitted = clone(router).fit([rows[i] for i in train_idx], [codes[i] for i in train_idx])
-        model = FastslowModel(router=fitted, splitter=splitter, version="cv", review_threshold=review_threshold)
+        model = FastslowModel(router=fitted, splitter=splitter, version="cv", review_threshold=review_threshold,
+                              automation=automation)
         per_fold.append(evaluate(model, [rows[i] for i in test_idx], "cv").metrics)
     out = {}
     for name in CV_METRICS:

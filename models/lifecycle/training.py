@@ -42,6 +42,7 @@ from fastslow.models.automation.intents import IntentTaxonomy
 from fastslow.models.capture.contract import CAPTURE_FIXTURE_FILE, evaluate_contract
 from fastslow.models.lifecycle import registry, signing
 from fastslow.models.lifecycle.bundle import FastslowModel, save_bundle
+from fastslow.models.pipeline import with_groups
 from fastslow.models.lifecycle.config import ConfigError, parse_args
 from fastslow.models.lifecycle.cross_validation import cross_validate, cv_summary
 from fastslow.models.lifecycle.dataset import (BLIND_FILE, CALIBRATION_FILE, DEV_FILE, EXTRA_DEV_FILES, FIXTURE_FILE,
@@ -215,16 +216,17 @@ def fit_temperature(model: FastslowModel, rows: list[dict]) -> tuple[list[dict],
     """
     router = model.router
     codes = [r["primary_reason_code"] for r in rows]
+    parsed = model.with_parses(rows)  # the router reads each query's automation groups
     halves = calibration_halves(rows)
     records: list[dict] = [{}] * len(rows)
     temperatures = {}
     if all(halves):
         for name, fit_on, score in (("a", halves[0], halves[1]), ("b", halves[1], halves[0])):
-            router.calibrate([rows[i] for i in fit_on], [codes[i] for i in fit_on])
+            router.calibrate([parsed[i] for i in fit_on], [codes[i] for i in fit_on])
             temperatures[f"temperature_half_{name}"] = round(router.temperature_, 4)
             for i, record in zip(score, model.score([rows[i] for i in score])):
                 records[i] = record
-    router.calibrate(rows, codes)
+    router.calibrate(parsed, codes)
     temperatures["temperature"] = round(router.temperature_, 4)
     if not all(halves):  # one row, or one query: nothing to cross-fit with
         records = model.score(rows)
@@ -375,10 +377,19 @@ def run(args: argparse.Namespace) -> dict:
     # the version covers the rows the temperature is fitted on too
     routing_digest = data_digest + "".join(digest(s.rows) for s in held_out if s.fits_temperature)
     splitter = SplitLexicon.from_lexicons()
+    automation_run = None
+    if args.automation:  # the condition/action parser rides in the same bundle and run, and routing reads its parse
+        progress.stage(f"training the automation parser on {len(automation_rows)} rows (span tagger, intents)")
+        automation_run = automation_training.train(args, automation_rows)
+    parser = automation_run.parser if automation_run is not None else None
+    fit_rows = train_rows + augmented
+    if parser is not None:
+        progress.stage(f"parsing the {len(fit_rows)} routing rows: the router reads their automation groups")
+        fit_rows = with_groups(fit_rows, parser.parse_many([r["query"] for r in fit_rows]))
     if args.cv:
         progress.stage(f"{args.cv}-fold cross-validation of the router")
-    cv = cross_validate(router, splitter, train_rows, args.cv, args.seed, args.review_threshold) if args.cv else {}
-    fit_rows = train_rows + augmented
+    cv = cross_validate(router, splitter, fit_rows[:len(train_rows)], args.cv, args.seed, args.review_threshold,
+                        automation=parser) if args.cv else {}
     progress.stage(f"fitting the router on {len(fit_rows)} rows")
     router.fit(fit_rows, [r["primary_reason_code"] for r in fit_rows])
     progress.stage(f"fitting the plain baseline (char n-gram tf-idf, logistic regression) on the same {len(fit_rows)} rows")
@@ -388,8 +399,11 @@ def run(args: argparse.Namespace) -> dict:
     trained_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
     model = FastslowModel(router=router, splitter=splitter,
                           version=model_version(params, routing_digest),
-                          review_threshold=args.review_threshold,
+                          review_threshold=args.review_threshold, automation=parser,
                           info={"trained_at": trained_at, "train_digest": data_digest, "train_rows": len(train_rows)})
+    if automation_run is not None:
+        model.version = model_version({**params, **automation_run.params},
+                                      routing_digest + automation_run.digests["automation_train_digest"])
     progress.stage("fitting the temperature and scoring the held-out sets: "
                    + ", ".join(s.name for s in held_out) + ", fixture, train, blind")
     held_out_records, temperatures = score_held_out(model, held_out)
@@ -410,13 +424,7 @@ def run(args: argparse.Namespace) -> dict:
     progress.stage("robustness of the dev set under spoken variation")
     dev_robustness = robustness(model, dev_rows, seed=args.seed)  # label unchanged under spoken variation
     metrics.update(dev_robustness.metrics("dev"))
-    automation_run = None
-    if args.automation:  # the condition/action parser rides in the same bundle and run
-        progress.stage(f"training the automation parser on {len(automation_rows)} rows (span tagger, intents)")
-        automation_run = automation_training.train(args, automation_rows)
-        model.automation = automation_run.parser
-        model.version = model_version({**params, **automation_run.params},
-                                      routing_digest + automation_run.digests["automation_train_digest"])
+    if automation_run is not None:
         metrics.update(automation_run.metrics)
 
     progress.stage("checking the capture contract")

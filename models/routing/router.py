@@ -14,7 +14,7 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from fastslow.features import (
-    ActionLexicon, CharNgrams, Connectors, ContextFeatures, Demonstratives, DeviceLexicon,
+    ActionLexicon, AutomationParse, CharNgrams, Connectors, ContextFeatures, Demonstratives, DeviceLexicon,
     EndpointFeatures, ExplicitTarget, NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords,
     TriggerMarkers, WordTokens,
 )
@@ -111,6 +111,7 @@ class Router(BaseEstimator, ClassifierMixin):
             ("numbers", NumbersUnits()),
             ("context", ContextFeatures()),
             ("endpoint", EndpointFeatures()),
+            ("parse", AutomationParse()),
             ("target", ExplicitTarget()),
             ("references", EntityReferences()),
             ("builtins", BuiltinFunctions()),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from fastslow.models.taxonomy import (
-    AMBIGUOUS, CONTEXT_REQUIRED, DEFAULT_ROUTE, DIRECT_DETERMINISTIC_QUERY, EXPLICIT_DEVICE_MULTI_ACTION, FAST,
+    AMBIGUOUS, AUTOMATION_SLOW_POLICY, CONTEXT_REQUIRED, DEFAULT_ROUTE, DIRECT_DETERMINISTIC_QUERY, EXPLICIT_DEVICE_MULTI_ACTION, FAST,
     MULTI_STEP_PLANNING, POLICY_UNCERTAIN, SLOW,
 )
 
@@ -56,11 +56,16 @@ def subrequest_context(whole_context: str, index: int) -> str:
     return whole_context if index == 0 else "prev_fast"
 
 
+#: what the model reads as one request whatever the connectors say: a dependent chain (查天气再决定要不要开窗), and an
+#: automation, whose condition governs every action after it (下雨了就把窗帘和窗户都关上 on a speaker)
+WHOLE_REQUESTS = frozenset({MULTI_STEP_PLANNING, AUTOMATION_SLOW_POLICY})
+
+
 def routed_parts(whole: Route, parts: list[Route]) -> list[Route]:
     """XA4.1 多指令: the routes that are aggregated. Subrequests are routed apart only when they are
-    independent: when the model reads the whole as a dependent chain (MULTI_STEP_PLANNING: 查天气再决定
-    要不要开窗), the whole is one request and is not split, whatever the connectors said."""
-    if len(parts) > 1 and whole.primary_reason_code != MULTI_STEP_PLANNING:
+    independent: when the model reads the whole as one request (``WHOLE_REQUESTS``), it is not split,
+    whatever the connectors said."""
+    if len(parts) > 1 and whole.primary_reason_code not in WHOLE_REQUESTS:
         return parts
     return [whole]
 
