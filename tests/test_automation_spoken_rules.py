@@ -370,3 +370,16 @@ def test_an_automation_described_by_what_it_does_is_managed_as_one_default_reque
 def test_a_task_or_device_that_is_not_being_changed_is_no_management(query):
     from fastslow.models.automation.rules import described_task_group
     assert described_task_group(query, LEX) is None
+
+
+@pytest.mark.parametrize("markup, condition, subquery", [
+    ("[C:来半小时][A:轻音乐]", "持续半小时", "播放轻音乐"),
+    ("[C:放一个小时][A:的白噪音]", "持续一个小时", "播放白噪音"),
+    ("[A:播放][D:二十分钟][A:新闻]", "持续二十分钟", "播放新闻"),
+    ("[A:轻音乐放][D:半小时]", "持续半小时", "播放轻音乐"),
+    ("[C:上车以后来半小时][A:轻音乐]", "上车以后持续半小时", "播放轻音乐"),
+    ("[A:空调开][D:半小时]", "持续半小时", "打开空调"),  # a device's duration is still switched on
+])
+def test_media_with_a_duration_is_played_for_that_long(markup, condition, subquery):
+    # 持续时间: 座椅加热十分钟 → 持续十分钟 + 打开座椅加热; 来半小时轻音乐 → 持续半小时 + 播放轻音乐
+    assert repaired(markup) == [(condition, [subquery])]

@@ -88,6 +88,37 @@ def whole_durations(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]
     return out
 
 
+#: a media verb and an amount of time said before what is played (来|半小时|轻音乐, 放|一个小时的|白噪音)
+_MEDIA_DURATION = re.compile(r"(?:来点|来|放点|放|播放|播|听)(?P<amount>(?:\d+(?:\.\d+)?|[零一二两三四五六七八九十百半几]+)"
+                             r"个?半?个?(?:小时|钟头|分钟|刻钟))的?")
+
+
+def media_durations(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """Spec 持续时间 said of media: a media verb, an amount of time and what is played after it (来半小时轻音乐,
+    放一个小时的白噪音, 播放二十分钟新闻, 上车以后来半小时轻音乐) is the duration (持续半小时) and what is played,
+    whatever the tagger made of the verb and the amount (a condition 来半小时, an action 播放 on its own); a
+    condition said before keeps its part. What is played runs to the end of the action it starts; it gets its
+    verb back from the rewrites (播放 before media content, ``add_missing_verb``). One media duration a query."""
+    text = analysis.text
+    m = _MEDIA_DURATION.search(text)
+    if m is None or not spans:
+        return list(spans)
+    start, end = m.start(), m.end()
+    holding = [sp for sp in spans if sp.kind in "AC" and sp.start <= end < sp.end]  # the span what is played starts in
+    if not holding or any(sp.kind not in "ACD" for sp in spans if sp.start < end and sp.end > start):
+        return list(spans)
+    played = holding[0]
+    out = []
+    for sp in spans:
+        if sp.end <= start or sp.start >= played.end:
+            out.append(sp)
+        elif sp.start < start:  # a condition said before the verb (上车以后|来半小时…) keeps its part
+            out.append(Span(sp.kind, sp.start, start, text[sp.start:start], sp.intent))
+    a, b = m.span("amount")
+    out += [Span("D", a, b, text[a:b]), Span("A", end, played.end, text[end:played.end], played.intent)]
+    return sorted(out, key=lambda sp: sp.start)
+
+
 def whole_words_at_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """A condition never starts inside an event word or an amount of time, nor after its own prefix trigger:
     where it does (暂停播客回|到家以后, 一个|半小时后, 先放首歌等我|上车了) it takes the whole word, from the span
