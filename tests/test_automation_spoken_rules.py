@@ -383,3 +383,17 @@ def test_a_task_or_device_that_is_not_being_changed_is_no_management(query):
 def test_media_with_a_duration_is_played_for_that_long(markup, condition, subquery):
     # 持续时间: 座椅加热十分钟 → 持续十分钟 + 打开座椅加热; 来半小时轻音乐 → 持续半小时 + 播放轻音乐
     assert repaired(markup) == [(condition, [subquery])]
+
+
+@pytest.mark.parametrize("markup, condition, subqueries", [
+    ("仅限一次 [C:快到公司时][A:给张经理打电话]", "执行一次快到公司时", ["给张经理打电话"]),  # left out of every span
+    ("[C:下一次上车的时候][A:播放周杰伦的歌]，[A:仅这一次]。", "执行一次下一次上车的时候", ["播放周杰伦的歌"]),  # read as an action
+    ("[C:一次性的 电量低于百分之十五时][A:提醒我充电]", "执行一次电量低于百分之十五时", ["提醒我充电"]),
+])
+def test_a_once_marker_the_tagger_missed_joins_the_condition(markup, condition, subqueries):
+    # 执行一次: 执行一次 / 只执行一次 / 仅一次 / 单次执行 … → 执行一次+原始条件
+    assert repaired(markup) == [(condition, subqueries)]
+
+
+def test_a_once_marker_without_a_condition_is_left_alone():
+    assert repaired("[A:打开空调]就一次") == [(None, ["打开空调"])]

@@ -8,7 +8,7 @@ import re
 from typing import Sequence
 
 from fastslow.models.automation.rules.analysis import TextAnalysis
-from fastslow.models.automation.rules.markup import Span, lowered
+from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
 from fastslow.models.automation.rules.words import (
     NEGATION_BEFORE, RUN_ON_SHORT, clock_times, devices_in, has_time_expression, is_bare_device, is_fragment,
     is_plain_command, is_super_task_mention,
@@ -241,6 +241,26 @@ def whole_condition_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list
             out[k - 1] = Span("A", prev.start, cur.end, text[prev.start:cur.end], prev.intent)
             out[k] = None
     return [sp for sp in out if sp is not None]
+
+
+def once_markers_as_said(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """Spec 执行一次: a once marker (once_markers.txt) the tagger left out of every span (仅限一次|快到公司时…) or
+    read as an action of its own (…播放周杰伦的歌，|仅这一次) is a once span, when the query has a condition or a
+    duration for it to join."""
+    text = analysis.text
+    hits = analysis.found["once"]
+    if not hits or not any(sp.kind in "CD" for sp in spans):
+        return list(spans)
+    out = []
+    for sp in spans:
+        said = text[sp.start:sp.end].strip(EDGE_PUNCT)
+        if sp.kind == "A" and any(text[a:b] == said for a, b, *_ in hits):
+            a = sp.start + text[sp.start:sp.end].index(said)
+            out.append(Span("N", a, a + len(said), said))
+        else:
+            out.append(sp)
+    out += [Span("N", a, b, text[a:b]) for a, b, *_ in hits if not any(sp.start < b and a < sp.end for sp in out)]
+    return sorted(out, key=lambda sp: sp.start)
 
 
 def snap_once_spans(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
