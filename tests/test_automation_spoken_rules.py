@@ -397,3 +397,10 @@ def test_a_once_marker_the_tagger_missed_joins_the_condition(markup, condition, 
 
 def test_a_once_marker_without_a_condition_is_left_alone():
     assert repaired("[A:打开空调]就一次") == [(None, ["打开空调"])]
+
+
+def test_a_change_of_state_after_a_pause_is_the_next_commands_condition():
+    # 不向左回溯, 多条件: 下雨时关闭车窗，雨停了打开车窗 has two conditions, each with its command
+    assert repaired("[C:下雨时][A:关闭车窗]，[A:雨停了打开车窗]") == [("下雨时", ["关闭车窗"]), ("雨停了", ["打开车窗"])]
+    assert repaired("[C:下雨时][A:关闭车窗]，[A:算了打开车窗]") == [("下雨时", ["关闭车窗", "算了打开车窗"])]  # too short
+    assert repaired("[A:打开空调]，[A:雨停了打开车窗]") == [(None, ["打开空调", "雨停了打开车窗"])]  # no condition before

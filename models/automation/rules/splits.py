@@ -213,13 +213,28 @@ def split_run_on(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     return out
 
 
+#: a change of state said before a command, after a pause (…，雨停了|打开车窗): up to six characters and 了
+_STATE_CHANGE = re.compile(r"^(?P<state>[^，,。；;]{2,6}?了)")
+#: a pause between two spans
+_PAUSES = frozenset("，,、;；")
+
+
 def split_second_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """An action span that runs on, with no pause, into a condition of its own and that condition's command
     (提醒我带伞|中午十二点|提醒我订餐, 提醒我减速|到公司后|关掉空调) is the action, the condition and the command:
-    spec 不向左回溯, each condition binds the command after it. See ``second_condition`` for when it is cut."""
+    spec 不向左回溯, each condition binds the command after it. See ``second_condition`` for when it is cut. After a
+    condition, an action span said after a pause that starts with a change of state and then a whole command
+    (下雨时关闭车窗，|雨停了|打开车窗) is that state's condition and its command (``state_change``)."""
     text, lex = analysis.text, analysis.lex
     out: list[Span] = []
     for sp in spans:
+        if sp.kind == "A" and any(o.kind == "C" for o in out) and out[-1].kind == "A" \
+                and text[out[-1].end:sp.start].strip(" ") in _PAUSES:
+            said = state_change(sp.text, lex)
+            if said:
+                m = sp.start + said
+                out += [Span("C", sp.start, m, text[sp.start:m]), Span("A", m, sp.end, text[m:sp.end], sp.intent)]
+                continue
         cut = second_condition(sp.text, lex) if sp.kind == "A" else None
         if cut is None:
             out.append(sp)
@@ -249,6 +264,16 @@ def second_condition(action: str, lex: AutomationLexicons) -> tuple[int, int] | 
         if end and (is_plain_command(rest, lex) or lex.reminder_verbs.prefix(lowered(rest))):
             return p, p + end
     return None
+
+
+def state_change(action: str, lex: AutomationLexicons) -> int:
+    """How many characters at the start of ``action`` are a change of state said as a condition (雨停了 of
+    雨停了打开车窗): two to six characters ending in 了 with no request verb, and a whole command after it; 0 when
+    there is none."""
+    m = _STATE_CHANGE.match(action)
+    if m is None or has_verb(m.group("state"), lex) or lex.reminder_verbs.prefix(lowered(action)):
+        return 0
+    return m.end() if is_plain_command(action[m.end():], lex) else 0
 
 
 def _whole_before_condition(head: str, lex: AutomationLexicons) -> bool:
