@@ -356,6 +356,9 @@ def test_a_call_or_a_question_said_before_a_condition_is_its_own_request():
         [(None, ["给王师傅打电话"]), ("到服务区的时候", ["提醒我加油"])]
     assert repaired("[C:今天天气怎么样下午四点][A:提醒我收衣服]") == \
         [(None, ["今天天气怎么样"]), ("下午四点", ["提醒我收衣服"])]
+    assert repaired("[C:音量调到十五到公司的时候][A:提醒我打卡]") == \
+        [(None, ["音量调到十五"]), ("到公司的时候", ["提醒我打卡"])]  # a setting adjusted is a whole command
+    assert repaired("[A:音量]") == [(None, ["音量"])]  # ... but no device to switch on
 
 
 @pytest.mark.parametrize("query", ["上周设的下班开空调那个场景不要了", "回家开灯那个自动化换成开落地灯",

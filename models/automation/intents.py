@@ -31,7 +31,9 @@ INTENTS_FILE = TAXONOMY_DIR / "intents.tsv"
 PREDICT_MEMO = 65536  # distinct subqueries whose intent a process keeps (``IntentClassifier.predict``)
 CAR_CONTROL, DEVICE_CONTROL, OTHER = INTENT_VEHICLE, "设备控制", "其他"
 CONTROL_INTENTS = (CAR_CONTROL, DEVICE_CONTROL)
-NOT_A_DEVICE = frozenset({"media"})  # the one device kind that makes no control intent (``control_intent``)
+#: the device kinds that make no control intent (``control_intent``): what is played, and a setting of the system
+#: (音量, 亮度: 系统控制, which the classifier tells)
+NOT_A_DEVICE = frozenset({"media", "setting"})
 _WHITE_SPACES = re.compile(r"\s\s+")  # scikit-learn's own (``_VectorizerMixin._white_spaces``)
 
 

@@ -38,6 +38,8 @@ def add_missing_verb(action: str, lex: AutomationLexicons) -> str:
     if not is_bare_device(action, lex):
         return action
     kinds = [kind for *_, kind in devices_in(action, lex)]
+    if kinds and kinds[0] == "setting":
+        return action  # 音量 alone is no request to switch anything on
     return ("播放" if kinds and kinds[0] == "media" else "打开") + action
 
 
