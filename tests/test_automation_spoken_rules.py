@@ -307,6 +307,15 @@ def test_a_wake_word_said_twice_is_not_read():
     assert surface_of("小鹏小鹏到公司的时候打开空调") == "到公司的时候打开空调"
 
 
+@pytest.mark.parametrize("said, read", [
+    ("小舟 扫地机开始扫地", "扫地机开始扫地"),                    # an assistant's name before a pause
+    ("小乐小乐 嗯 那个 胎压低了就亮个灯", "胎压低了就亮个灯"),      # a wake word, hesitations, each before a pause
+    ("关窗 开空调", "关窗开空调"),                                # a pause between commands stays the parser's
+])
+def test_words_the_spoken_layer_strips_before_a_spoken_pause_are_not_read(said, read):
+    assert surface_of(said) == read
+
+
 def test_a_condition_takes_back_its_prefix_trigger_and_a_filler_gap_joins_fragments():
     assert repaired("[A:放段评书等我][C:下车了][A:关掉氛围灯]") == [(None, ["放段评书"]), ("等我下车了", ["关掉氛围灯"])]
     assert repaired("[A:把露营周末]那个[A:规则删了]") == [(DEFAULT, ["把露营周末那个规则删了"])]

@@ -34,7 +34,7 @@ from fastslow.features.automation_lexicons import AutomationLexicons, load_autom
 from fastslow.features.extractors import require_fitted
 from fastslow.features.lexicon import Scanner
 from fastslow.features.memo import TextMemo
-from fastslow.features.normalise import chinese_punctuation, clean
+from fastslow.features.normalise import chinese_punctuation, clean, normalise
 from fastslow.features.spoken import strip_disfluencies
 from fastslow.features.text import domain_cut
 from fastslow.models.automation.rules import (
@@ -537,6 +537,21 @@ class AutomationTagger(BaseEstimator):
         return [t for t, _ in out], [p for _, p in out]
 
 
+def without_leading_chunks(query: str) -> str:
+    """``query`` without the space-separated words at its start that the spoken layer strips when a space is read
+    as the pause it stands for (小舟 扫地机开始扫地, 小乐小乐 嗯 那个 胎压低了就…: an assistant's name no list knows is
+    stripped only before a pause, and ``clean`` deletes a space between Chinese characters)."""
+    chunks = query.split()
+    if len(chunks) < 2:
+        return query
+    paused = strip_disfluencies(normalise(query))
+    for k in range(len(chunks) - 1, 0, -1):
+        rest = " ".join(chunks[k:])
+        if strip_disfluencies(normalise(rest)) == paused:
+            return rest
+    return query
+
+
 def surface_of(query, lex=None) -> str:
     """The text the parser reads: ``automation_text`` of a raw query, without what is said around the request
     (the spoken layer's ``strip_disfluencies``: a leading wake word or hesitation, a polite tail), so that 小爱同学
@@ -545,6 +560,7 @@ def surface_of(query, lex=None) -> str:
     the spoken layer strips after it (额你好小鹏…)."""
     if not isinstance(query, str):
         return ""
+    query = without_leading_chunks(query)
     # stripped before its half-width marks become Chinese ones (``automation_text``): the stripper reads , and ，
     # alike and keeps every mark it leaves beside the characters it had, so the order makes no difference, and a
     # query's clean text is (but for letter case) the router's, whose strip the stripper's memo then gives back
