@@ -178,7 +178,8 @@ def test_the_temperature_is_fitted_on_held_out_rows_each_scored_cross_fitted(mod
 
     trial = copy.deepcopy(model)
     records, temperatures = fit_temperature(trial, dev)
-    full = copy.deepcopy(model.router).calibrate(dev, [r["primary_reason_code"] for r in dev])
+    # the router reads each query's automation groups, as the model passes them (``with_parses``)
+    full = copy.deepcopy(model.router).calibrate(model.with_parses(dev), [r["primary_reason_code"] for r in dev])
     assert full.temperature_ == pytest.approx(temperatures["temperature"], abs=1e-4)
     # half b is scored with the temperature fitted on half a (logged rounded to 4 decimals)
     trial.router.temperature_ = temperatures["temperature_half_a"]
@@ -205,7 +206,8 @@ def test_the_temperature_is_fitted_on_the_calibration_set_alone(model, trained):
     trial = copy.deepcopy(model)
     records, temperatures = score_held_out(trial, sets)
     calibration = sets[2].rows
-    alone = copy.deepcopy(model.router).calibrate(calibration, [r["primary_reason_code"] for r in calibration])
+    alone = copy.deepcopy(model.router).calibrate(model.with_parses(calibration),
+                                                  [r["primary_reason_code"] for r in calibration])
     assert trial.router.temperature_ == pytest.approx(alone.temperature_) == pytest.approx(model.router.temperature_)
     assert temperatures["temperature"] == pytest.approx(alone.temperature_, abs=1e-4)
     cross_fitted, _ = fit_temperature(copy.deepcopy(model), calibration)

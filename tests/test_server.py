@@ -583,6 +583,10 @@ def test_several_workers_each_load_the_model_named_by_the_environment(trained, t
             assert time.monotonic() < deadline, "one worker served every request"
             time.sleep(0.1)
         key = 'fastslow_http_requests_total{endpoint="/v1/route",method="POST",status="200"}'
+        deadline = time.monotonic() + 30
+        while scrape(srv).get(key, 0) < 41:  # a request is counted once its response has been sent
+            assert time.monotonic() < deadline, scrape(srv).get(key)
+            time.sleep(0.1)
         assert [scrape(srv)[key] for _ in range(6)] == [41] * 6
     finally:
         srv.stop()
