@@ -23,9 +23,10 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-from fastslow.features.lexicon import LEXICON_DIR, read_entries
+from fastslow.features.lexicon import GAP, LEXICON_DIR, read_entries
 from fastslow.features.memo import TextMemo
 from fastslow.features.normalise import normalise
+from fastslow.features.sound import NearSounds, SoundMatcher
 
 SPOKEN_DIR = LEXICON_DIR / "spoken"
 
@@ -51,6 +52,7 @@ class SpokenLexicon:
     corrections: tuple[tuple[str, str], ...] = ()  # (misrecognition, word) put back before segmentation
     statement_tails: frozenset = frozenset()  # of pause_tails, those stripped after any statement (好吗, 呗)
     greetings: tuple[str, ...] = ()  # said before an assistant's name (你好, 嘿): 你好小途 is a wake word
+    sound: SoundMatcher | None = None  # devices and functions put back by sound before segmentation (恐调 → 空调)
 
     @cached_property
     def identity(self) -> str:
@@ -120,8 +122,10 @@ class SpokenLexicon:
         return re.compile(_REPEAT_ONCE + (f"|([{re.escape(chars)}])\\2" if chars else ""))
 
     @classmethod
-    def load(cls, folder: Path = SPOKEN_DIR) -> "SpokenLexicon":
-        folder = Path(folder)
+    def load(cls, folder: Path = SPOKEN_DIR, lexicon_dir: Path = LEXICON_DIR) -> "SpokenLexicon":
+        """The word lists of ``folder``; the sound matcher (when ``folder`` has sound_lexicons.txt and
+        near_sounds.txt) of the word classes it names, read from ``lexicon_dir``."""
+        folder, lexicon_dir = Path(folder), Path(lexicon_dir)
 
         def entries(name):
             return read_entries(folder / f"{name}.txt")
@@ -145,7 +149,26 @@ class SpokenLexicon:
             homophones=tuple(entries("homophones")),
             command_starts=longest_first(t for t, _ in entries("command_starts")),
             corrections=tuple(entries("asr_corrections")) if (folder / "asr_corrections.txt").is_file() else (),
+            sound=sound_matcher(folder, lexicon_dir),
         )
+
+
+def sound_matcher(folder: Path, lexicon_dir: Path) -> SoundMatcher | None:
+    """The ``SoundMatcher`` of the word classes sound_lexicons.txt names (less the categories it leaves out),
+    guarded by every term of ``lexicon_dir``'s lexicons and jieba's dictionary; None without those two files."""
+    if not ((folder / "sound_lexicons.txt").is_file() and (folder / "near_sounds.txt").is_file()):
+        return None
+    terms = []
+    for name, left_out in read_entries(folder / "sound_lexicons.txt"):
+        skip = set(left_out.split(",")) if left_out != "sound_lexicons" else set()
+        terms += [t for t, category in read_entries(lexicon_dir / f"{name}.txt") if category not in skip]
+    lexicon_terms = {t for path in sorted(lexicon_dir.glob("*.txt")) if path.name != "user_dict.txt"
+                     for t, _ in read_entries(path) if GAP not in t}
+    user_dict = lexicon_dir / "user_dict.txt"
+    if user_dict.is_file():
+        lexicon_terms |= {line.split()[0] for line in user_dict.read_text(encoding="utf-8").splitlines()
+                          if line.split() and not line.startswith("#")}
+    return SoundMatcher.build(terms, lexicon_terms, NearSounds.of(read_entries(folder / "near_sounds.txt")))
 
 
 @lru_cache(maxsize=4)
@@ -334,13 +357,14 @@ def _collapse_repeats(text: str, lex: SpokenLexicon) -> str:
 
 
 def _corrected(text: str, lex: SpokenLexicon) -> str:
-    """``text`` with the misrecognitions of asr_corrections.txt put back (坐椅 → 座椅). Most texts hold none:
-    one search tells, cheaper than a test of their characters (two in three hold a misrecognition's first)."""
+    """``text`` with the misrecognitions of asr_corrections.txt put back (坐椅 → 座椅), then the devices and
+    functions ASR wrote with other characters of their sound (恐调 → 空调, ``SoundMatcher.put_back``). Most
+    texts hold no listed misrecognition: one search tells, cheaper than a test of their characters."""
     fix = lex.correction_pattern
-    if fix is None or fix.search(text) is None:
-        return text
-    word = lex.correction_map
-    return fix.sub(lambda m: word[m[0]], text)
+    if fix is not None and fix.search(text) is not None:
+        word = lex.correction_map
+        text = fix.sub(lambda m: word[m[0]], text)
+    return text if lex.sound is None else lex.sound.put_back(text)
 
 
 def _hesitation_demonstrative(rest: str, lex: SpokenLexicon) -> bool:
