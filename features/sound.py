@@ -41,6 +41,9 @@ COMMON_FREQUENCY = 10_000
 #: the longest dictionary word, and lexicon term, looked for around a window
 MAX_WORD = 3
 MAX_TERM = 6
+#: the characters ``confusions`` swaps in and out: GB2312's first level (its 3,755 常用字) that are single-character
+#: words of jieba's dictionary at least this frequent, so that an ASR-like variant reads like what an engine writes
+ASR_CHAR_FREQUENCY = 1_000
 _HAN = (0x4E00, 0x9FFF)  # the characters ASR writes: CJK Unified Ideographs
 
 
@@ -93,6 +96,29 @@ class NearSounds:
             if syllable.endswith(sound):
                 return syllable[: -len(sound)] + heard
         return syllable
+
+
+@lru_cache(maxsize=4)
+def confusions(near: NearSounds) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+    """Each toneless syllable → the common characters (``ASR_CHAR_FREQUENCY``) most often read so, in any tone
+    (tiao → 条, 挑, 跳), and those of a near sound only (folded alike, ``NearSounds``: shi → 四, 死), for
+    ``spoken.asr``."""
+    common = sorted(c for c in frequent_chars(ASR_CHAR_FREQUENCY) if _first_level(c))
+    plain = {c: convert(pinyin_dict[ord(c)].split(",")[0], Style.NORMAL, True) for c in common if ord(c) in pinyin_dict}
+    same: dict[str, list[str]] = {}
+    folded: dict[str, list[str]] = {}
+    for c, syllable in plain.items():
+        same.setdefault(syllable, []).append(c)
+        folded.setdefault(near.fold(syllable), []).append(c)
+    return {s: (tuple(chars), tuple(o for o in folded[near.fold(s)] if plain[o] != s)) for s, chars in same.items()}
+
+
+def _first_level(char: str) -> bool:
+    """Is ``char`` one of GB2312's first-level characters (its lead byte 0xB0-0xD7)?"""
+    try:
+        return 0xB0 <= char.encode("gb2312")[0] <= 0xD7
+    except UnicodeEncodeError:
+        return False
 
 
 def char_sounds(near: NearSounds) -> dict[str, str]:

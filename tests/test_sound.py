@@ -1,5 +1,5 @@
 """Lexicon terms heard by sound (features/sound.py): ASR slips on devices and functions put back before
-segmentation, real words left as they are."""
+segmentation, real words left as they are, and the ``asr`` spoken variant that says such slips."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import dataclasses
 import pickle
 
 import pytest
+from pypinyin import Style, lazy_pinyin
 
 from conftest import ALL_FILES, bundled_queries
 from fastslow.features.normalise import normalise
-from fastslow.features.spoken import spoken_lexicon, strip_disfluencies
+from fastslow.features.spoken import asr, spoken_lexicon, spoken_variants, strip_disfluencies
 
 
 def put_back(text: str) -> str:
@@ -87,3 +88,30 @@ def test_every_bundled_query_is_left_as_it_is_unless_it_holds_a_slip():
         "设一个明天早上7点的闹中": "设一个明天早上7点的闹钟",
         "麻烦导航去附近的加由站": "麻烦导航去附近的加油站",
     }
+
+
+def test_the_asr_variant_is_seeded_and_swaps_one_or_two_characters_of_a_same_or_near_sound():
+    near = spoken_lexicon().sound.near
+    text = "把空调调到二十四度然后打开座椅加热"
+    plain, toned = lazy_pinyin(text, style=Style.NORMAL), lazy_pinyin(text, style=Style.TONE3)  # 调 of 空调: tiao
+    variants = [asr(text, seed) for seed in range(40)]
+    assert variants == [asr(text, seed) for seed in range(40)]
+    assert asr("12345", 0) == "12345"
+    tone_only = near_only = outside_terms = 0
+    for variant in variants:
+        swaps = [k for k, (a, b) in enumerate(zip(text, variant)) if a != b]
+        assert len(variant) == len(text) and 1 <= len(swaps) <= 2
+        for k in swaps:
+            said, said_toned = lazy_pinyin(variant[k], style=Style.NORMAL)[0], lazy_pinyin(variant[k], style=Style.TONE3)[0]
+            assert near.fold(said) == near.fold(plain[k])
+            tone_only += said == plain[k] and said_toned != toned[k]
+            near_only += said != plain[k]
+        outside_terms += any(not (1 <= k < 3 or 13 <= k < 17) for k in swaps)  # 空调, 座椅加热
+    assert tone_only and near_only and outside_terms
+
+
+def test_the_asr_variant_is_a_spoken_variant_kind_and_leaves_what_an_engine_writes_right():
+    assert [kind for kind, _ in spoken_variants("打开空调", 3, kinds=("asr",))] == ["asr"]
+    for seed in range(20):
+        assert asr("上一首", seed) == "上一首"  # an action of the lexicon, and common characters
+        assert sum(a != b for a, b in zip("打开空调", asr("打开空调", seed))) == 1  # only 空调 can slip
