@@ -505,7 +505,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("robustness", help="does each row keep its label under spoken variation? (per variant kind)",
                        description="Score every row and its spoken variants (fillers, wake words, polite tails, "
-                                   "stutters, dropped punctuation, digits <-> Chinese numerals, ASR homophones); "
+                                   "stutters, dropped punctuation, digits <-> Chinese numerals, ASR homophones, ASR-like "
+                                   "swaps of a character for one of the same or a near sound); "
                                    "print the share of labels that stay put per kind and overall; log it to MLflow.")
     p.add_argument("data", type=Path, help="rows with a query (.jsonl, .csv or .parquet); labels are not needed")
     p.add_argument("--model", type=Path, default=DEFAULT_MODEL_PATH,

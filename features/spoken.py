@@ -23,9 +23,12 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from pathlib import Path
 
-from fastslow.features.lexicon import LEXICON_DIR, read_entries
+from pypinyin import Style, lazy_pinyin
+
+from fastslow.features.lexicon import GAP, LEXICON_DIR, read_entries
 from fastslow.features.memo import TextMemo
 from fastslow.features.normalise import normalise
+from fastslow.features.sound import NearSounds, SoundMatcher, confusions, dictionary
 
 SPOKEN_DIR = LEXICON_DIR / "spoken"
 
@@ -52,6 +55,7 @@ class SpokenLexicon:
     statement_tails: frozenset = frozenset()  # of pause_tails, those stripped after any statement (好吗, 呗)
     greetings: tuple[str, ...] = ()  # said before an assistant's name (你好, 嘿): 你好小途 is a wake word
     tail_words: frozenset = frozenset()  # words a statement tail would cut (限行 of 今天限行吗): no tail there
+    sound: SoundMatcher | None = None  # devices and functions put back by sound before segmentation (恐调 → 空调)
 
     @cached_property
     def identity(self) -> str:
@@ -129,8 +133,10 @@ class SpokenLexicon:
         return re.compile(_REPEAT_ONCE + (f"|([{re.escape(chars)}])\\2" if chars else ""))
 
     @classmethod
-    def load(cls, folder: Path = SPOKEN_DIR) -> "SpokenLexicon":
-        folder = Path(folder)
+    def load(cls, folder: Path = SPOKEN_DIR, lexicon_dir: Path = LEXICON_DIR) -> "SpokenLexicon":
+        """The word lists of ``folder``; the sound matcher (when ``folder`` has sound_lexicons.txt and
+        near_sounds.txt) of the word classes it names, read from ``lexicon_dir``."""
+        folder, lexicon_dir = Path(folder), Path(lexicon_dir)
 
         def entries(name):
             return read_entries(folder / f"{name}.txt")
@@ -155,7 +161,26 @@ class SpokenLexicon:
             homophones=tuple(entries("homophones")),
             command_starts=longest_first(t for t, _ in entries("command_starts")),
             corrections=tuple(entries("asr_corrections")) if (folder / "asr_corrections.txt").is_file() else (),
+            sound=sound_matcher(folder, lexicon_dir),
         )
+
+
+def sound_matcher(folder: Path, lexicon_dir: Path) -> SoundMatcher | None:
+    """The ``SoundMatcher`` of the word classes sound_lexicons.txt names (less the categories it leaves out),
+    guarded by every term of ``lexicon_dir``'s lexicons and jieba's dictionary; None without those two files."""
+    if not ((folder / "sound_lexicons.txt").is_file() and (folder / "near_sounds.txt").is_file()):
+        return None
+    terms = []
+    for name, left_out in read_entries(folder / "sound_lexicons.txt"):
+        skip = set(left_out.split(",")) if left_out != "sound_lexicons" else set()
+        terms += [t for t, category in read_entries(lexicon_dir / f"{name}.txt") if category not in skip]
+    lexicon_terms = {t for path in sorted(lexicon_dir.glob("*.txt")) if path.name != "user_dict.txt"
+                     for t, _ in read_entries(path) if GAP not in t}
+    user_dict = lexicon_dir / "user_dict.txt"
+    if user_dict.is_file():
+        lexicon_terms |= {line.split()[0] for line in user_dict.read_text(encoding="utf-8").splitlines()
+                          if line.split() and not line.startswith("#")}
+    return SoundMatcher.build(terms, lexicon_terms, NearSounds.of(read_entries(folder / "near_sounds.txt")))
 
 
 @lru_cache(maxsize=4)
@@ -312,8 +337,62 @@ def homophone(text: str, seed: int, lexicon: SpokenLexicon | None = None) -> str
     return text.replace(word, wrong, 1)
 
 
+_TWO_SWAPS = 8  # characters a text needs for ``asr`` to swap two of them
+#: outside a device or function term, ``asr`` leaves the characters of a dictionary word at least this frequent
+#: (jieba's counts: 电话, 机票, 画面): an engine's language model writes its commonest words right
+ASR_KEEPS_WORDS = 300
+
+
+@lru_cache(maxsize=1)
+def _command_words() -> re.Pattern:
+    """The actions and question words of the lexicons (关, 打开, 吗, 哪), which ``asr`` leaves as they are."""
+    terms = {t for name in ("actions", "questions") for t, _ in read_entries(LEXICON_DIR / f"{name}.txt")
+             if GAP not in t}
+    return re.compile("|".join(map(re.escape, sorted(terms, key=lambda t: (-len(t), t)))))
+
+
+def asr(text: str, seed: int, lexicon: SpokenLexicon | None = None) -> str:
+    """One character (two in a text of eight or more) swapped for another of the same sound in any tone, or
+    of a near sound (zh/z, n/l, in/ing ...: ``near_sounds.txt``), as an ASR engine writes them: 空调 → 空挑,
+    导航 → 到航, 座椅 → 作椅, 加热 → 加惹. Only common characters are swapped in (``sound.confusions``). A device
+    or function term slips anywhere; the rest of the text only where an engine's language model is unsure: not
+    in its common words (``ASR_KEEPS_WORDS``: 电话, 机票), its common characters (``SoundMatcher.common``: 的,
+    上, 车), its actions and question words (关, 打开, 吗: ``_command_words``). The first swap falls on a term
+    when the text has one and the seed says so (one in two). Unlike ``homophone`` it needs no list of
+    misrecognitions, so it also says slips the sound matcher is not told of, and ones it must leave alone."""
+    lex = lexicon or spoken_lexicon()
+    if lex.sound is None:
+        return text
+    table = confusions(lex.sound.near)
+    heard = lazy_pinyin(text, style=Style.NORMAL, errors=lambda rest: [""] * len(rest))  # 调 of 空调 is tiao
+
+    def pools(k: int) -> tuple[tuple[str, ...], tuple[str, ...]]:  # same sound, near sound only
+        same, near = table.get(heard[k], ((), ()))
+        return tuple(c for c in same if c != text[k]), near
+
+    swappable = {k for k in range(len(text)) if any(pools(k))}
+    on_terms = sorted({k for term in lex.sound.terms for m in re.finditer(re.escape(term), text)
+                       for k in range(m.start(), m.end())} & swappable)
+    words = dictionary()
+    kept = {k for size in (2, 3) for a in range(len(text) - size + 1)
+            if words.get(text[a:a + size], 0) >= ASR_KEEPS_WORDS for k in range(a, a + size)}
+    kept |= {k for m in _command_words().finditer(text) for k in range(m.start(), m.end())}
+    places = sorted(set(on_terms) | {k for k in swappable if k not in kept and text[k] not in lex.sound.common})
+    if not places:
+        return text
+    rng = _rng("asr", text, seed)
+    chosen = [rng.choice(on_terms) if on_terms and rng.random() < 0.5 else rng.choice(places)]
+    if len(text) >= _TWO_SWAPS and len(places) > 1 and rng.random() < 0.5:  # 上一首 is one slip from unreadable
+        chosen.append(rng.choice([k for k in places if k != chosen[0]]))
+    out = list(text)
+    for k in chosen:
+        same, near = pools(k)
+        out[k] = rng.choice(near if near and (not same or rng.random() < 0.25) else same)
+    return "".join(out)
+
+
 VARIANTS = {"filler": filler, "wake": wake, "tail": tail, "stutter": stutter, "no_punct": no_punct,
-            "numerals": numerals, "homophone": homophone}
+            "numerals": numerals, "homophone": homophone, "asr": asr}
 VARIANT_KINDS = tuple(VARIANTS)
 
 
@@ -344,13 +423,14 @@ def _collapse_repeats(text: str, lex: SpokenLexicon) -> str:
 
 
 def _corrected(text: str, lex: SpokenLexicon) -> str:
-    """``text`` with the misrecognitions of asr_corrections.txt put back (坐椅 → 座椅). Most texts hold none:
-    one search tells, cheaper than a test of their characters (two in three hold a misrecognition's first)."""
+    """``text`` with the misrecognitions of asr_corrections.txt put back (坐椅 → 座椅), then the devices and
+    functions ASR wrote with other characters of their sound (恐调 → 空调, ``SoundMatcher.put_back``). Most
+    texts hold no listed misrecognition: one search tells, cheaper than a test of their characters."""
     fix = lex.correction_pattern
-    if fix is None or fix.search(text) is None:
-        return text
-    word = lex.correction_map
-    return fix.sub(lambda m: word[m[0]], text)
+    if fix is not None and fix.search(text) is not None:
+        word = lex.correction_map
+        text = fix.sub(lambda m: word[m[0]], text)
+    return text if lex.sound is None else lex.sound.put_back(text)
 
 
 def _hesitation_demonstrative(rest: str, lex: SpokenLexicon) -> bool:

@@ -338,8 +338,11 @@ class Segmenter(BaseEstimator, TransformerMixin):
         return self
 
     def warm_up(self):
-        """Build the tokenizer now (at load or server start), not on the first request."""
+        """Build the tokenizer now (at load or server start), not on the first request; read the dictionary
+        the sound matcher reads for one text in twenty too (0.2 s)."""
         self.segment("打开空调")
+        if getattr(self, "spoken_", None) is not None:
+            strip_disfluencies("恐调开一下", self.spoken_)
         return self
 
     def segment(self, text: str) -> tuple[str, ...]:

@@ -1,7 +1,7 @@
 """Robustness to spoken variation: does a query keep its label when it is said the way people say it?
 
 Each row is scored, then each of its spoken variants (``features.spoken``: fillers, wake words, polite
-tails, stutters, dropped punctuation, digits ↔ Chinese numerals, ASR homophones), and a variant *stays
+tails, stutters, dropped punctuation, digits ↔ Chinese numerals, ASR homophones, ASR-like sound swaps), and a variant *stays
 put* when its label equals the label the model gave the row itself (no gold label needed: the spec's
 label of a query does not change when someone says 嗯 before it). Used by ``fastslow robustness`` and
 by ``train.py`` on the dev set.

@@ -81,7 +81,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
                              "same dev accuracy; char n-grams cover unknown words)")
     parser.add_argument("--spoken-variants", type=int, default=2, metavar="N",
                         help="spoken variants (fillers, wake words, tails, stutters, no punctuation, numerals, "
-                             "homophones) added per routing training row, with its label (0: none)")
+                             "homophones, ASR-like sound swaps) added per routing training row, with its label (0: none)")
     parser.add_argument("--review-threshold", type=float, default=0.5,
                         help="records whose label confidence is below this need review")
     parser.add_argument("--train-dir", type=Path, default=TRAIN_DIR, help="folder of labelled *.jsonl")

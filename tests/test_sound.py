@@ -1,0 +1,118 @@
+"""Lexicon terms heard by sound (features/sound.py): ASR slips on devices and functions put back before
+segmentation, real words left as they are, and the ``asr`` spoken variant that says such slips."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+
+import pytest
+from pypinyin import Style, lazy_pinyin
+
+from conftest import ALL_FILES, bundled_queries
+from fastslow.features.normalise import normalise
+from fastslow.features.spoken import asr, spoken_lexicon, spoken_variants, strip_disfluencies
+
+
+def put_back(text: str) -> str:
+    return spoken_lexicon().sound.put_back(text)
+
+
+@pytest.mark.parametrize("said, meant", [
+    ("坐椅加热", "座椅加热"),                     # 坐椅 is a dictionary word, but not beside 加热
+    ("恐调开到二十度", "空调开到二十度"),         # 调 of 空调 is tiao there, though most often diao
+    ("篮芽耳机断开", "蓝牙耳机断开"),             # no character kept, the very same sound
+    ("到航去机场", "导航去机场"),                 # 到 is grammatical, but 航 is kept
+    ("把氛围等打开", "把氛围灯打开"),
+    ("把座椅家热开到最高档", "把座椅加热开到最高档"),
+    ("后事镜折叠", "后视镜折叠"),                 # 后事 is a word, but inside the slip
+    ("打开粗雾", "打开除雾"),                     # a near sound: ch heard as c
+    ("把闹总关掉", "把闹钟关掉"),                 # zh heard as z
+    ("稳度调高一点", "温度调高一点"),             # 稳度 is in the dictionary, but rare
+])
+def test_a_device_or_function_said_with_other_characters_of_its_sound_is_put_back(said, meant):
+    assert put_back(said) == meant
+    assert strip_disfluencies(said) == meant
+
+
+@pytest.mark.parametrize("text", [
+    "打开车床",                   # a lathe: a common word that sounds like 车窗
+    "这个分量够不够",             # 分量 sounds like 风量
+    "帮我做一个蛋糕",             # 做一 sounds like 座椅, but 一个 is a word
+    "带我去评分最高的火锅店",     # 高的 sounds like 高德, but 最高 is a word and 的 grammatical
+    "把屋里搞得温馨一点",         # 搞得 sounds like 高德: a grammatical character and no rare one kept
+    "手机来电时打开氛围灯",       # 电时 sounds like 电视, but 来电 is a word
+    "关掉取暖器",                 # 暖器 sounds like 暖气, but 取暖器 is a word
+    "删除洗车提醒这条规则",       # 消洗 sounds like 消息, but 洗车 is a word
+    "这段路限速多少",             # 路限 sounds like 路线, but 限速 is a word
+    "你觉得我今天穿得好看吗",     # 天穿 sounds like 天窗, but 今天 is a word
+    "加湿器不出雾了",             # 出雾 sounds like 除雾, but 不出 is a word
+    "推荐几个沿途景点",           # 途景点 sounds like 途经点, but 沿途 is a word
+    "最近常听的歌",               # 常听 is 餐厅 only with near sounds, and keeps no character of it
+    "大开眼界",
+])
+def test_real_words_that_sound_like_a_term_stay_themselves(text):
+    assert put_back(text) == text
+
+
+def test_a_pickled_lexicon_puts_back_the_same():
+    bundled = spoken_lexicon()
+    copy = pickle.loads(pickle.dumps(bundled))  # as a model's frozen copy comes back
+    assert copy.identity == bundled.identity
+    texts = ["恐调开到二十度", "篮芽耳机断开", "打开车床", "帮我做一个蛋糕", *bundled_queries(ALL_FILES)[:2000]]
+    assert [copy.sound.put_back(t) for t in texts] == [bundled.sound.put_back(t) for t in texts]
+
+
+def test_every_bundled_query_is_left_as_it_is_unless_it_holds_a_slip():
+    """The stripper with the sound matcher against the stripper without it, on every bundled query: only slips
+    change (the exact list of asr_corrections.txt no longer holds those the matcher puts back)."""
+    bundled = spoken_lexicon()
+    without = dataclasses.replace(bundled, sound=None)
+    changed = {}
+    for query in bundled_queries(ALL_FILES):
+        before = strip_disfluencies(normalise(query), without)
+        after = strip_disfluencies(normalise(query), bundled)
+        if after != before:
+            changed[before] = after
+    assert changed == {
+        "删除图经点": "删除途经点",
+        "后市镜加热打开": "后视镜加热打开",
+        "开一下前挡除雾再开后视境加热": "开一下前挡除雾再开后视镜加热",
+        "打开分围灯调成蓝色": "打开氛围灯调成蓝色",
+        "把分围灯换成蓝色的": "把氛围灯换成蓝色的",
+        "打开天创": "打开天窗",
+        "打开雨瓜": "打开雨刮",
+        "打开香芬": "打开香氛",
+        "找个最近的加由站": "找个最近的加油站",
+        "把分为灯换成紫色的": "把氛围灯换成紫色的",
+        "把座椅家热开到最高档": "把座椅加热开到最高档",
+        "设一个明天早上7点的闹中": "设一个明天早上7点的闹钟",
+        "麻烦导航去附近的加由站": "麻烦导航去附近的加油站",
+    }
+
+
+def test_the_asr_variant_is_seeded_and_swaps_one_or_two_characters_of_a_same_or_near_sound():
+    near = spoken_lexicon().sound.near
+    text = "把空调调到二十四度然后打开座椅加热"
+    plain, toned = lazy_pinyin(text, style=Style.NORMAL), lazy_pinyin(text, style=Style.TONE3)  # 调 of 空调: tiao
+    variants = [asr(text, seed) for seed in range(40)]
+    assert variants == [asr(text, seed) for seed in range(40)]
+    assert asr("12345", 0) == "12345"
+    tone_only = near_only = outside_terms = 0
+    for variant in variants:
+        swaps = [k for k, (a, b) in enumerate(zip(text, variant)) if a != b]
+        assert len(variant) == len(text) and 1 <= len(swaps) <= 2
+        for k in swaps:
+            said, said_toned = lazy_pinyin(variant[k], style=Style.NORMAL)[0], lazy_pinyin(variant[k], style=Style.TONE3)[0]
+            assert near.fold(said) == near.fold(plain[k])
+            tone_only += said == plain[k] and said_toned != toned[k]
+            near_only += said != plain[k]
+        outside_terms += any(not (1 <= k < 3 or 13 <= k < 17) for k in swaps)  # 空调, 座椅加热
+    assert tone_only and near_only and outside_terms
+
+
+def test_the_asr_variant_is_a_spoken_variant_kind_and_leaves_what_an_engine_writes_right():
+    assert [kind for kind, _ in spoken_variants("打开空调", 3, kinds=("asr",))] == ["asr"]
+    for seed in range(20):
+        assert asr("上一首", seed) == "上一首"  # an action of the lexicon, and common characters
+        assert sum(a != b for a, b in zip("打开空调", asr("打开空调", seed))) == 1  # only 空调 can slip
