@@ -28,7 +28,7 @@ from pypinyin import Style, lazy_pinyin
 from fastslow.features.lexicon import GAP, LEXICON_DIR, read_entries
 from fastslow.features.memo import TextMemo
 from fastslow.features.normalise import normalise
-from fastslow.features.sound import NearSounds, SoundMatcher, confusions, dictionary
+from fastslow.features.sound import WORD_FREQUENCY, NearSounds, SoundMatcher, confusions, dictionary
 
 SPOKEN_DIR = LEXICON_DIR / "spoken"
 
@@ -416,10 +416,21 @@ _REPEAT = re.compile(_REPEAT_ONCE + "+")
 
 
 def _collapse_repeats(text: str, lex: SpokenLexicon) -> str:
+    text = _without_leading_stutter(text)
     if lex.repeat_pattern.search(text) is None:  # most queries repeat nothing: one search finds either pattern
         return text
     text = _REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)  # 谢谢谢谢, 哈哈哈哈 stay; 小爱小爱小爱 → 小爱
     return lex.stutter_pattern.sub(r"\1", text)
+
+
+def _without_leading_stutter(text: str) -> str:
+    """A character said twice at the start (现现在, 总总结一下, 十十分钟以后) as said once, unless the two are a
+    common word of jieba's dictionary (看看, 天天, 刚刚); said three times (看看看) it is that word."""
+    if len(text) < 3 or text[0] != text[1] or not "\u3400" <= text[0] <= "\u9fff":
+        return text
+    if text[2] == text[0]:
+        return text[1:]
+    return text if dictionary().get(text[:2], 0) >= WORD_FREQUENCY else text[1:]
 
 
 def _corrected(text: str, lex: SpokenLexicon) -> str:

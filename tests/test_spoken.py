@@ -117,6 +117,12 @@ def test_unknown_kind_is_refused_by_name():
     ("先打开空调然后，呃，再把座椅加热打开", "先打开空调然后，再把座椅加热打开"),
     ("打开空调，就是，座椅加热也开", "打开空调，座椅加热也开"),
     ("开空调，嗯嗯嗯，好", "开空调，嗯嗯嗯，好"),  # 嗯嗯嗯 is no hesitation of the list
+    # a character said twice at the start is said once, unless the two are a word (看看, 天天)
+    ("现现在电还有百分之多少", "现在电还有百分之多少"),
+    ("总总结一下今天的未读消息", "总结一下今天的未读消息"),
+    ("看看看家里现在多少度", "看看家里现在多少度"),
+    ("看看家里现在多少度", "看看家里现在多少度"),
+    ("天天都要提醒我吃药", "天天都要提醒我吃药"),
 ])
 def test_the_stripper_removes_hesitations_but_keeps_determiners(said, meant):
     assert strip_disfluencies(said) == meant
