@@ -242,7 +242,7 @@ _PERCENT_DIGITS = re.compile(r"(\d{1,3})%")
 _INT_DIGITS = re.compile(r"(?<![\d.])(\d{1,4})(?![\d.%:])")
 _TIME_CN = re.compile(rf"([{_CN_NUM}]{{1,3}})点([{_CN_NUM}]{{1,3}})(分)?")
 _PERCENT_CN = re.compile(rf"百分之([{_CN_NUM}]{{1,3}})")
-_NUM_CN = re.compile(rf"([{_CN_NUM}]{{1,5}})(?=({'|'.join(map(re.escape, _UNITS))}))")
+_NUM_CN = re.compile(rf"([{_CN_NUM}]{{1,5}})(?=({'|'.join(map(re.escape, _UNITS))}))(?!分之)")  # 百分之多少 is no 100分
 
 
 def _to_chinese(text: str) -> str:

@@ -21,6 +21,7 @@ def test_numbers_are_said_as_chinese_numerals_and_read_back(n, text):
 def test_numerals_turn_digits_into_spoken_numbers_and_back():
     assert numerals("把温度调到24度", 0) == "把温度调到二十四度"
     assert numerals("7点45叫我起床", 0) == "七点四十五叫我起床"
+    assert numerals("现在电还有百分之多少", 0) == "现在电还有百分之多少"  # 百分之 is no 100分
     assert numerals("电量低于20%时提醒我", 0) == "电量低于百分之二十时提醒我"
     assert numerals("把空调调到二十四度", 0) == "把空调调到24度"
     assert numerals("明天七点四十五提醒我开会", 0) == "明天7点45提醒我开会"
