@@ -654,7 +654,7 @@ class AutomationParse(IndicatorFeatures):
             return []
         end = u.endpoint if u.endpoint in EndpointFeatures.COLUMNS else "unknown"
         names = [f"parse:{s}" for s in u.parse] + [f"parse:{s}@{end}" for s in u.parse]
-        return sorted(self.columns_[name] for name in names)
+        return sorted(col for col in map(self.columns_.get, names) if col is not None)  # a signal fit never saw: none
 
 
 class ExplicitTarget(IndicatorFeatures):

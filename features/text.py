@@ -93,14 +93,16 @@ def as_fields(item) -> tuple[str, list, str | None]:
 
 
 #: what an automation parse can say of a whole query (``parse_signals``)
-PARSE_SIGNALS = ("condition", "reminder", "builtin", "default")
+PARSE_SIGNALS = ("condition", "reminder", "vehicle", "device", "builtin", "default")
 
 
 def parse_signals(item) -> tuple[str, ...]:
     """What the automation groups passed with an input (its ``automation`` field, in the record's format) say
     of the whole query, in ``PARSE_SIGNALS`` order: ``condition`` (a condition of the user's own: neither
     ``default`` nor a built-in behaviour), ``reminder`` (such a condition whose every subquery is a reminder),
-    ``builtin`` (a built-in behaviour), ``default`` (managing a task or memo). Empty without groups."""
+    ``vehicle`` / ``device`` (such a condition over a control of the car's own, 车载控制, or of a device a home
+    has too, 设备控制: where an automation runs when the endpoint is not known), ``builtin`` (a built-in
+    behaviour), ``default`` (managing a task or memo). Empty without groups."""
     groups = item.get("automation") if isinstance(item, dict) else None
     if not groups:
         return ()
@@ -116,8 +118,13 @@ def parse_signals(item) -> tuple[str, ...]:
         else:
             found.add("condition")
             querys = group.get("querys") or []
-            if querys and all(q.get("intent") == "提醒" for q in querys):
+            intents = {q.get("intent") for q in querys}
+            if querys and intents == {"提醒"}:
                 found.add("reminder")
+            if "车载控制" in intents:
+                found.add("vehicle")
+            if "设备控制" in intents:
+                found.add("device")
     return tuple(s for s in PARSE_SIGNALS if s in found)
 
 

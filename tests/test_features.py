@@ -221,11 +221,12 @@ def group(condition, *intents, builtin=False) -> dict:
 
 @pytest.mark.parametrize("groups, signals", [
     (None, ()), ([], ()), ([group(None, "设备控制")], ()),
-    ([group("下雨了", "设备控制")], ("condition",)),
+    ([group("下雨了", "设备控制")], ("condition", "device")),
+    ([group("上车时", "车载控制", "音乐播放")], ("condition", "vehicle")),
     ([group("八点", "提醒")], ("condition", "reminder")),
-    ([group("八点", "提醒", "设备控制")], ("condition",)),
+    ([group("八点", "提醒", "设备控制")], ("condition", "device")),
     ([group("走远时", "车载控制", builtin=True)], ("builtin",)),
-    ([group("default", "系统控制"), group("到家时", "设备控制"), group(None, "音乐播放")], ("condition", "default")),
+    ([group("default", "系统控制"), group("到家时", "设备控制"), group(None, "音乐播放")], ("condition", "device", "default")),
 ])
 def test_parse_signals_read_what_the_groups_say_of_the_whole_query(groups, signals):
     assert parse_signals({"query": "q", "automation": groups}) == signals
@@ -236,8 +237,9 @@ def test_the_router_reads_a_parse_passed_with_the_input_alone_and_with_its_endpo
     home, bare = Segmenter().fit().transform([
         {"query": "孩子房间一有哭声就打开小夜灯", "endpoint": "home", "automation": [group("孩子房间一有哭声", "设备控制")]},
         {"query": "孩子房间一有哭声就打开小夜灯", "endpoint": "home"}])
-    assert home.parse == ("condition",) and bare.parse == ()
-    assert names_hit(AutomationParse, home) == {"parse:condition", "parse:condition@home"}
+    assert home.parse == ("condition", "device") and bare.parse == ()
+    assert names_hit(AutomationParse, home) == {"parse:condition", "parse:condition@home", "parse:device",
+                                                "parse:device@home"}
     assert names_hit(AutomationParse, bare) == set()
 
 
