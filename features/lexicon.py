@@ -92,6 +92,18 @@ COLUMNS_HEADER = "#:"
 ABSENT = "-"
 
 
+def read_user_dict(path: Path) -> list[tuple[str, int | None]]:
+    """(word, frequency or None) of each line of a jieba user dictionary (``user_dict.txt``), normalised as every
+    lexicon term is; ``#`` starts a comment."""
+    words = []
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        parts = raw.split("#", 1)[0].split()
+        if parts:
+            freq = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+            words.append((normalise(parts[0]), freq))
+    return words
+
+
 def read_entries(path: Path, column: str | None = None) -> list[tuple[str, str]]:
     """(term, category) pairs of one column of a lexicon file (default: the first), in file order,
     comments, blanks and ``-`` cells dropped. In the first column an empty cell is the file's name."""

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pypinyin import Style, lazy_pinyin
 
-from fastslow.features.lexicon import GAP, LEXICON_DIR, read_entries
+from fastslow.features.lexicon import GAP, LEXICON_DIR, read_entries, read_user_dict
 from fastslow.features.memo import TextMemo
 from fastslow.features.normalise import normalise
 from fastslow.features.sound import WORD_FREQUENCY, NearSounds, SoundMatcher, confusions, dictionary
@@ -178,8 +178,7 @@ def sound_matcher(folder: Path, lexicon_dir: Path) -> SoundMatcher | None:
                      for t, _ in read_entries(path) if GAP not in t}
     user_dict = lexicon_dir / "user_dict.txt"
     if user_dict.is_file():
-        lexicon_terms |= {line.split()[0] for line in user_dict.read_text(encoding="utf-8").splitlines()
-                          if line.split() and not line.startswith("#")}
+        lexicon_terms |= {word for word, _ in read_user_dict(user_dict)}
     return SoundMatcher.build(terms, lexicon_terms, NearSounds.of(read_entries(folder / "near_sounds.txt")))
 
 
@@ -497,9 +496,9 @@ def _statement(body: str) -> bool:
 
 def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     """``text`` (normalised) without what never changes its answer: a wake word first or last, hesitations
-    (嗯, 呃, 就是; 那个/这个 when they are one) first or alone between two pauses, stutters (空调空调 → 空调, 把把 → 把) and a polite tail
-    (谢谢; 好吗 after a pause); misrecognitions of asr_corrections.txt are put back (坐椅 → 座椅).
-    A query that would be left empty is returned as it was.
+    (嗯, 呃, 就是; 那个/这个 when they are one) first or alone between two pauses, stutters (空调空调 → 空调,
+    把把 → 把) and a polite tail (谢谢; 好吗 after a pause); misrecognitions of asr_corrections.txt are put back
+    (坐椅 → 座椅), and so are devices ASR wrote with characters of their sound (恐调 → 空调). A query that would be left empty is returned as it was.
 
     Kept per process (``_STRIPPED``): the router strips a query's normalised text and the automation parser
     its surface, which for most queries is the same string."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import jieba
 from sklearn.base import BaseEstimator, TransformerMixin
 
-from fastslow.features.lexicon import LEXICON_DIR, ROUTER_LEXICONS, LexiconBank, load_lexicon
+from fastslow.features.lexicon import LEXICON_DIR, ROUTER_LEXICONS, LexiconBank, load_lexicon, read_user_dict
 from fastslow.features.normalise import normalise
 
 try:  # jieba-rs: the same algorithm and dictionary, compiled (see RustCut)
@@ -301,16 +301,6 @@ def _without_space(tokens: list[str], text: str) -> tuple[str, ...]:
     if _WHITE.search(text) is None:  # no white space in the text: none in a token (\s is str.isspace)
         return tuple(tokens)
     return tuple(t for t in tokens if not t.isspace())
-
-
-def read_user_dict(path: Path) -> list[tuple[str, int | None]]:
-    words = []
-    for raw in path.read_text(encoding="utf-8").splitlines():
-        parts = raw.split("#", 1)[0].split()
-        if parts:
-            freq = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
-            words.append((normalise(parts[0]), freq))
-    return words
 
 
 class Segmenter(BaseEstimator, TransformerMixin):

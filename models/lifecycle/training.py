@@ -42,7 +42,6 @@ from fastslow.models.automation.intents import IntentTaxonomy
 from fastslow.models.capture.contract import CAPTURE_FIXTURE_FILE, evaluate_contract
 from fastslow.models.lifecycle import registry, signing
 from fastslow.models.lifecycle.bundle import FastslowModel, save_bundle
-from fastslow.models.pipeline import with_groups
 from fastslow.models.lifecycle.config import ConfigError, parse_args
 from fastslow.models.lifecycle.cross_validation import cross_validate, cv_summary
 from fastslow.models.lifecycle.dataset import (BLIND_FILE, CALIBRATION_FILE, DEV_FILE, EXTRA_DEV_FILES, FIXTURE_FILE,
@@ -53,6 +52,7 @@ from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH
 from fastslow.models.lifecycle.model_card import CardFacts, DatasetSummary, model_card
 from fastslow.models.lifecycle.progress import Progress, score_with_progress
 from fastslow.models.lifecycle.pyfunc import log_pyfunc_model
+from fastslow.models.pipeline import with_groups
 from fastslow.models.lifecycle.registry import DEFAULT_REGISTERED_MODEL, DEFAULT_TRACKING_URI, RegistryError
 from fastslow.models.robustness import robustness
 from fastslow.models.lifecycle.plots import correctness, plot_confusion_matrix, plot_reliability, plot_risk_coverage
