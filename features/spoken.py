@@ -497,8 +497,9 @@ def _statement(body: str) -> bool:
 def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
     """``text`` (normalised) without what never changes its answer: a wake word first or last, hesitations
     (嗯, 呃, 就是; 那个/这个 when they are one) first or alone between two pauses, stutters (空调空调 → 空调,
-    把把 → 把) and a polite tail (谢谢; 好吗 after a pause); misrecognitions of asr_corrections.txt are put back
-    (坐椅 → 座椅), and so are devices ASR wrote with characters of their sound (恐调 → 空调). A query that would be left empty is returned as it was.
+    把把 → 把) and a polite tail (谢谢; 好吗 after a pause); misrecognitions of asr_corrections.txt are put
+    back (坐椅 → 座椅), and so are devices ASR wrote with characters of their sound (恐调 → 空调). A query that
+    would be left empty is returned as it was.
 
     Kept per process (``_STRIPPED``): the router strips a query's normalised text and the automation parser
     its surface, which for most queries is the same string."""

@@ -702,7 +702,8 @@ class AutomationParser(BaseEstimator):
         """What the groups of ``query`` were made from: the tagger's spans, each with its kind, text,
         place in the parser's text and confidence (the lowest CRF marginal of the tag chosen over its
         characters), or, when the tagger did not run, which rule made the groups instead (``decided_by``:
-        ``tagger``, ``management`` for a memo edit or a described automation's change, ``no_signal`` for a query without any signal word)."""
+        ``tagger``, ``management`` for a memo edit or a described automation's change, ``no_signal`` for a query
+        without any signal word)."""
         require_fitted(self, "tagger_")
         text = surface_of(query, self.lexicons_)
         if not text:

@@ -16,8 +16,10 @@ from fastslow.models.automation.rules.words import (
 
 #: an amount of time said before a delay or a duration (一个半小时, 两个钟头, 四十五分钟后)
 _TIME_AMOUNT = re.compile(r"(?:\d+|[零一二两三四五六七八九十百几]+)个?半?(?:个)?(?:小时|钟头|分钟|分|秒钟|秒|刻钟)(?:后|以后|之后|过后)?")
+#: a number said in digits or in Chinese numerals (1.5, 一个半 of 一个半小时: its 一)
+_NUMBER = r"(?:\d+(?:\.\d+)?|[零一二两三四五六七八九十百半几]+)"
 #: an amount of time said whole (一个半小时, 两个钟头, 1.5小时, 半个小时)
-_AMOUNT_OF_TIME = re.compile(r"(?:\d+(?:\.\d+)?|[零一二两三四五六七八九十百半几]+)?个?半?个?(?:小时|钟头|分钟|分|秒钟|秒|刻钟|天)")
+_AMOUNT_OF_TIME = re.compile(rf"{_NUMBER}?个?半?个?(?:小时|钟头|分钟|分|秒钟|秒|刻钟|天)")
 #: said right after a condition span, still part of it (README 如何标注 1: trigger words included)
 _TRAILING_TRIGGER = re.compile(r"的话|的时候|时候|以后|之后|时")
 #: a condition span ending in one of these gave away the start of the action (十点一刻让|音箱放点白噪音)
@@ -89,8 +91,7 @@ def whole_durations(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]
 
 
 #: a media verb and an amount of time said before what is played (来|半小时|轻音乐, 放|一个小时的|白噪音)
-_MEDIA_DURATION = re.compile(r"(?:来点|来|放点|放|播放|播|听)(?P<amount>(?:\d+(?:\.\d+)?|[零一二两三四五六七八九十百半几]+)"
-                             r"个?半?个?(?:小时|钟头|分钟|刻钟))的?")
+_MEDIA_DURATION = re.compile(rf"(?:来点|来|放点|放|播放|播|听)(?P<amount>{_NUMBER}个?半?个?(?:小时|钟头|分钟|刻钟))的?")
 
 
 def media_durations(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:

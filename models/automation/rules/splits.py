@@ -16,7 +16,8 @@ from fastslow.models.automation.rules.starts import (
 )
 from fastslow.models.automation.rules.words import (
     clock_times, has_time_expression, has_verb, is_plain_command, is_plain_question, is_super_task_mention,
-    management_after_command, may_hold_command, plain_breaks, sentence_break, sequence_connector, strip_fillers, takes_place, time_prefix,
+    management_after_command, may_hold_command, plain_breaks, sentence_break, sequence_connector, strip_fillers,
+    takes_place, time_prefix,
 )
 
 _SENTENCE_STOPS = re.compile("[。！？；!?;]+")
@@ -173,17 +174,19 @@ def split_run_on(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     starts with a whole plain command (关闭车窗|到公司的时候, 导航去公司|快到的时候) is that action and
     the condition after it; an action span ending in a condition (先放首歌|等我上车了) followed by
     another action is split the same way, and so is a clock time between two commands in one action span
-    (打开空调|七点四十五|关掉空调). A condition span may start with a whole question too (今天天气怎么样|下午四点). The command before the cut must hold no condition signal,
-    so 关闭后排空调且后排有人时 (且) stays whole (复合条件完整性)."""
+    (打开空调|七点四十五|关掉空调). A condition span may start with a whole question too (今天天气怎么样|下午四点).
+    The command before the cut must hold no condition signal, so 关闭后排空调且后排有人时 (且) stays whole
+    (复合条件完整性)."""
     text, lex = analysis.text, analysis.lex
     out: list[Span] = []
     for k, sp in enumerate(spans):
         nxt = spans[k + 1] if k + 1 < len(spans) else None
         cut, cut_head = None, 0
-        if (sp.kind == "C" and (may_hold_command(sp.text, lex) or lex.questions is not None and lex.questions.search(
-                lowered(sp.text)) is not None)) or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
-                              and not sentence_break(text, sp.end, nxt.start)
-                              and not lex.reminder_verbs.prefix(lowered(sp.text))):
+        said_first = sp.kind == "C" and (may_hold_command(sp.text, lex) or (  # a command or a question
+            lex.questions is not None and lex.questions.search(lowered(sp.text)) is not None))
+        if said_first or (sp.kind == "A" and nxt is not None and nxt.kind == "A"
+                          and not sentence_break(text, sp.end, nxt.start)
+                          and not lex.reminder_verbs.prefix(lowered(sp.text))):
             low = lowered(sp.text)
             starts = set(condition_starts(low, lex, events=sp.kind == "C"))
             if sp.kind == "C" or ends_in_suffix_trigger(low, lex):  # 关上天窗|到服务区的时候, 关掉电视机|我睡着以后
