@@ -61,15 +61,22 @@ def dictionary() -> dict[str, int]:
     return out
 
 
-def frequent_chars(min_frequency: int) -> frozenset:
-    """The single characters of jieba's dictionary at least ``min_frequency`` frequent."""
-    out = set()
+@lru_cache(maxsize=1)
+def _single_chars() -> dict[str, int]:
+    """The single characters of jieba's bundled dictionary → their frequency, read once per process (a matcher
+    asks for its common and its grammatical characters, the asr variant for its common ones)."""
+    out = {}
     with (Path(str(files("jieba"))) / "dict.txt").open(encoding="utf-8") as lines:
         for line in lines:
             word, freq, _ = line.split(" ", 2)
-            if len(word) == 1 and int(freq) >= min_frequency:
-                out.add(word)
-    return frozenset(out)
+            if len(word) == 1:
+                out[word] = int(freq)
+    return out
+
+
+def frequent_chars(min_frequency: int) -> frozenset:
+    """The single characters of jieba's dictionary at least ``min_frequency`` frequent."""
+    return frozenset(c for c, freq in _single_chars().items() if freq >= min_frequency)
 
 
 @dataclass(frozen=True)
