@@ -443,6 +443,28 @@ def _corrected(text: str, lex: SpokenLexicon) -> str:
     return text if lex.sound is None else lex.sound.put_back(text)
 
 
+def slips(text: str, lexicon: SpokenLexicon | None = None) -> tuple[tuple[tuple[str, str], ...], ...]:
+    """The misrecognitions ``strip_disfluencies`` puts back in ``text`` (做椅加热 → 座椅加热, 蓝雅 → 蓝牙), one
+    entry per run of changed characters: (corrected, as said) windows of the run with its neighbours, widest
+    first, so that a window names the place of the slip and not a lone character found anywhere (牙的/雅的,
+    蓝牙/雅, not 牙/雅). A text with no slip, or one whose correction changes its length, has none."""
+    lex = lexicon or spoken_lexicon()
+    fixed = _corrected(text, lex)
+    if fixed == text or len(fixed) != len(text):
+        return ()
+    found, k = [], 0
+    while k < len(text):
+        if text[k] == fixed[k]:
+            k += 1
+            continue
+        i = k
+        while k < len(text) and text[k] != fixed[k]:
+            k += 1
+        windows = ((i - 1, k + 1), (i - 1, k), (i, k + 1), (i, k))
+        found.append(tuple((fixed[a:b], text[a:b]) for a, b in windows if a >= 0 and b <= len(text) and b - a >= 2))
+    return tuple(found)
+
+
 def _hesitation_demonstrative(rest: str, lex: SpokenLexicon) -> bool:
     """Is 那个/这个 before ``rest`` a hesitation? After a pause, before another filler or wake word,
     or before a command that has an object of its own (那个打开空调, not 那个打开)."""
@@ -522,9 +544,10 @@ def _strip(text: str, lex: SpokenLexicon) -> str:
     if inner is not None and inner.search(out):
         out = inner.sub("", out)
     starts, ends = lex.edge_chars
-    if not out or (out[0] not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):
+    first = out[:1].lower()  # the lists are lower case, a text may not be (NOMI 打开车窗)
+    if not out or (first not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):
         return out or text
-    if out[0] in starts or out[:1].lower() in lex.greeting_firsts:  # else the start is left as it is
+    if first in starts or first in lex.greeting_firsts:  # else the start is left as it is
         out = _strip_start(out, text, lex)
     if out and (out[-1] in ends or out.endswith(lex.stripped_wake_words)):  # else so is the end
         out = _strip_end(out, lex)
@@ -542,10 +565,14 @@ def _strip_start(out: str, text: str, lex: SpokenLexicon) -> str:
             if out[:k] == out[k:2 * k] and out[k:].startswith(lex.stripped_wake_words):
                 out = out[k:]
                 break
+        # the lists are lower case (``read_entries``), the automation parser's text keeps the user's (嗨NOMI)
+        low = out.lower()
+        if len(low) != len(out):  # a character whose lower case is two (İ): read as it is
+            low = out
         for group in (wake_at, hesitation_at):
-            for term in group.get(out[:1], ()):
-                if out.startswith(term) and len(out) > len(term):
-                    out = out[len(term):]
+            for term in group.get(low[:1], ()):
+                if low.startswith(term) and len(out) > len(term):
+                    out, low = out[len(term):], low[len(term):]
                     break
         for term in demonstrative_at.get(out[:1], ()):
             if out.startswith(term) and _hesitation_demonstrative(out[len(term):], lex):

@@ -67,6 +67,14 @@ def test_builtin_behaviour_is_flagged(parser):
     assert group["builtin"] is True
 
 
+def test_a_term_put_back_from_a_slip_is_given_as_the_user_said_it(parser):
+    # the tagger and the intent classifier read 天窗; the condition and the subquery are the user's words
+    heard, meant = parser.parse("下雨的时候把天创关上吧"), parser.parse("下雨的时候把天窗关上吧")
+    assert [g["condition"] for g in heard] == [g["condition"] for g in meant] == ["下雨的时候"]
+    assert [q["subquery"] for q in heard[0]["querys"]] == ["把天创关上"]
+    assert [q["intent"] for q in heard[0]["querys"]] == [q["intent"] for q in meant[0]["querys"]]
+
+
 def test_parser_round_trips_through_joblib(parser):
     buffer = io.BytesIO()
     joblib.dump(parser, buffer)

@@ -6,7 +6,7 @@ import pytest
 
 from fastslow.features.spoken import (
     VARIANT_KINDS, augment_rows, chinese_to_int, filler, homophone, int_to_chinese, no_punct, numerals,
-    spoken_lexicon, spoken_variants, strip_disfluencies, stutter, tail, wake,
+    slips, spoken_lexicon, spoken_variants, strip_disfluencies, stutter, tail, wake,
 )
 from fastslow.features.text import Segmenter
 
@@ -109,6 +109,9 @@ def test_unknown_kind_is_refused_by_name():
     ("小橙同学，暂停一下", "暂停一下"),
     ("阿里巴巴股价多少", "阿里巴巴股价多少"),     # a word that starts with 阿 stays
     ("小明同学", "小明同学"),                     # ... and so does a bare name
+    # the word lists are lower case; a wake word said in capitals is one too
+    ("NOMI 打开车窗", "打开车窗"),
+    ("嗨NOMI，下一首", "下一首"),
     # a statement's polite tail goes, but not a tail that is the end of a word (限行, 银行)
     ("帮我打开空调行吗", "帮我打开空调"),
     ("打开空调今天限行吗", "打开空调今天限行吗"),
@@ -127,6 +130,15 @@ def test_unknown_kind_is_refused_by_name():
 ])
 def test_the_stripper_removes_hesitations_but_keeps_determiners(said, meant):
     assert strip_disfluencies(said) == meant
+
+
+def test_slips_name_each_term_put_back_with_the_characters_around_it():
+    [windows] = slips("下雨的时候把天创关上")
+    assert windows[0] == ("天窗关", "天创关")        # widest first: the changed character and both neighbours
+    assert ("天窗", "天创") in windows
+    assert all(len(fixed) == len(said) >= 2 for fixed, said in windows)
+    assert slips("下雨的时候把天窗关上") == ()        # nothing put back
+    assert slips("") == ()
 
 
 def test_the_stripper_keeps_each_word_list_apart_and_a_loaded_copy_together():

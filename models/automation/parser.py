@@ -35,10 +35,10 @@ from fastslow.features.extractors import require_fitted
 from fastslow.features.lexicon import Scanner
 from fastslow.features.memo import TextMemo
 from fastslow.features.normalise import chinese_punctuation, clean, normalise
-from fastslow.features.spoken import strip_disfluencies
+from fastslow.features.spoken import slips, strip_disfluencies
 from fastslow.features.text import domain_cut
 from fastslow.models.automation.rules import (
-    Span, analyse, automation_text, bind_scopes, done_tail, group_dict, leading_hesitation,
+    DEFAULT, Span, analyse, automation_text, bind_scopes, done_tail, group_dict, leading_hesitation,
     lowered, management_group, missing_super_task_clauses, plain_groups, plan_groups, repair_spans, rewrite_group,
     spans_to_tags, tags_to_spans,
 )
@@ -577,6 +577,38 @@ def surface_of(query, lex=None) -> str:
     return text
 
 
+def as_said(groups: list[dict], query) -> list[dict]:
+    """``groups`` (fresh dicts, changed in place) with each misrecognised term the spoken layer put back for the
+    parser (做椅 → 座椅, 蓝雅 → 蓝牙) said again as in ``query``: the tagger and the intent classifier read the
+    term, but a condition or a subquery is the user's words (spec 改写规则 names every rewrite, and a
+    correction is none of them). Only a span that is not already a piece of the query is looked at."""
+    if not isinstance(query, str):
+        return groups
+    said = clean(query)
+    texts = [g["condition"] for g in groups if g["condition"] not in (None, DEFAULT)]
+    texts += [q["subquery"] for g in groups for q in g["querys"]]
+    if all(t in said for t in texts):
+        return groups
+    found = slips(said)
+    if not found:
+        return groups
+
+    def back(text: str) -> str:
+        for windows in found:
+            for fixed, heard in windows:
+                if fixed in text:
+                    text = text.replace(fixed, heard)
+                    break
+        return text
+
+    for g in groups:
+        if g["condition"] not in (None, DEFAULT):
+            g["condition"] = back(g["condition"])
+        for q in g["querys"]:
+            q["subquery"] = back(q["subquery"])
+    return groups
+
+
 #: distinct surfaces whose parse a process keeps per parser (``AutomationParser._parse``)
 PARSE_MEMO = 65536
 _PARSES: "weakref.WeakKeyDictionary[AutomationParser, TextMemo]" = weakref.WeakKeyDictionary()
@@ -648,7 +680,8 @@ class AutomationParser(BaseEstimator):
             found.update(fresh)
             memo.keep(fresh)
         answers = [found[key] for key in keys]
-        return ([[{**g, "querys": [dict(q) for q in g["querys"]]} for g in groups] for groups, _ in answers],
+        return ([as_said([{**g, "querys": [dict(q) for q in g["querys"]]} for g in groups], query)
+                 for query, (groups, _) in zip(queries, answers)],
                 [list(confidences) for _, confidences in answers])
 
     def _parse_texts(self, texts: list[str], with_confidence: bool):
