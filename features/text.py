@@ -30,6 +30,8 @@ CONTEXT_STATES = ("none", "prev_fast", "prev_slow", "slow_question", "prev_other
 CANDIDATES_LEXICON = "candidates"
 _WHITE = re.compile(r"\s")
 _ASKS = re.compile(r"[?？]|吗|是否|要不要|哪个|哪一|还是|可以吗|好吗")
+#: an answer that names several things of one kind (已打开阅读灯和氛围灯, 客厅灯、卧室灯都开着, 附近有A和B)
+_LISTS = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{2,}(?:和|、|跟|以及)[\u4e00-\u9fffA-Za-z0-9]{2,}")
 
 
 def candidate_markers(lexicon_dir: Path | None = None) -> tuple[str, ...]:
@@ -41,14 +43,19 @@ def context_state(context, candidates: tuple[str, ...] = ()) -> str:
     """Summarise earlier turns: is there one, which system answered, is a slow question pending?
 
     ``candidates`` (``candidate_markers()``): when an earlier turn says there are several candidates for
-    one name (the user: 我通讯录里有两个张伟; a fast answer: 通讯录里有两个张伟), the state is
-    ``prev_candidates`` unless a slow question is pending (its answer is a context reply): a request that
-    names one of them needs disambiguation."""
+    one name (the user: 我通讯录里有两个张伟; a fast answer: 通讯录里有两个张伟), or the last answer lists
+    several things without asking which (已打开阅读灯和氛围灯, 附近有A和B), the state is ``prev_candidates``
+    unless a slow question is pending (its answer is a context reply): a request that names one of them by
+    its name or an ordinal goes on, one that says 它, 那个 or 一个 needs disambiguation (XA4.1 真实消歧)."""
     if not context:  # most queries come without earlier turns
         return "none"
     state = _turn_state(context)
-    if candidates and state not in ("none", "slow_question") and any(
-            any(m in (turn.get("text") or "") for m in candidates) for turn in context):
+    if not candidates or state in ("none", "slow_question"):  # no markers given: the turn state alone
+        return state
+    if any(any(m in (turn.get("text") or "") for m in candidates) for turn in context):
+        return "prev_candidates"
+    answer = next((turn.get("text") or "" for turn in reversed(context) if turn.get("role") == "assistant"), "")
+    if _LISTS.search(answer) and not _ASKS.search(answer):
         return "prev_candidates"
     return state
 
