@@ -25,7 +25,7 @@ from fastslow.features.spoken import spoken_lexicon, strip_disfluencies
 
 jieba.setLogLevel(logging.WARNING)
 
-CONTEXT_STATES = ("none", "prev_fast", "prev_slow", "slow_question", "prev_other", "prev_candidates")
+CONTEXT_STATES = ("none", "prev_fast", "prev_slow", "slow_question", "prev_other", "prev_candidates", "prev_listed")
 #: the lexicon of what an earlier user turn says when it names several candidates (有两个张伟)
 CANDIDATES_LEXICON = "candidates"
 _WHITE = re.compile(r"\s")
@@ -43,10 +43,11 @@ def context_state(context, candidates: tuple[str, ...] = ()) -> str:
     """Summarise earlier turns: is there one, which system answered, is a slow question pending?
 
     ``candidates`` (``candidate_markers()``): when an earlier turn says there are several candidates for
-    one name (the user: 我通讯录里有两个张伟; a fast answer: 通讯录里有两个张伟), or the last answer lists
-    several things without asking which (已打开阅读灯和氛围灯, 附近有A和B), the state is ``prev_candidates``
-    unless a slow question is pending (its answer is a context reply): a request that names one of them by
-    its name or an ordinal goes on, one that says 它, 那个 or 一个 needs disambiguation (XA4.1 真实消歧)."""
+    one name (the user: 我通讯录里有两个张伟; a fast answer: 通讯录里有两个张伟), the state is
+    ``prev_candidates`` unless a slow question is pending (its answer is a context reply): a request that
+    names one of them needs disambiguation. When the last answer lists several things of one kind without
+    asking which (已打开阅读灯和化妆镜灯, 附近有A和B) it is ``prev_listed``: a request that names one of them
+    goes on, one that says 它, 那个 or 一个 needs disambiguation (XA4.1 真实消歧)."""
     if not context:  # most queries come without earlier turns
         return "none"
     state = _turn_state(context)
@@ -56,7 +57,7 @@ def context_state(context, candidates: tuple[str, ...] = ()) -> str:
         return "prev_candidates"
     answer = next((turn.get("text") or "" for turn in reversed(context) if turn.get("role") == "assistant"), "")
     if _LISTS.search(answer) and not _ASKS.search(answer):
-        return "prev_candidates"
+        return "prev_listed"
     return state
 
 

@@ -146,7 +146,7 @@ def test_read_extra_keeps_every_row_with_its_number(tmp_path):
 def test_train_stops_before_fitting_and_prints_every_problem(tmp_path, capsys):
     from fastslow.models.lifecycle import training as train
 
-    bad = write_jsonl(tmp_path / "bad.jsonl", [routing("开空调"), routing("导航去公司", label="慢")])
+    bad = write_jsonl(tmp_path / "bad.jsonl", [routing("开空调"), routing("导航去单位", label="慢")])
     code = train.main(["--data", str(bad), "--output", str(tmp_path / "m.joblib"),
                        "--tracking-uri", f"sqlite:///{tmp_path / 'mlflow.db'}"])
     err = capsys.readouterr().err

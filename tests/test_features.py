@@ -155,13 +155,13 @@ def test_a_turn_naming_several_candidates_gives_its_own_context_state():
 
 
 @pytest.mark.parametrize("answer, state", [
-    ("已打开阅读灯和氛围灯", "prev_candidates"),           # two things of one kind: 关掉那个 asks which
-    ("客厅灯、卧室灯都开着", "prev_candidates"),
-    ("附近有万达停车场跟路边停车位", "prev_candidates"),
+    ("已打开阅读灯和氛围灯", "prev_listed"),           # two things of one kind: 关掉那个 asks which
+    ("客厅灯、卧室灯都开着", "prev_listed"),
+    ("附近有万达停车场跟路边停车位", "prev_listed"),
     ("空调已打开", "prev_fast"),                           # one thing: 把它关了 goes on with it
     ("已打开阅读灯和氛围灯，要关掉哪个？", "prev_fast"),   # a question: the reply answers it
 ])
-def test_an_answer_that_lists_several_things_names_candidates(answer, state):
+def test_an_answer_that_lists_several_things_has_its_own_context_state(answer, state):
     context = [{"role": "user", "system": None, "text": "灯开一下"},
                {"role": "assistant", "system": "fast", "text": answer}]
     assert context_state(context, candidate_markers()) == state
