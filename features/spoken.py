@@ -446,8 +446,9 @@ def _corrected(text: str, lex: SpokenLexicon) -> str:
 def slips(text: str, lexicon: SpokenLexicon | None = None) -> tuple[tuple[tuple[str, str], ...], ...]:
     """The misrecognitions ``strip_disfluencies`` puts back in ``text`` (做椅加热 → 座椅加热, 蓝雅 → 蓝牙), one
     entry per run of changed characters: (corrected, as said) windows of the run with its neighbours, widest
-    first, so that a window names the place of the slip and not a lone character found anywhere (牙的/雅的,
-    蓝牙/雅, not 牙/雅). A text with no slip, or one whose correction changes its length, has none."""
+    first, so that a window names the place of the slip and not a lone character found anywhere (蓝牙的/蓝雅的,
+    蓝牙/蓝雅, 牙的/雅的; never 牙/雅 alone). A text with no slip, or one whose correction changes its length,
+    has none."""
     lex = lexicon or spoken_lexicon()
     fixed = _corrected(text, lex)
     if fixed == text or len(fixed) != len(text):
