@@ -40,6 +40,19 @@ def test_dependent_chains_feelings_and_automations_stay_whole(split, query):
 
 
 @pytest.mark.parametrize("query, parts", [
+    # a question after a connector is a request of its own (XA4.1 多指令: each part routed, labels aggregated)
+    ("关上车窗顺便告诉我为什么玻璃会起雾", ["关上车窗", "告诉我为什么玻璃会起雾"]),
+    ("把座椅加热打开另外哨兵模式是干嘛的", ["把座椅加热打开", "哨兵模式是干嘛的"]),
+    ("下一首 顺便问下哨兵模式是啥", ["下一首", "问下哨兵模式是啥"]),
+    # after a pause it stays with the request: a feeling said as a question
+    ("打开空调，怎么这么热", ["打开空调,怎么这么热"]),  # (the segmenter folds ， to ,)
+    ("怎么这么冷，把空调打开", ["怎么这么冷,把空调打开"]),
+])
+def test_a_question_after_a_connector_is_routed_apart(split, query, parts):
+    assert split(query) == parts
+
+
+@pytest.mark.parametrize("query, parts", [
     # device controls said one after another with no pause written, as ASR delivers them
     ("后视镜折叠车门锁上", ["后视镜折叠", "车门锁上"]),
     ("主驾调到22度副驾调到25度", ["主驾调到22度", "副驾调到25度"]),

@@ -26,6 +26,7 @@ class SplitLexicon:
     """The word sets the splitter needs, frozen at training time from the lexicon files."""
 
     boundaries: frozenset  # connectors and pauses that may separate independent requests
+    connectors: frozenset  # the sequence connectors among them (另外, 顺便, 然后): a second request follows
     dependency: frozenset  # markers of a dependent chain: never split
     triggers: frozenset  # condition markers: an automation is one request
     trigger_suffixes: tuple  # 时 / 时候 glued to a token by jieba (上车时)
@@ -65,6 +66,7 @@ class SplitLexicon:
             questions=frozenset(load_lexicon("questions").terms()),
             corrections=frozenset(by_category.get("correction", set())),
             boundaries=frozenset(by_category.get("sequence", set()) | by_category.get("pause", set())),
+            connectors=frozenset(by_category.get("sequence", set())),
             dependency=frozenset(by_category.get("dependency", set())),
             triggers=frozenset(t for t, cols in triggers.words.items()
                                if {triggers.categories[c] for c in cols} & {"trigger", "conditional", "periodic"}),
@@ -78,7 +80,10 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
 
     Boundaries are sequence connectors (然后, 再, 并且, 顺便) and pauses (，；、); the connector itself
     belongs to no span. A piece without an action verb (太冷了，调一下空调) joins the next piece, the last
-    one joins the previous, so a feeling or a scene is never routed apart from its request. A self-correction
+    one joins the previous, so a feeling or a scene is never routed apart from its request; but a question
+    after a connector is a request of its own (关上车窗顺便告诉我为什么会起雾, 座椅加热打开另外哨兵模式是干嘛的:
+    XA4.1 多指令, each part routed and the labels aggregated), while one after a pause stays with its request
+    (打开空调，怎么这么热: a feeling said as a question). A self-correction
     (不对, 说错了) cancels what was said before it: only the pieces after it are routed apart, and with one
     left the whole is routed as one request (打开车窗，不对，关上车窗 is 关上车窗, not two commands).
     """
@@ -101,7 +106,10 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
         pieces = [(a, b) for a, b in pieces if a > last]
     if len(pieces) < 2:
         return whole
-    merged = join_actionless(pieces, [not lexicon.actions.isdisjoint(tokens[a:b]) for a, b in pieces])
+    merged = join_actionless(pieces, [not lexicon.actions.isdisjoint(tokens[a:b])
+                                      or (a > 0 and tokens[a - 1] in lexicon.connectors
+                                          and not lexicon.questions.isdisjoint(tokens[a:b]))
+                                      for a, b in pieces])
     return merged if len(merged) >= 2 else whole
 
 
