@@ -162,6 +162,38 @@ def signing_key(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def store_in(tmp_path_factory):
+    """``store_in(folder)``: the URI of an MLflow SQLite store at ``folder/mlflow.db``, made empty if not there
+    yet as a copy of one store MLflow created for this run (MLflow builds a new store by running its schema
+    migrations, ~1.5 s of CPU, and a dozen tests need one each). The workers share that one through a locked
+    folder; it was created from that folder, so its Default experiment points there, never at the checkout.
+    ``trained`` keeps a store MLflow creates itself, as `python train.py` does."""
+    import sqlite3
+
+    folder = run_folder(tmp_path_factory) / "empty-store"
+    folder.mkdir(exist_ok=True)
+    template = folder / "mlflow.db"
+    with locked(folder / "lock"):
+        if not template.exists():
+            from mlflow.tracking import MlflowClient
+
+            with pytest.MonkeyPatch.context() as mp:
+                mp.chdir(folder)
+                MlflowClient(f"sqlite:///{folder / 'building.db'}").search_experiments()
+            (folder / "building.db").rename(template)
+
+    def store(target: Path) -> str:
+        target.mkdir(parents=True, exist_ok=True)
+        path = target / "mlflow.db"
+        if not path.exists():
+            with sqlite3.connect(template) as source, sqlite3.connect(path) as copy:
+                source.backup(copy)
+        return f"sqlite:///{path}"
+
+    return store
+
+
+@pytest.fixture(scope="session")
 def trained(tmp_path_factory, signing_key):
     """``train.run``'s result for ``python train.py``'s default model, trained once per run; ``model`` is the
     bundle loaded from ``path`` (in every process alike), ``tracking_uri`` the run's MLflow store. It draws no

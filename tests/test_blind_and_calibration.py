@@ -92,9 +92,9 @@ def test_the_model_never_trained_on_a_blind_query(trained):
     assert count_shared(kept, blind) == count_shared(kept, load_labelled(CALIBRATION_FILE)) == 0
 
 
-def test_train_prints_the_blind_set_in_its_tables(tmp_path, capsys):
+def test_train_prints_the_blind_set_in_its_tables(tmp_path, capsys, store_in):
     tiny = write_jsonl(tmp_path / "tiny" / "core.jsonl", sample_rows(300, seed=2))  # the tables, not the model, are tested
-    small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--train-dir", str(tiny.parent))
+    small_train(tmp_path, store_in(tmp_path), "--train-dir", str(tiny.parent))
     out = capsys.readouterr().out.splitlines()
     summary = [line for line in out if line.startswith("blind ")]
     assert len(summary) == 3  # the routing table, the router-vs-baseline table and the risk-coverage table
@@ -102,13 +102,14 @@ def test_train_prints_the_blind_set_in_its_tables(tmp_path, capsys):
     assert any(line.startswith("risk–coverage") and "fitted on routing_calibration.jsonl," in line for line in out)
 
 
-def test_a_blind_query_in_the_corpus_is_left_out_and_in_extra_data_refused_without_being_shown(tmp_path, capsys):
+def test_a_blind_query_in_the_corpus_is_left_out_and_in_extra_data_refused_without_being_shown(tmp_path, capsys,
+                                                                                                 store_in):
     picked = sample_rows(3, seed=5)
     blind = write_jsonl(tmp_path / "my_blind.jsonl", picked)
     # a small corpus of core rows (the training set of the run) holding the blind rows and some held-out ones
     held_out = [r for path in (*EXTRA_DEV_FILES, CALIBRATION_FILE) for r in load_labelled(path)]
     corpus = write_jsonl(tmp_path / "corpus" / "core.jsonl", sample_rows(300, seed=6) + picked + held_out[:2])
-    result = small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--blind", str(blind),
+    result = small_train(tmp_path, store_in(tmp_path), "--blind", str(blind),
                          "--train-dir", str(corpus.parent))
     training = load_training(corpus.parent)
     expected = count_shared(training, load_labelled(blind))
@@ -122,7 +123,7 @@ def test_a_blind_query_in_the_corpus_is_left_out_and_in_extra_data_refused_witho
 
     extra = write_jsonl(tmp_path / "extra.jsonl", [{**picked[1], "source": "x"}])
     with pytest.raises(ExtraDataError) as err:
-        small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--blind", str(blind), "--data", str(extra))
+        small_train(tmp_path, store_in(tmp_path), "--blind", str(blind), "--data", str(extra))
     message = str(err.value)
     assert f"{extra}:1: this query is in the blind set my_blind.jsonl, which is never trained on" in message
     assert picked[1]["query"] not in message
@@ -132,7 +133,7 @@ def test_extra_data_repeating_an_extra_dev_or_the_calibration_set_is_refused_nam
     held_out = [load_labelled(EXTRA_DEV_FILES[0])[0], load_labelled(CALIBRATION_FILE)[0]]
     extra = write_jsonl(tmp_path / "extra.jsonl", [{**sample_rows(1, seed=3)[0], "source": "x"}] + held_out)
     with pytest.raises(ExtraDataError) as err:
-        small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--data", str(extra))
+        small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--data", str(extra))  # refused first
     message = str(err.value)
     assert f"{extra}:2: " in message and f"set {EXTRA_DEV_FILES[0].name}, which is never trained on" in message
     assert f"{extra}:3: " in message and f"calibration set {CALIBRATION_FILE.name}, which is never trained on" in message

@@ -109,7 +109,7 @@ def test_train_entry_points_agree(run):
     assert result.returncode == 0 and b"--tracking-uri" in result.stdout
 
 
-def test_robustness_prints_the_share_kept_per_kind_and_logs_a_run(trained, tmp_path):
+def test_robustness_prints_the_share_kept_per_kind_and_logs_a_run(trained, tmp_path, store_in):
     """A real process: the run is logged by the command's own MLflow client, not by this process's."""
     import mlflow
 
@@ -118,7 +118,7 @@ def test_robustness_prints_the_share_kept_per_kind_and_logs_a_run(trained, tmp_p
     path = tmp_path / "queries.jsonl"
     rows = [{"query": "把温度调到24度"}, {"query": "那个灯开一下"}, {"query": "脚底下好冷"}, {"query": ""}]
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = store_in(tmp_path)
     flips = tmp_path / "flips.jsonl"
     result = fastslow("robustness", path, "--model", trained["path"], "--tracking-uri", uri, "--flips", flips,
                       "--seed", "3")

@@ -143,9 +143,9 @@ def test_a_file_that_is_not_an_export_is_one_problem_naming_it(tmp_path):
         f"{path}: not a Label Studio JSON export (a list of tasks), got dict"]
 
 
-def test_review_writes_tasks_and_config_that_training_reads_back(tmp_path, capsys):
+def test_review_writes_tasks_and_config_that_training_reads_back(tmp_path, capsys, store_in):
     """The whole loop on files: review a log with a small model, annotate in the export's format, train."""
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = store_in(tmp_path)
     rows = sample_rows(200, seed=5)
     small_train(tmp_path / "m", uri, "--only", "--data", str(write_jsonl(tmp_path / "corpus.jsonl", rows)))
     log = write_jsonl(tmp_path / "log.jsonl", [{"query": r["query"]} for r in rows[:30] * 2] + [{"query": ""}])
@@ -202,11 +202,11 @@ def label_studio(tmp_path_factory):
         os.kill(int(variables["FASTSLOW_LABEL_STUDIO_PID"]), signal.SIGTERM)
 
 
-def test_the_round_trip_through_label_studio(tmp_path, capsys, label_studio):
+def test_the_round_trip_through_label_studio(tmp_path, capsys, label_studio, store_in):
     """A log → review tasks → a Label Studio project with the generated config (through label-studio-sdk)
     → a few tasks annotated and one skipped through its API → its JSON export → a retrained model."""
     assert label_studio["URL"].startswith("http://127.0.0.1:")
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    uri = store_in(tmp_path)
     rows = sample_rows(300, seed=9)
     small_train(tmp_path / "m", uri, "--only", "--data", str(write_jsonl(tmp_path / "corpus.jsonl", rows)))
     log_rows = [{"id": i, "query": r["query"], "endpoint": r.get("endpoint")} for i, r in enumerate(rows[:80] * 3)]

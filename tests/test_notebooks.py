@@ -24,9 +24,9 @@ def test_there_are_three_notebooks_and_none_has_outputs():
 
 
 @pytest.fixture(scope="module")
-def small_store(tmp_path_factory):
+def small_store(tmp_path_factory, store_in):
     folder = tmp_path_factory.mktemp("notebooks")
-    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    uri = store_in(folder)
     rows = write_jsonl(folder / "rows.jsonl", sample_rows(120, 7))
     run = small_train(folder / "model", uri, "--only", "--data", str(rows), plots=True)  # the notebook shows a picture
     env = {"FASTSLOW_TRACKING_URI": uri, "MLFLOW_TRACKING_URI": uri, "FASTSLOW_EXPERIMENT": "fastslow-tests",

@@ -26,11 +26,11 @@ BIGGER_ROWS = 600
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory, monkeypatch_module):
+def store(tmp_path_factory, monkeypatch_module, store_in):
     """Four runs: (1) a tiny corpus plus an extra file, with 2-fold CV; (2) a bigger corpus alone (better);
     (3) the tiny corpus alone (worse); (4) the bigger corpus again with a broken capture contract."""
     folder = tmp_path_factory.mktemp("registry")
-    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    uri = store_in(folder)
     monkeypatch_module.setenv("MLFLOW_TRACKING_URI", uri)
     monkeypatch_module.setenv("FASTSLOW_CACHE", str(folder / "cache"))
     tiny = sample_rows(120, seed=7)

@@ -89,10 +89,10 @@ class Served:
 
 
 @pytest.fixture(scope="module")
-def challenger(tmp_path_factory):
+def challenger(tmp_path_factory, store_in):
     """A small router-only model trained on other rows than the served one: it disagrees now and then."""
     folder = tmp_path_factory.mktemp("challenger")
-    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    uri = store_in(folder)
     run = small_train(folder, uri, "--only", "--data", str(write_jsonl(folder / "rows.jsonl", sample_rows(120, 11))))
     return {"path": folder / "fastslow.joblib", "uri": uri, "version": run["registered_version"]}
 

@@ -111,10 +111,10 @@ def public_key_only(monkeypatch, tmp_path, signing_key):
 
 
 @pytest.fixture(scope="module")
-def store(tmp_path_factory):
+def store(tmp_path_factory, store_in):
     """A small real `train.run` (router only), signed with the session's key and registered as version 1."""
     folder = tmp_path_factory.mktemp("signing-store")
-    uri = f"sqlite:///{folder / 'mlflow.db'}"
+    uri = store_in(folder)
     run = small_train(folder / "model", uri, "--only", "--data",
                       str(write_jsonl(folder / "rows.jsonl", sample_rows(120, 7))))
     return {"uri": uri, "run": run, "path": folder / "model" / "fastslow.joblib", "folder": folder}
