@@ -25,8 +25,8 @@ JOINERS = ("和", "与", "及", "跟", "把", "给", "的", "让", "还有", "�
 class SplitLexicon:
     """The word sets the splitter needs, frozen at training time from the lexicon files."""
 
-    boundaries: frozenset  # connectors and pauses that may separate independent requests
-    connectors: frozenset  # the sequence connectors among them (另外, 顺便, 然后): a second request follows
+    connectors: frozenset  # sequence connectors (另外, 顺便, 然后): a second request may follow
+    pauses: frozenset  # written pauses (，；、): so may one
     dependency: frozenset  # markers of a dependent chain: never split
     triggers: frozenset  # condition markers: an automation is one request
     trigger_suffixes: tuple  # 时 / 时候 glued to a token by jieba (上车时)
@@ -41,8 +41,8 @@ class SplitLexicon:
 
     @cached_property
     def cuts(self) -> frozenset:
-        """Boundaries and self-corrections: the tokens a query is cut at."""
-        return self.boundaries | self.corrections
+        """Connectors, pauses and self-corrections: the tokens a query is cut at."""
+        return self.connectors | self.pauses | self.corrections
 
     @classmethod
     def from_lexicons(cls) -> "SplitLexicon":
@@ -65,8 +65,8 @@ class SplitLexicon:
             joiners=frozenset(JOINERS),
             questions=frozenset(load_lexicon("questions").terms()),
             corrections=frozenset(by_category.get("correction", set())),
-            boundaries=frozenset(by_category.get("sequence", set()) | by_category.get("pause", set())),
             connectors=frozenset(by_category.get("sequence", set())),
+            pauses=frozenset(by_category.get("pause", set())),
             dependency=frozenset(by_category.get("dependency", set())),
             triggers=frozenset(t for t, cols in triggers.words.items()
                                if {triggers.categories[c] for c in cols} & {"trigger", "conditional", "periodic"}),
