@@ -286,6 +286,16 @@ def test_a_command_between_two_conditions_in_one_span_is_cut_out():
         [("油量低于一半的时候", ["把空调关掉"]), ("油量低于四分之一的时候", ["导航去加油站"])]
 
 
+def test_a_second_condition_that_leaves_out_its_subject_is_cut_after_the_command():
+    # 不向左回溯: 低于百分之十时 speaks of the 电量 of the first condition; it is a condition of its own
+    assert repaired("[C:电量低于百分之二十时关掉空调低于百分之十时][A:提醒我充电]") == \
+        [("电量低于百分之二十时", ["关掉空调"]), ("低于百分之十时", ["提醒我充电"])]
+    assert repaired("[C:车速超过一百时][A:打开空调超过一百二时提醒我减速]") == \
+        [("车速超过一百时", ["打开空调"]), ("超过一百二时", ["提醒我减速"])]
+    # the words before a comparison inside a condition are its subject, not the end of the command before it
+    assert repaired("[A:打开座椅通风][C:车里超过三十度的时候]") == [(None, ["打开座椅通风"]), ("车里超过三十度的时候", [])]
+
+
 def test_a_once_span_gives_back_the_time_it_took():
     assert repaired("[N:只要这一次后天九点][A:喊我出门]") == [("执行一次后天九点", ["提醒我出门"])]
 

@@ -188,7 +188,7 @@ def split_run_on(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
                           and not sentence_break(text, sp.end, nxt.start)
                           and not lex.reminder_verbs.prefix(lowered(sp.text))):
             low = lowered(sp.text)
-            starts = set(condition_starts(low, lex, events=sp.kind == "C"))
+            starts = set(condition_starts(low, lex, events=sp.kind == "C", compared=sp.kind == "C"))
             if sp.kind == "C" or ends_in_suffix_trigger(low, lex):  # 关上天窗|到服务区的时候, 关掉电视机|我睡着以后
                 starts |= set(spoken_condition_starts(low, lex))
             if sp.kind == "C":  # 打开座椅通风|七点半: a time point said after a whole command
@@ -257,7 +257,7 @@ def second_condition(action: str, lex: AutomationLexicons) -> tuple[int, int] | 
     if len(low) < 8 or (not has_time_expression(low, lex) and lex.triggers.search(low) is None):
         return None
     starts = set(time_starts(low, lex)) | set(spoken_condition_starts(low, lex)) | set(
-        condition_starts(low, lex, events=True))
+        condition_starts(low, lex, events=True, compared=True))
     for p in sorted(q for q in starts if q >= 3):
         if not _whole_before_condition(action[:p], lex):
             continue

@@ -16,15 +16,18 @@ from fastslow.models.automation.rules.words import CLOCK, RUN_ON_SHORT, has_cloc
 _BEFORE_NO_START = frozenset("不没快要将还已")
 
 
-def condition_starts(low: str, lex: AutomationLexicons, events: bool) -> list[int]:
+def condition_starts(low: str, lex: AutomationLexicons, events: bool, compared: bool = False) -> list[int]:
     """Where a condition can begin inside ``low``: a prefix trigger (如果, 要是, 等, 当 …; not 到 / 在 / 一,
     which are too often part of a request: 调到, 在家) and, if ``events``, an event word (到公司, 快到) or
-    what a state condition is about (电量, 车速: condition_subjects.txt)."""
+    what a state condition is about (电量, 车速: condition_subjects.txt); if ``compared`` too, a comparison
+    said without its subject (关掉空调|低于百分之十时: category ``compared``), which only starts a condition
+    after a whole command (in 车里|超过三十度的时候 the words before it are its subject)."""
     starts = [a for a, b, term, cat in lex.triggers.find(low) if cat == "prefix" and (b - a >= 2 or term in RUN_ON_SHORT)]
     if events:
         starts += [a for a, *_ in lex.events.find(low)]
         if lex.condition_subjects is not None:  # start words: ``spoken_condition_starts``
-            starts += [a for a, _, _, cat in lex.condition_subjects.find(low) if cat != "start"]
+            starts += [a for a, _, _, cat in lex.condition_subjects.find(low)
+                       if cat not in ("start", "compared") or (compared and cat == "compared")]
     return sorted(set(starts))
 
 
@@ -70,7 +73,7 @@ def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | Non
             continue  # no verb, reminder or memo word after the trigger: no whole command in any piece of it
         if is_plain_command(rest, lex):
             return e
-        for p in condition_starts(lowered(rest), lex, events=True):
+        for p in condition_starts(lowered(rest), lex, events=True, compared=True):
             if p > 0 and is_plain_command(rest[:p], lex):
                 return e
     return None
