@@ -60,6 +60,9 @@ class AutomationLexicons:
     #: features/lexicons/questions.txt: question markers (吗, 什么, 怎么样): a question without a request verb
     #: holds no condition, its time words are content (None in older parsers)
     questions: Matcher | None = None
+    #: features/lexicons/connectors.txt by the router's category: its self-corrections (不对, 说错了) take back the
+    #: command said before them (None in older parsers)
+    connector_kinds: Matcher | None = None
 
     # Tables derived from the word classes once, when the object is made; the rules read them to tell at a
     # glance that a text holds none of the words a rule needs, and then leave the text as it is.
@@ -190,7 +193,7 @@ MATCHER_FILES = {
     "manage_verbs": ("manage_verbs", None), "habit_change": ("manage_verbs", "habit_change"),
     "breaks": ("connectors", "automation"), "builtin_functions": ("builtin_functions", "automation"),
     "directions": ("directions", None), "condition_subjects": ("condition_subjects", None),
-    "questions": ("questions", None),
+    "questions": ("questions", None), "connector_kinds": ("connectors", None),
 }
 
 

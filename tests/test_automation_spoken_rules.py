@@ -313,6 +313,27 @@ def test_an_action_fragment_joins_the_action_it_touches():
         [(None, ["把音量调到十二"]), ("车速高于一百的时候", ["关闭车窗"])]
 
 
+@pytest.mark.parametrize("said, read", [
+    ("打开除雾不对打开后窗加热", "打开后窗加热"),
+    ("上车的时候打开空调不对打开座椅加热", "上车的时候打开座椅加热"),   # the condition stays; the command is taken back
+    ("关上车窗打开空调不对打开座椅加热", "关上车窗打开座椅加热"),       # of a run of commands, the last one
+    ("打开空调，不对，打开座椅加热", "打开座椅加热"),
+    ("导航去公司说错了导航去机场", "导航去机场"),
+])
+def test_a_command_taken_back_by_a_self_correction_is_not_read(said, read):
+    assert surface_of(said, LEX) == read
+
+
+@pytest.mark.parametrize("said", [
+    "空调温度不对",                     # no command before the word
+    "提醒我胎压不对的时候检查一下",       # no request after it
+    "打开主驾座椅加热我是说副驾",         # only a seat after it: a slot corrected, not a command taken back
+    "打开空调不对劲",
+])
+def test_a_correction_word_that_takes_back_no_command_is_read_as_said(said):
+    assert surface_of(said, LEX) == said
+
+
 def test_a_wake_word_said_twice_is_not_read():
     assert surface_of("小鹏小鹏到公司的时候打开空调") == "到公司的时候打开空调"
 

@@ -39,8 +39,8 @@ from fastslow.features.spoken import slips, strip_disfluencies
 from fastslow.features.text import domain_cut
 from fastslow.models.automation.rules import (
     DEFAULT, Span, analyse, automation_text, bind_scopes, done_tail, group_dict, leading_hesitation,
-    lowered, management_group, missing_super_task_clauses, plain_groups, plan_groups, repair_spans, rewrite_group,
-    spans_to_tags, tags_to_spans,
+    lowered, management_group, missing_super_task_clauses, plain_groups, plan_groups, repair_spans, retracted,
+    rewrite_group, spans_to_tags, tags_to_spans,
 )
 from fastslow.models.automation.crf import CODE_POINTS, CRFModel, find_keys
 from fastslow.models.automation.intents import IntentClassifier
@@ -557,7 +557,8 @@ def surface_of(query, lex=None) -> str:
     (the spoken layer's ``strip_disfluencies``: a leading wake word or hesitation, a polite tail), so that 小爱同学
     or 谢谢 never ends up in a condition or a subquery. With the parser's lexicons ``lex``, also without
     a leading hesitation the spoken layer keeps for the router (额, 诶: ``leading_hesitation``), and what
-    the spoken layer strips after it (额你好小鹏…)."""
+    the spoken layer strips after it (额你好小鹏…), and without every command the user takes back (打开空调不对|
+    打开座椅加热: ``retracted``)."""
     if not isinstance(query, str):
         return ""
     query = without_leading_chunks(query)
@@ -574,6 +575,8 @@ def surface_of(query, lex=None) -> str:
         done = done_tail(text, lex)  # 副驾座椅通风开五分钟就行: "that will do", no 就 of a condition
         if done:
             text = text[:-done]
+        while (taken_back := retracted(text, lex)) is not None:  # 打开空调不对|打开座椅加热: each removes a command
+            text = text[:taken_back[0]] + text[taken_back[1]:]
     return text
 
 

@@ -46,7 +46,7 @@ from fastslow.models.automation.rules.signals import (
     demote_signalless_conditions, has_condition_signal, question_as_said,
 )
 from fastslow.models.automation.rules.splits import (
-    COMMAND_START_KINDS, JOINED_BEFORE, command_before_sequence, command_cuts, leading_time_condition,
+    COMMAND_START_KINDS, JOINED_BEFORE, command_before_sequence, command_cuts, leading_time_condition, retracted,
     split_inside_action, split_joined_actions, split_run_on, split_trailing_command,
 )
 from fastslow.models.automation.rules.words import (

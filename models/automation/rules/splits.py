@@ -15,9 +15,9 @@ from fastslow.models.automation.rules.starts import (
     trailing_command_start, without_trailing_connector,
 )
 from fastslow.models.automation.rules.words import (
-    clock_times, has_time_expression, has_verb, is_plain_command, is_plain_question, is_super_task_mention,
-    management_after_command, may_hold_command, plain_breaks, sentence_break, sequence_connector, strip_fillers,
-    takes_place, time_prefix,
+    clock_times, has_time_expression, has_verb, is_bare_device, is_plain_command, is_plain_question,
+    is_super_task_mention, management_after_command, may_hold_command, plain_breaks, sentence_break,
+    sequence_connector, strip_fillers, takes_place, time_prefix,
 )
 
 _SENTENCE_STOPS = re.compile("[。！？；!?;]+")
@@ -329,6 +329,40 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     if cuts and unconditional_kind(text, lex):
         return []
     return cuts
+
+
+def retracted(text: str, lex: AutomationLexicons) -> tuple[int, int] | None:
+    """(start, end) of the first command ``text`` takes back with the self-correction after it (打开空调不对|打开座椅
+    加热, 上车的时候|打开空调不对|打开座椅加热: connectors.txt, category ``correction``): the longest whole command
+    (``is_plain_command``; of a run of them, the last: ``command_cuts``) that ends right before the correction,
+    when a request starts after it (a verb, 把, a device or a seat, and a verb or a whole device name in it). None when there is none: after no whole command (空调温度不对), or before no request, the word is
+    content."""
+    if lex.connector_kinds is None:
+        return None
+    low = lowered(text)
+    for a, b, _, cat in lex.connector_kinds.find(low):
+        if cat != "correction" or a < 3:
+            continue
+        end = len(text) - len(text[b:].lstrip(EDGE_PUNCT))
+        rest = lowered(strip_fillers(text[end:], lex))
+        if not (lex.action_verbs.prefix(rest) or lex.reminder_verbs.prefix(rest) or rest.startswith(("把", "给"))
+                or lex.device_kinds.prefix(rest) or lex.positions.prefix(rest)) \
+                or not (has_verb(rest, lex) or is_bare_device(rest, lex)):
+            continue  # 胎压不对的时候: no request follows; 打开主驾座椅加热我是说副驾: only a seat, a slot corrected
+        starts = {0, *(m.end() for m in _PAUSE_MARKS.finditer(text, 0, a))}
+        starts |= {p for p, *_ in lex.action_verbs.find(low[:a])} | {p for p, *_ in lex.device_kinds.find(low[:a])}
+        starts |= {p for p, *_ in lex.positions.find(low[:a])} | {m.start() for m in _BA.finditer(low, 0, a)}
+        for p in sorted(starts):
+            said = text[p:a].strip(EDGE_PUNCT)
+            if is_plain_command(said, lex):  # of a run of commands, the last one is taken back
+                cuts = command_cuts(said, lex)
+                return p + (cuts[-1] if cuts else 0), end
+    return None
+
+
+#: the marks a said command starts after, and the words a command said object first starts with
+_PAUSE_MARKS = re.compile(r"[,，、;；。!！?？\s]+")
+_BA = re.compile("[把给]")
 
 
 def split_joined_actions(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
