@@ -45,7 +45,8 @@ def queries(n: int, seed: int, automation_share: float) -> list[dict]:
 def decoders(parser, texts, args) -> None:
     """CPU µs per tagged text of each CRF decoder (crfsuite's tagger, text by text; numpy, a batch at once),
     given one text at a time and a batch of ``--batch-size``: ``AutomationTagger.NUMPY_BATCH`` picks between them."""
-    from fastslow.models.automation.parser import has_condition_signal, surface_of
+    from fastslow.models.automation.parser import surface_of
+    from fastslow.models.automation.rules import has_condition_signal
 
     tagger, lex = parser.tagger_, parser.lexicons_
     tagged = [t for t in (surface_of(q, lex) for q in texts) if t and has_condition_signal(t, lex)]
