@@ -349,6 +349,8 @@ def test_words_the_spoken_layer_strips_before_a_spoken_pause_are_not_read(said, 
 
 def test_a_condition_takes_back_its_prefix_trigger_and_a_filler_gap_joins_fragments():
     assert repaired("[A:放段评书等我][C:下车了][A:关掉氛围灯]") == [(None, ["放段评书"]), ("等我下车了", ["关掉氛围灯"])]
+    # a condition that opens with its own prefix trigger keeps it, after a verb that may take a place (打开)
+    assert repaired("[A:把座椅加热打开][C:等我上车的时候]") == [(None, ["把座椅加热打开"]), ("等我上车的时候", [])]
     assert repaired("[A:把露营周末]那个[A:规则删了]") == [(DEFAULT, ["把露营周末那个规则删了"])]
 
 

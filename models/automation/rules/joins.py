@@ -26,7 +26,8 @@ _NAMING = ("那个", "这个", "那条", "这条")
 def join_split_object(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """A run-on cut at the wrong place between a command and the condition after it (spans in text order):
     a command ending in a verb that takes a place (``takes_place``: 打开导航|回家到小区门口的时候) gets its
-    object back when the condition holds a later start of its own; a command ending in the word a spoken
+    object back when the condition holds a later start of its own and does not open with a prefix trigger
+    (把座椅加热打开|等我上车的时候); a command ending in the word a spoken
     condition starts with (暂停音乐进|停车场的时候: condition_subjects.txt, ``start``) or in what a state is
     about (打开空调车内温度降|到二十二度的时候) gives it to the condition. Nothing moves across a pause or when
     what would be left is no whole command."""
@@ -38,8 +39,8 @@ def join_split_object(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Spa
             continue
         low = lowered(sp.text)
         moved = False
-        if takes_place(low, lex):
-            both = lowered(sp.text + nxt.text)
+        if takes_place(low, lex) and 0 not in condition_starts(lowered(nxt.text), lex, events=False):
+            both = lowered(sp.text + nxt.text)  # (a condition said with its own trigger first, 等我上车的时候, is whole)
             for p in sorted(set(condition_starts(both, lex, events=True)) | set(spoken_condition_starts(both, lex))):
                 if p > len(sp.text) and nxt.text[p - len(sp.text):].strip() and is_plain_command(both[:p], lex) \
                         and not takes_place(both[:p], lex):
