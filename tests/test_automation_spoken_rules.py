@@ -155,6 +155,9 @@ def test_a_condition_span_starting_with_a_plain_command_is_split():
         [("A", "关闭车窗"), ("C", "到公司的时候"), ("A", "提醒我打卡")]
     assert _run_on("导航去公司快到的时候提醒我买早餐", [("C", 0, 10), ("A", 10, 16)]) == \
         [("A", "导航去公司"), ("C", "快到的时候"), ("A", "提醒我买早餐")]
+    # a command said object first, ending in 打开 (no place follows it, as one may after 开 or 调)
+    assert _run_on("窗帘打开八点的时候打开电视", [("C", 0, 9), ("A", 9, 13)]) == \
+        [("A", "窗帘打开"), ("C", "八点的时候"), ("A", "打开电视")]
 
 
 def test_an_action_span_ending_in_a_condition_before_another_action_is_split():

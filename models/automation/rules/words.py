@@ -206,7 +206,7 @@ def time_prefix(low: str, lex: AutomationLexicons) -> int:
 _BARE_REST = re.compile(r"^[的和与、,，\s]*$")
 #: a command ending in a verb whose object or complement is the place or amount after it (导航|回家, 调|到二十三度):
 #: no condition starts right after it
-_TAKES_PLACE = re.compile(r"(?:导航|去|回|到|开到|送到|调|开|升|降|设|放|拉)$")
+_TAKES_PLACE = re.compile(r"(?:导航|去|回|到|开到|送到|调|(?<!打)开|升|降|设|放|拉)$")
 
 
 def seat_mentions(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str, str]]:
