@@ -149,6 +149,13 @@ def _run_on(text: str, cuts: list[tuple[str, int, int]]) -> list[tuple[str, str]
     return [(sp.kind, sp.text) for sp in split_run_on(analyse(text, LEX), join_split_object(analyse(text, LEX), spans))]
 
 
+def test_a_word_in_letters_said_right_before_a_condition_is_part_of_it():
+    assert repaired("CarPlay[C:连上以后][A:播放我的歌单]") == [("CarPlay连上以后", ["播放我的歌单"])]
+    assert repaired("wifi[C:连上的时候][A:打开热点]") == [("wifi连上的时候", ["打开热点"])]
+    assert repaired("小P[C:在公司的时候][A:提醒我打卡]") == [("在公司的时候", ["提醒我打卡"])]  # one letter: a name's
+    assert repaired("[A:打开AC][C:上车的时候]") == [(None, ["打开AC"]), ("上车的时候", [])]   # held by a span already
+
+
 def test_a_condition_span_starting_with_a_plain_command_is_split():
     # 不向左回溯: 播放音乐上车时打开空调 → [null: 播放音乐] [上车时: 打开空调]
     assert _run_on("关闭车窗到公司的时候提醒我打卡", [("C", 0, 10), ("A", 10, 15)]) == \

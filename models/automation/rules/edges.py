@@ -120,6 +120,26 @@ def media_durations(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]
     return sorted(out, key=lambda sp: sp.start)
 
 
+#: a word of two letters or more (and digits after its first letter) that ends a piece of lower-cased text: carplay,
+#: wifi, usb (a single letter is often part of a name: 小P)
+_LETTER_WORD_BEFORE = re.compile(r"[a-z][a-z0-9]*[a-z][a-z0-9]*$")
+
+
+def letter_word_before_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A word in letters said right before a condition, which no span holds (CarPlay|连上以后, wifi|连上的时候), is
+    what the condition is about: the tagger reads characters and often leaves such a word out; the condition
+    takes it."""
+    text = analysis.text
+    out = list(spans)
+    for k, cur in enumerate(out):
+        if cur.kind != "C" or cur.start == 0:
+            continue
+        m = _LETTER_WORD_BEFORE.search(analysis.low, 0, cur.start)
+        if m is not None and m.start() >= (out[k - 1].end if k > 0 else 0):
+            out[k] = Span("C", m.start(), cur.end, text[m.start():cur.end], cur.intent)
+    return out
+
+
 def whole_words_at_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """A condition never starts inside an event word or an amount of time, nor after its own prefix trigger:
     where it does (暂停播客回|到家以后, 一个|半小时后, 先放首歌等我|上车了) it takes the whole word, from the span
