@@ -294,6 +294,7 @@ def test_a_negation_before_an_action_is_kept_in_the_action(markup, condition, ac
     ("把下午那个提醒删了", "把下午那个提醒删了"),  # 把下午 is no 把…就 trigger
     ("把会议推迟到下午三点", "把会议推迟到下午三点"),
     ("查一下我明天有什么安排", "查一下我明天有什么安排"),
+    ("念一下明天的日程", "念一下明天的日程"),  # read out now: the time dates the item
 ])
 def test_deleting_changing_or_looking_up_a_memo_item_is_one_default_request(query, subquery):
     group = memo_edit_group(query, LEX)
@@ -307,6 +308,7 @@ def test_deleting_changing_or_looking_up_a_memo_item_is_one_default_request(quer
     "如果明天下雨就取消提醒",  # a trigger
     "提前十分钟提醒我开会",  # a reminder's lead time
     "打开提醒",  # spec 反例: the reminder function, null
+    "每天早上八点念一下今天的日程",  # read out at a time said first: a reminder with its condition
 ])
 def test_memo_edit_rule_leaves_new_reminders_messages_and_triggers_alone(query):
     assert memo_edit_group(query, LEX) is None

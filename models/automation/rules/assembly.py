@@ -20,7 +20,9 @@ from fastslow.models.automation.rules.rewrites import (
 )
 from fastslow.models.automation.rules.scopes import RawGroup, bind_scopes, condition_text
 from fastslow.models.automation.rules.splits import command_cuts
-from fastslow.models.automation.rules.words import has_verb, is_bare_device, is_super_task_mention, plain_breaks
+from fastslow.models.automation.rules.words import (
+    has_time_expression, has_verb, is_bare_device, is_super_task_mention, plain_breaks,
+)
 
 INTENT_SYSTEM = "系统控制"
 INTENT_REMINDER = "提醒"
@@ -127,9 +129,12 @@ def memo_edit_group(text: str, lex: AutomationLexicons) -> Group | None:
     if _TRIGGER_WORDS.search(low) or COMMUNICATION.search(low) or _REMIND_SOMEONE.search(low):
         return None  # a trigger, a message (发消息说会议推迟) or a new reminder (提醒我检查胎压)
     found = lex.memo.find(low)
-    verbs = [(term, cat) for *_, term, cat in found if cat != "item"]
-    if not verbs or verbs[0][1] not in _MEMO_EDITS or verbs[0][0] == "提前":
+    verbs = [(a, term, cat) for a, _, term, cat in found if cat != "item"]
+    if not verbs or verbs[0][2] not in _MEMO_EDITS or verbs[0][1] == "提前":
         return None
+    at = verbs[0][0]
+    if lex.reminder_verbs.prefix(low[at:]) and has_time_expression(text[:at], lex):
+        return None  # 每天早上八点|念一下今天的日程: read out at a time said first, a reminder with its condition
     if is_super_task_mention(text, lex):
         return None  # a named rule or habit (取消洗车提醒这条规则) is super-task management, not a memo
     if not any(cat == "item" for *_, cat in found):
