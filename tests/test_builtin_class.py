@@ -451,6 +451,7 @@ def test_a_duration_after_a_fragment_keeps_the_request_whole():
     ("扫完地以后", ["自动回基站"]),                # a robot goes back to its dock
     ("燃气泄漏的时候", ["自动关掉燃气阀"]),        # a gas detector shuts its valve
     ("门锁密码输错五次时", ["自动锁定"]),          # a lock locks itself after wrong codes
+    ("洗衣机洗完以后", ["自动烘干"]),              # a washer-dryer dries by itself
 ])
 def test_a_home_appliances_own_behaviour_is_built_in_and_the_homes(condition, actions):
     assert builtin_domain(condition, actions, LEX) == "home"
@@ -461,6 +462,7 @@ def test_a_home_appliances_own_behaviour_is_built_in_and_the_homes(condition, ac
     ("空气质量差的时候", ["打开净化器"]),          # a smart-home task: the user switches the purifier on
     ("到家的时候", ["自动打开客厅灯"]),            # no situation the appliance senses
     ("水浸传感器报警", ["关闭总阀"]),              # the user links a sensor to a valve
+    ("洗衣机洗完之后", ["打开烘干机"]),            # another appliance: 烘干 is part of its name
 ])
 def test_a_task_the_user_sets_at_home_is_not_built_in(condition, actions):
     assert builtin_domain(condition, actions, LEX) is None

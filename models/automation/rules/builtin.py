@@ -56,17 +56,23 @@ def builtin_domain(condition: str | None, actions: Sequence[str], lex: Automatio
     for b in (lex.builtins if said is not None and said.search(cond) is not None else ()):
         if b.domain == "home" and "车" in cond:
             continue  # 车门关上以后自动上锁: the car's door, not the home's
-        if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b) for a in actions):
+        if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b, lex) for a in actions):
             return b.domain
     return "car" if builtin_by_class(cond, actions, lex) else None
 
 
-def _builtin_action(action: str, builtin) -> bool:
-    """A reminder (提醒我关窗) matches only a built-in reminder, never by the words of its content."""
+def _builtin_action(action: str, builtin, lex: AutomationLexicons) -> bool:
+    """A reminder (提醒我关窗) matches only a built-in reminder, never by the words of its content; an action word
+    inside a longer device name is no match (烘干 of 打开烘干机: another appliance, switched on by the user)."""
     if is_reminder(action):
         return any(w.startswith(("提醒", "提示")) for w in builtin.action_words)
     low = lowered(action)
-    return any(w in low for w in builtin.action_words)
+    words = [w for w in builtin.action_words if w in low]
+    if not words:
+        return False
+    names = [(a, b) for a, b, *_ in lex.device_kinds.find(low)]
+    return any(not any(a <= m.start() and m.end() <= b and b - a > len(w) for a, b in names)
+               for w in words for m in re.finditer(re.escape(w), low))
 
 
 def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
