@@ -414,7 +414,8 @@ def test_a_call_or_a_question_said_before_a_condition_is_its_own_request():
 
 
 @pytest.mark.parametrize("query", ["上周设的下班开空调那个场景不要了", "回家开灯那个自动化换成开落地灯",
-                                   "暂停早上放新闻的那个规则", "把每天提醒我喝水的那条规则停掉"])
+                                   "暂停早上放新闻的那个规则", "把每天提醒我喝水的那条规则停掉",
+                                   "任务大师里那个周末洗车的任务删了", "关闭下班回家那个习惯"])
 def test_an_automation_described_by_what_it_does_is_managed_as_one_default_request(query):
     from fastslow.models.automation.rules import management_group
     group = management_group(query, LEX)

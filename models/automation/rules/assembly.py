@@ -143,10 +143,10 @@ def memo_edit_group(text: str, lex: AutomationLexicons) -> Group | None:
     return Group(DEFAULT, [action], ["memo"], [None]) if action else None
 
 
-#: an automation the user set before, named by what it does: 下班开空调那个场景, 早上放新闻的那个规则
-_DESCRIBED_TASK = re.compile(r"(?:那个|那条|这个|这条)(?:智能|自定义)?(?:场景|自动化|规则|习惯|任务|联动)")
+#: an automation the user set before, named by what it does: 下班开空调那个场景, 早上放新闻的那个规则, 那个周末洗车的任务
+_DESCRIBED_TASK = re.compile(r"(?:那个|那条|这个|这条)(?:[^，,。；;]{1,12}的)?(?:智能|自定义)?(?:场景|自动化|规则|习惯|任务|联动)")
 #: what is done to it: dropped, paused, changed or brought back
-_TASK_CHANGE = re.compile(r"不要了|不用了|删掉|删了|删除|去掉|取消|暂停|停掉|停了|停用|禁用|关掉|关了|换成|改成|改为|恢复|启用")
+_TASK_CHANGE = re.compile(r"不要了|不用了|删掉|删了|删除|去掉|取消|暂停|停掉|停了|停用|禁用|关掉|关了|关闭|换成|改成|改为|恢复|启用")
 
 
 def described_task_group(text: str, lex: AutomationLexicons) -> Group | None:

@@ -21,6 +21,8 @@ ONCE = "执行一次"
 _DURATION_VERBS = re.compile(r"^(持续|保持|开启|打开|开着|开|维持|共)+")
 _ONE_ITEM = re.compile(r"^(一个|一条|个|条)")
 _REMINDED_ME = re.compile(r"^(一下|我一下|我)+")
+#: when a reminder is to come, said before its verb (提前叫我, 准时通知我)
+_REMIND_WHEN = re.compile(r"^(?:提前|准时|按时|及时)")
 _REMIND_HEAD = re.compile(r"^(提醒我|提醒)(一下)?")
 _NOTE_VERB = re.compile(r"^(记一下|记下|记住|帮我记|记录一下|记录|记)")
 _TOGGLE_ONLY = re.compile(r"^(打开|开启|关闭|关掉|关上|启用|停用|开|关)(所有|全部)?的?$")
@@ -78,13 +80,16 @@ def _switches(text: str, lex: AutomationLexicons) -> bool:
 
 def rewrite_reminder(action: str, lex: AutomationLexicons) -> str:
     """Spec 提醒改写 (condition not empty): 播报 / 提示 / 叫我 / 喊我 / 通知我 / 告诉我 / 报告 / 念一下
-    → ``提醒我``: ``通知我立刻充电`` → ``提醒我立刻充电``."""
-    head = lex.reminder_verbs.prefix(lowered(action))
+    → ``提醒我``: ``通知我立刻充电`` → ``提醒我立刻充电``; said with when before it, that stays (提前叫我 →
+    提前提醒我)."""
+    lead = _REMIND_WHEN.match(action)
+    when = lead.group() if lead else ""
+    head = lex.reminder_verbs.prefix(lowered(action[len(when):]))
     if not head:
         return action
-    rest = action[len(head):]
+    rest = action[len(when) + len(head):]
     rest = _REMINDED_ME.sub("", rest)
-    return REMIND + rest
+    return when + REMIND + rest
 
 
 def remind_say(action: str, lex: AutomationLexicons) -> str:
