@@ -120,23 +120,28 @@ def media_durations(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]
     return sorted(out, key=lambda sp: sp.start)
 
 
-#: a word of two letters or more (and digits after its first letter) that ends a piece of lower-cased text: carplay,
-#: wifi, usb (a single letter is often part of a name: 小P)
-_LETTER_WORD_BEFORE = re.compile(r"[a-z][a-z0-9]*[a-z][a-z0-9]*$")
+#: the characters of a word in letters (and digits): carplay, wifi, usb, 5g
+_LETTER_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
 
 
 def letter_word_before_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """A word in letters said right before a condition, which no span holds (CarPlay|连上以后, wifi|连上的时候), is
     what the condition is about: the tagger reads characters and often leaves such a word out; the condition
-    takes it."""
-    text = analysis.text
+    takes it, from its first letter on, when it has two letters or more (a single letter is often part of a
+    name: 小P). The word is found walking back from the condition, each character looked at once."""
+    text, low = analysis.text, analysis.low
     out = list(spans)
     for k, cur in enumerate(out):
         if cur.kind != "C" or cur.start == 0:
             continue
-        m = _LETTER_WORD_BEFORE.search(analysis.low, 0, cur.start)
-        if m is not None and m.start() >= (out[k - 1].end if k > 0 else 0):
-            out[k] = Span("C", m.start(), cur.end, text[m.start():cur.end], cur.intent)
+        a = cur.start
+        while a > 0 and low[a - 1] in _LETTER_WORD_CHARS:
+            a -= 1
+        while a < cur.start and low[a].isdigit():
+            a += 1  # the word starts at its first letter
+        letters = sum(ch.isalpha() for ch in low[a:cur.start])
+        if letters >= 2 and a >= (out[k - 1].end if k > 0 else 0):
+            out[k] = Span("C", a, cur.end, text[a:cur.end], cur.intent)
     return out
 
 
