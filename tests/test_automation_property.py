@@ -61,7 +61,11 @@ def test_batches_mix_empty_odd_and_long_inputs(small_parser):
         assert_schema(groups)
 
 
-def test_a_hundred_thousand_characters_parse(small_parser):
-    # many sentences in one action span: cutting at each sentence stop must not recurse once per stop
-    text = ("打开空调。导航去公司！上车时打开座椅加热，" * 5000)[:100_000]
+@pytest.mark.parametrize("said", [
+    "打开空调。导航去公司！上车时打开座椅加热，",  # many sentences in one action span: no recursion per stop
+    "打开空调不对打开座椅加热空调温度不对",          # many self-corrections: each looks back to the one before
+    "wifi" * 50 + "连上以后打开热点",              # a long word in letters before a condition: read back once
+])
+def test_a_hundred_thousand_characters_parse(small_parser, said):
+    text = (said * (100_000 // len(said) + 1))[:100_000]
     assert_schema(small_parser.parse(text))

@@ -575,8 +575,10 @@ def surface_of(query, lex=None) -> str:
         done = done_tail(text, lex)  # 副驾座椅通风开五分钟就行: "that will do", no 就 of a condition
         if done:
             text = text[:-done]
-        while (taken_back := retracted(text, lex)) is not None:  # 打开空调不对|打开座椅加热: each removes a command
-            text = text[:taken_back[0]] + text[taken_back[1]:]
+        taken = retracted(text, lex)  # 打开空调不对|打开座椅加热: each command taken back goes, with its correction
+        if taken:
+            bounds = [0, *(i for span in taken for i in span), len(text)]
+            text = "".join(text[bounds[k]:bounds[k + 1]] for k in range(0, len(bounds), 2))
     return text
 
 

@@ -331,33 +331,42 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     return cuts
 
 
-def retracted(text: str, lex: AutomationLexicons) -> tuple[int, int] | None:
-    """(start, end) of the first command ``text`` takes back with the self-correction after it (打开空调不对|打开座椅
-    加热, 上车的时候|打开空调不对|打开座椅加热: connectors.txt, category ``correction``): the longest whole command
-    (``is_plain_command``; of a run of them, the last: ``command_cuts``) that ends right before the correction,
-    when a request starts after it (a verb, 把, a device or a seat, and a verb or a whole device name in it). None when there is none: after no whole command (空调温度不对), or before no request, the word is
-    content."""
+def retracted(text: str, lex: AutomationLexicons) -> list[tuple[int, int]]:
+    """(start, end) of every command ``text`` takes back with the self-correction after it, left to right
+    (打开空调不对|打开座椅加热, 上车的时候|打开空调不对|打开座椅加热: connectors.txt, category ``correction``): the
+    longest whole command (``is_plain_command``; of a run of them, the last: ``command_cuts``) that ends right
+    before the correction and starts after the one before it, when a request starts after it (a verb, 把, a device
+    or a seat, and a verb or a whole device name in it). After no whole command (空调温度不对), or before no
+    request, the word is content. One pass: each correction reads only as far back as the one before it and as
+    far on as the one after it, so a long text full of them costs no more than its length."""
     if lex.connector_kinds is None:
-        return None
+        return []
     low = lowered(text)
-    for a, b, _, cat in lex.connector_kinds.find(low):
-        if cat != "correction" or a < 3:
-            continue
+    corrections = [(a, b) for a, b, _, cat in lex.connector_kinds.find(low) if cat == "correction"]
+    taken, since = [], 0
+    for k, (a, b) in enumerate(corrections):
         end = len(text) - len(text[b:].lstrip(EDGE_PUNCT))
-        rest = lowered(strip_fillers(text[end:], lex))
+        lo, since = since, end
+        if a - lo < 3:
+            continue
+        upto = corrections[k + 1][0] if k + 1 < len(corrections) else len(text)
+        rest = lowered(strip_fillers(text[end:upto], lex))  # what is said before the next correction
         if not (lex.action_verbs.prefix(rest) or lex.reminder_verbs.prefix(rest) or rest.startswith(("把", "给"))
                 or lex.device_kinds.prefix(rest) or lex.positions.prefix(rest)) \
                 or not (has_verb(rest, lex) or is_bare_device(rest, lex)):
             continue  # 胎压不对的时候: no request follows; 打开主驾座椅加热我是说副驾: only a seat, a slot corrected
-        starts = {0, *(m.end() for m in _PAUSE_MARKS.finditer(text, 0, a))}
-        starts |= {p for p, *_ in lex.action_verbs.find(low[:a])} | {p for p, *_ in lex.device_kinds.find(low[:a])}
-        starts |= {p for p, *_ in lex.positions.find(low[:a])} | {m.start() for m in _BA.finditer(low, 0, a)}
+        before = low[lo:a]
+        names = [(x, y) for x, y, *_ in lex.device_kinds.find(before)]
+        starts = {0, *(m.end() for m in _PAUSE_MARKS.finditer(before)), *(x for x, _ in names)}
+        starts |= {p for p, *_ in lex.action_verbs.find(before) if not any(x < p < y for x, y in names)}  # 空调's 调
+        starts |= {p for p, *_ in lex.positions.find(before)} | {m.start() for m in _BA.finditer(before)}
         for p in sorted(starts):
-            said = text[p:a].strip(EDGE_PUNCT)
+            said = text[lo + p:a].strip(EDGE_PUNCT)
             if is_plain_command(said, lex):  # of a run of commands, the last one is taken back
                 cuts = command_cuts(said, lex)
-                return p + (cuts[-1] if cuts else 0), end
-    return None
+                taken.append((lo + p + (cuts[-1] if cuts else 0), end))
+                break
+    return taken
 
 
 #: the marks a said command starts after, and the words a command said object first starts with
