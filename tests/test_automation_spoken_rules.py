@@ -156,6 +156,13 @@ def test_a_word_in_letters_said_right_before_a_condition_is_part_of_it():
     assert repaired("[A:打开AC][C:上车的时候]") == [(None, ["打开AC"]), ("上车的时候", [])]   # held by a span already
 
 
+def test_the_assistant_spoken_to_before_jiu_is_no_part_of_the_condition():
+    # 等我上车了你就…: 你 is who the user speaks to, not what has to happen
+    assert repaired("[C:等我洗完澡了你]就[A:打开卧室空调]") == [("等我洗完澡了", ["打开卧室空调"])]
+    assert repaired("[C:孩子一睡着你]就[A:把电视关了]") == [("孩子一睡着", ["把电视关了"])]
+    assert repaired("[C:我一叫你][A:打开空调]") == [("我一叫你", ["打开空调"])]  # no 就 after it: what is said
+
+
 def test_a_condition_span_starting_with_a_plain_command_is_split():
     # 不向左回溯: 播放音乐上车时打开空调 → [null: 播放音乐] [上车时: 打开空调]
     assert _run_on("关闭车窗到公司的时候提醒我打卡", [("C", 0, 10), ("A", 10, 15)]) == \
