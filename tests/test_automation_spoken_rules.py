@@ -163,6 +163,23 @@ def test_the_assistant_spoken_to_before_jiu_is_no_part_of_the_condition():
     assert repaired("[C:我一叫你][A:打开空调]") == [("我一叫你", ["打开空调"])]  # no 就 after it: what is said
 
 
+def test_a_time_point_a_command_and_another_time_point_run_on_are_two_groups():
+    # 不向左回溯 with no pause: the second time binds the command after it, the first the one before it
+    assert repaired("[C:早上六点开加湿器晚上九点][A:关加湿器]") == [("早上六点", ["开加湿器"]), ("晚上九点", ["关加湿器"])]
+    assert repaired("[C:每天下午五点半开地暖七点][A:放新闻联播]") == \
+        [("每天下午五点半", ["开地暖"]), ("七点", ["放新闻联播"])]
+
+
+def test_a_change_of_state_run_on_after_a_command_is_a_condition_of_its_own():
+    assert repaired("[C:天冷了][A:开电热毯天热了关电热毯]") == [("天冷了", ["开电热毯"]), ("天热了", ["关电热毯"])]
+    assert repaired("[C:下雨了][A:把车窗关了]") == [("下雨了", ["把车窗关了"])]  # 关了 ends the command itself
+
+
+def test_a_seat_said_before_an_event_belongs_to_that_condition():
+    assert repaired("[C:主驾有人坐下时][A:打开主驾座椅按摩][C:副驾有人坐下时][A:打开副驾座椅按摩]") == \
+        [("主驾有人坐下时", ["打开主驾座椅按摩"]), ("副驾有人坐下时", ["打开副驾座椅按摩"])]
+
+
 def test_a_condition_span_starting_with_a_plain_command_is_split():
     # 不向左回溯: 播放音乐上车时打开空调 → [null: 播放音乐] [上车时: 打开空调]
     assert _run_on("关闭车窗到公司的时候提醒我打卡", [("C", 0, 10), ("A", 10, 15)]) == \

@@ -93,7 +93,8 @@ def join_fragments(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
                                      or _said_to_happen_by_itself(prev.text, sp.text, lex)):
                 out[-1] = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
                 continue
-            if sp.kind == "C":  # 关掉电视|机我睡着以后: 我 starts the condition, 机 completes the command
+            if sp.kind == "C":  # 关掉电视|机我睡着以后: 我 starts the condition, 机 completes the command; a seat
+                # said before the event is who it happens to (打开主驾座椅加热|副驾上车时), never the command's
                 low_c = lowered(sp.text)
                 for p in sorted(set(condition_starts(low_c, lex, events=True)) | set(spoken_condition_starts(low_c, lex))):
                     took = sp.text[:p]
@@ -101,6 +102,7 @@ def join_fragments(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
                     said = took[1:] if took.startswith("到") and takes_place(prev.text, lex) else took
                     if p > 0 and not has_time_expression(took, lex) and not lex.triggers.search(lowered(said)) \
                             and not lex.events.search(lowered(took)) and not is_super_task_mention(prev.text, lex) \
+                            and lex.positions.prefix(lowered(took)) != lowered(took) \
                             and is_plain_command(prev.text + took, lex):
                         m = sp.start + p
                         out[-1] = Span("A", prev.start, m, text[prev.start:m], prev.intent)

@@ -238,6 +238,13 @@ def split_second_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> lis
                 m = sp.start + said
                 out += [Span("C", sp.start, m, text[sp.start:m]), Span("A", m, sp.end, text[m:sp.end], sp.intent)]
                 continue
+        if sp.kind == "A" and out and out[-1].kind == "C":
+            cut = state_change_after_command(sp.text, lex)
+            if cut is not None:
+                c, a = sp.start + cut[0], sp.start + cut[1]
+                out += [Span("A", sp.start, c, text[sp.start:c], sp.intent), Span("C", c, a, text[c:a]),
+                        Span("A", a, sp.end, text[a:sp.end])]
+                continue
         cut = second_condition(sp.text, lex) if sp.kind == "A" else None
         if cut is None:
             out.append(sp)
@@ -266,6 +273,22 @@ def second_condition(action: str, lex: AutomationLexicons) -> tuple[int, int] | 
         rest = strip_fillers(action[p + end:], lex)
         if end and (is_plain_command(rest, lex) or lex.reminder_verbs.prefix(lowered(rest))):
             return p, p + end
+    return None
+
+
+#: how far into an action span the first 了 of a change of state said after a command may be
+_STATE_CHANGE_REACH = 24
+
+
+def state_change_after_command(action: str, lex: AutomationLexicons) -> tuple[int, int] | None:
+    """(where the change of state starts, where its command starts) in an action span that follows a condition
+    and runs on, with no pause, from a whole command into a change of state and its command (天黑了|开阳台灯|天亮了|
+    关阳台灯); None when there is none. Only the first 了 is looked at, within ``_STATE_CHANGE_REACH``."""
+    j = action.find("了", 0, _STATE_CHANGE_REACH)
+    for p in range(max(3, j - 6), j - 1):
+        said = state_change(action[p:], lex)
+        if said == j + 1 - p and _whole_before_condition(action[:p], lex):
+            return p, p + said
     return None
 
 

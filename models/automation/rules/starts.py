@@ -10,7 +10,9 @@ from fastslow.models.automation.rules.builtin import builtin_function_action
 from fastslow.models.automation.rules.edges import inner_suffix_ends
 from fastslow.models.automation.rules.markup import lowered
 from fastslow.models.automation.rules.analysis import signal_text
-from fastslow.models.automation.rules.words import CLOCK, RUN_ON_SHORT, has_clock, is_plain_command, may_hold_command
+from fastslow.models.automation.rules.words import (
+    CLOCK, RUN_ON_SHORT, has_clock, is_plain_command, may_hold_command, time_prefix,
+)
 
 #: 不到, 没到, 快到, 要到: the word is part of the state said before it, no condition starts there
 _BEFORE_NO_START = frozenset("不没快要将还已")
@@ -66,7 +68,16 @@ def without_trailing_connector(text: str, lex: AutomationLexicons) -> str:
 
 def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | None:
     """Where a whole command starts right after a suffix trigger inside a condition span: the command runs
-    to the span's end (下班的时候|放点音乐) or to a condition after it (车速超过一百的时候|把音量调高|车速低于…)."""
+    to the span's end (下班的时候|放点音乐) or to a condition after it (车速超过一百的时候|把音量调高|车速低于…).
+    After a time point said first, a whole command starts only where another time point follows it (早上七点|
+    开窗帘|晚上十点: spec 不向左回溯, the second time binds the command after it)."""
+    low = lowered(condition)
+    said_first = time_prefix(low, lex)
+    if 0 < said_first < len(low):
+        rest = condition[said_first:]
+        if any(0 < p and is_plain_command(rest[:p], lex) and time_prefix(low[said_first + p:], lex)
+               for p in time_starts(low[said_first:], lex)):
+            return said_first
     for e in inner_suffix_ends(condition, lex):
         rest = condition[e:]
         if not may_hold_command(rest, lex):
