@@ -452,6 +452,11 @@ def test_a_duration_after_a_fragment_keeps_the_request_whole():
     ("燃气泄漏的时候", ["自动关掉燃气阀"]),        # a gas detector shuts its valve
     ("门锁密码输错五次时", ["自动锁定"]),          # a lock locks itself after wrong codes
     ("洗衣机洗完以后", ["自动烘干"]),              # a washer-dryer dries by itself
+    ("扫地机器人被困住的时候", ["提醒我"]),        # a robot's own alert: it is stuck
+    ("加湿器滤芯该换了", ["提醒我"]),              # an appliance's own service alert
+    ("智能锁被撬的时候", ["提醒我"]),              # a lock's own alarm
+    ("大门门锁电量低的时候", ["提醒我换电池"]),    # a lock warns of its own battery
+    ("冰箱冷冻温度过高时", ["提醒我"]),            # a fridge's own alarm
 ])
 def test_a_home_appliances_own_behaviour_is_built_in_and_the_homes(condition, actions):
     assert builtin_domain(condition, actions, LEX) == "home"
@@ -463,6 +468,7 @@ def test_a_home_appliances_own_behaviour_is_built_in_and_the_homes(condition, ac
     ("到家的时候", ["自动打开客厅灯"]),            # no situation the appliance senses
     ("水浸传感器报警", ["关闭总阀"]),              # the user links a sensor to a valve
     ("洗衣机洗完之后", ["打开烘干机"]),            # another appliance: 烘干 is part of its name
+    ("门锁电量低于百分之十的时候", ["提醒我"]),    # a threshold the user sets
 ])
 def test_a_task_the_user_sets_at_home_is_not_built_in(condition, actions):
     assert builtin_domain(condition, actions, LEX) is None
@@ -472,6 +478,7 @@ def test_the_cars_behaviours_stay_the_cars():
     assert builtin_domain("走远时", ["车门上锁"], LEX) == "car"
     assert builtin_domain("车门关上以后", ["自动上锁"], LEX) != "home"
     assert builtin_domain("压线的时候", ["方向盘抖一下"], LEX) == "car"
+    assert builtin_domain("车子一解锁", ["鸣个笛"], LEX) == "car"  # the spec's 车辆解锁时鸣笛 said in other words
 
 
 def test_a_set_time_makes_a_known_behaviour_the_users_task():

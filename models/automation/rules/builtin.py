@@ -44,7 +44,8 @@ def builtin_domain(condition: str | None, actions: Sequence[str], lex: Automatio
     behaviour has one fixed trigger: 且 / 或 compounds are the user's own (``lex.compound_triggers``), and so is a
     clock time or a day the user sets (每天晚上十点半如果车库门没关就提醒我). A condition holding none of the known
     behaviours' condition words (``lex.builtin_condition_words``) is none of theirs; one that names the car (车)
-    is none of a home appliance's."""
+    or a threshold (门锁电量低于百分之十) is none of a home appliance's (the car warns at a threshold the driver
+    names too: 车速超过一百二就提醒我)."""
     if not condition or condition == DEFAULT or not actions:
         return None
     cond = lowered(condition)
@@ -54,7 +55,7 @@ def builtin_domain(condition: str | None, actions: Sequence[str], lex: Automatio
         return None
     said = lex.builtin_condition_words
     for b in (lex.builtins if said is not None and said.search(cond) is not None else ()):
-        if b.domain == "home" and "车" in cond:
+        if b.domain == "home" and ("车" in cond or _USER_THRESHOLD.search(cond)):
             continue  # 车门关上以后自动上锁: the car's door, not the home's
         if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b, lex) for a in actions):
             return b.domain
