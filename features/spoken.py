@@ -543,7 +543,7 @@ def _strip(text: str, lex: SpokenLexicon) -> str:
     out = _corrected(_collapse_repeats(text, lex), lex)
     inner = lex.inner_hesitation
     if inner is not None and inner.search(out):
-        out = inner.sub("", out)
+        out = _without_inner_hesitations(out, inner)
     starts, ends = lex.edge_chars
     first = out[:1].lower()  # the lists are lower case, a text may not be (NOMI 打开车窗)
     if not out or (first not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):
@@ -554,6 +554,40 @@ def _strip(text: str, lex: SpokenLexicon) -> str:
         out = _strip_end(out, lex)
     out = out.strip(_PAUSE)
     return out if out else text
+
+
+#: a single character a speaker says again when going on after a hesitation (导航去，呃，去虹桥): a word of two
+#: or more said again is always a restart (把空调，嗯，空调打开), one character only when it is one of these
+_RESAID_ONE = frozenset("去到把给在往从跟和再")
+
+
+def _without_inner_hesitations(out: str, inner: re.Pattern) -> str:
+    """``out`` without each hesitation said alone between two pauses, and the pause before it; when the words
+    after it say again the last words before it (导航去，呃，去虹桥火车站), the speaker restarted there: the
+    words said again and the pause go too (导航去虹桥火车站). A verb said again is a restart only when nothing
+    came before it (打开，呃，打开空调): 把灯打开，嗯，打开空调 is two commands."""
+    pieces, last = [], 0
+    for m in inner.finditer(out):
+        pieces.append(out[last:m.start()])
+        last = m.end()
+        rest = out[m.end():]
+        body = rest.lstrip(_PAUSE)
+        for k in (4, 3, 2, 1):
+            said = body[:k]
+            if len(said) == k and out.endswith(said, 0, m.start()) and _said_again(said, alone=m.start() == k):
+                last = m.end() + len(rest) - len(body) + k
+                break
+    pieces.append(out[last:])
+    return "".join(pieces)
+
+
+def _said_again(word: str, alone: bool) -> bool:
+    """Is ``word``, said on both sides of a hesitation, a restart? (``alone``: nothing was said before it.)"""
+    if not all("\u3400" <= c <= "\u9fff" for c in word):
+        return False
+    if len(word) == 1:
+        return word in _RESAID_ONE
+    return alone or _command_words().fullmatch(word) is None
 
 
 def _strip_start(out: str, text: str, lex: SpokenLexicon) -> str:

@@ -121,6 +121,12 @@ def test_unknown_kind_is_refused_by_name():
     ("先打开空调然后，呃，再把座椅加热打开", "先打开空调然后，再把座椅加热打开"),
     ("打开空调，就是，座椅加热也开", "打开空调，座椅加热也开"),
     ("开空调，嗯嗯嗯，好", "开空调，嗯嗯嗯，好"),  # 嗯嗯嗯 is no hesitation of the list
+    # words said again after such a hesitation are a restart: said once, with no pause
+    ("导航到，呃，到浦东机场", "导航到浦东机场"),
+    ("把座椅加热 嗯 座椅加热关了", "把座椅加热关了"),
+    ("打开，呃，打开后备箱", "打开后备箱"),
+    ("把灯关掉，嗯，关掉空调", "把灯关掉，关掉空调"),     # a verb after a whole command starts the next one
+    ("打开车窗，呃，窗户开一半", "打开车窗，窗户开一半"),  # 窗 alone is no word said again
     # a character said twice at the start is said once, unless the two are a word (看看, 天天)
     ("现现在电还有百分之多少", "现在电还有百分之多少"),
     ("总总结一下今天的未读消息", "总结一下今天的未读消息"),
