@@ -180,6 +180,13 @@ def test_a_seat_said_before_an_event_belongs_to_that_condition():
         [("主驾有人坐下时", ["打开主驾座椅按摩"]), ("副驾有人坐下时", ["打开副驾座椅按摩"])]
 
 
+def test_a_state_compared_with_an_amount_and_said_first_is_a_condition_without_a_trigger():
+    assert repaired("[A:客厅湿度低于百分之三十开加湿器高于百分之六十关加湿器]") == \
+        [("客厅湿度低于百分之三十", ["开加湿器"]), ("高于百分之六十", ["关加湿器"])]
+    assert repaired("[A:车内温度超过三十度打开空调]") == [("车内温度超过三十度", ["打开空调"])]
+    assert repaired("[A:把车内温度调到二十度]") == [(None, ["把车内温度调到二十度"])]  # the amount is the setting
+
+
 def test_a_condition_span_starting_with_a_plain_command_is_split():
     # 不向左回溯: 播放音乐上车时打开空调 → [null: 播放音乐] [上车时: 打开空调]
     assert _run_on("关闭车窗到公司的时候提醒我打卡", [("C", 0, 10), ("A", 10, 15)]) == \

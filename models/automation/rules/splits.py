@@ -15,9 +15,9 @@ from fastslow.models.automation.rules.starts import (
     trailing_command_start, without_trailing_connector,
 )
 from fastslow.models.automation.rules.words import (
-    clock_times, has_time_expression, has_verb, is_bare_device, is_plain_command, is_plain_question,
-    is_super_task_mention, management_after_command, may_hold_command, plain_breaks, sentence_break,
-    sequence_connector, strip_fillers, takes_place, time_prefix,
+    clock_times, comparison_prefix, has_time_expression, has_verb, is_bare_device, is_plain_command,
+    is_plain_question, is_super_task_mention, management_after_command, may_hold_command, plain_breaks,
+    sentence_break, sequence_connector, strip_fillers, takes_place, time_prefix,
 )
 
 _SENTENCE_STOPS = re.compile("[。！？；!?;]+")
@@ -258,8 +258,9 @@ def split_second_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> lis
 def second_condition(action: str, lex: AutomationLexicons) -> tuple[int, int] | None:
     """(where the condition starts, where its command starts) inside ``action``, or None. Cut only where
     everything is whole: before the condition a plain command or a reminder with content of its own (提醒我带伞;
-    提醒我下午三点开会 keeps its time as the reminder's content, spec 提醒我说), then a time point (中午十二点) or a
-    condition ending in a suffix trigger (到公司后), then a plain command or a reminder (提醒我订餐, 关掉空调)."""
+    提醒我下午三点开会 keeps its time as the reminder's content, spec 提醒我说), then a time point (中午十二点), a
+    condition ending in a suffix trigger (到公司后) or a state compared with an amount (低于二十二度), then a plain
+    command or a reminder (提醒我订餐, 关掉空调)."""
     low = lowered(action)
     if len(low) < 8 or (not has_time_expression(low, lex) and lex.triggers.search(low) is None):
         return None
@@ -269,7 +270,8 @@ def second_condition(action: str, lex: AutomationLexicons) -> tuple[int, int] | 
         if not _whole_before_condition(action[:p], lex):
             continue
         end = time_prefix(low[p:], lex) or next(
-            (b for a, b, _, cat in lex.triggers.find(low[p:]) if cat == "suffix" and b < len(low) - p), 0)
+            (b for a, b, _, cat in lex.triggers.find(low[p:]) if cat == "suffix" and b < len(low) - p), 0) \
+            or comparison_prefix(low[p:], lex, subject=False) or comparison_prefix(low[p:], lex)
         rest = strip_fillers(action[p + end:], lex)
         if end and (is_plain_command(rest, lex) or lex.reminder_verbs.prefix(lowered(rest))):
             return p, p + end

@@ -11,7 +11,7 @@ from fastslow.models.automation.rules.edges import inner_suffix_ends
 from fastslow.models.automation.rules.markup import lowered
 from fastslow.models.automation.rules.analysis import signal_text
 from fastslow.models.automation.rules.words import (
-    CLOCK, RUN_ON_SHORT, has_clock, is_plain_command, may_hold_command, time_prefix,
+    CLOCK, RUN_ON_SHORT, comparison_prefix, has_clock, is_plain_command, may_hold_command, time_prefix,
 )
 
 #: 不到, 没到, 快到, 要到: the word is part of the state said before it, no condition starts there
@@ -93,9 +93,18 @@ def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | Non
 def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
     """Where the condition ends in a first action span that holds one (前方有行人突然横穿时|自动紧急制动): after a
     suffix trigger (时, 的时候, 以后) with no whole command before it and a command or a built-in function
-    after it. None when the span is one request (打开空调, 查一下明天什么时候下雨), or holds none of those triggers
+    after it, or after a state compared with an amount said first with no trigger (室内温度高于二十六度|开空调, and
+    on to a second comparison: …|开空调|低于二十二度关空调). None when the span is one request (打开空调, 查一下明天什么时候下雨), or holds none of those triggers
     (``lex.cutting_suffix_words``)."""
-    if lex.cutting_suffix_words is None or lex.cutting_suffix_words.search(lowered(action)) is None:
+    low = lowered(action)
+    compared = comparison_prefix(low, lex)  # 室内温度高于二十六度|开空调: a state said first, with no trigger
+    if 0 < compared < len(low):
+        rest = action[compared:]
+        if is_plain_command(rest, lex) or any(
+                0 < p and is_plain_command(rest[:p], lex) and comparison_prefix(low[compared + p:], lex, subject=False)
+                for p in condition_starts(low[compared:], lex, events=True, compared=True)):
+            return compared
+    if lex.cutting_suffix_words is None or lex.cutting_suffix_words.search(low) is None:
         return None
     for _, e, term, cat in lex.triggers.find(signal_text(action, lex)):
         if cat != "suffix" or e >= len(action) or len(term) < 2 and term != "时":

@@ -175,6 +175,32 @@ def clock_times(text: str) -> list[tuple[int, int]]:
     return out
 
 
+#: an amount a state is compared with (二十六度, 百分之二十, 30%, 一百二, 2.5)
+_COMPARED_AMOUNT = re.compile(r"(?:百分之)?[\d零一二两三四五六七八九十百千点.]+(?:度|%|公里|千米|米|个点)?")
+#: how far into a text the comparison word of a state said first may be (卧室温度|低于)
+_COMPARED_REACH = 8
+
+
+def comparison_prefix(low: str, lex: AutomationLexicons, subject: bool = True) -> int:
+    """How many characters at the start of ``low`` are a state compared with an amount and no trigger after it
+    (室内温度高于二十六度 of 室内温度高于二十六度开空调; with ``subject=False``, 低于二十二度 of 低于二十二度关空调):
+    what the state is about (condition_subjects.txt) right before a comparison word (category ``compared``) and
+    an amount; 0 when ``low`` starts otherwise."""
+    if lex.condition_subjects is None:
+        return 0
+    found = lex.condition_subjects.find(low[:_COMPARED_REACH + 3])
+    for a, b, _, cat in found:
+        if cat != "compared" or a > _COMPARED_REACH:
+            continue
+        if subject and not any(e == a and c not in ("compared", "start") for _, e, _, c in found):
+            continue
+        if not subject and a > 0:
+            continue
+        m = _COMPARED_AMOUNT.match(low, b)
+        return m.end() if m and m.end() > b else 0
+    return 0
+
+
 def time_prefix(low: str, lex: AutomationLexicons) -> int:
     """How many characters at the start of ``low`` are a time point: days, periods, weekdays and a clock
     time (明天早上七点半, 除夕晚上八点, 下周一); 0 when it holds neither a clock time nor a day, or starts with
