@@ -5,6 +5,7 @@ spans are given, so a failure is a rule's fault."""
 import pytest
 
 from fastslow.features.automation_lexicons import load_automation_lexicons
+from fastslow.models.automation.intents import resolve_intent
 from fastslow.models.automation.rules import analyse, join_split_object
 from fastslow.models.automation.rules import (
     DEFAULT, add_missing_verb, assemble, automation_text, duration_condition, inherit_location,
@@ -82,6 +83,17 @@ def test_unconditional_reminder_is_default():
 def test_turning_reminders_on_is_null_not_default():
     # 反例: 打开提醒：普通无条件单意图，condition=null，intent 为提醒，不属于 default
     assert groups("[A:打开提醒]") == [(None, ["打开提醒"], False)]
+
+
+@pytest.mark.parametrize("subquery", ["把提醒打开", "把所有提醒关掉", "提醒功能先关了", "关闭全部提醒"])
+def test_reminders_switched_on_or_off_are_reminder_intent_whatever_the_classifier_says(subquery):
+    # 反例: 打开提醒 ... intent 为提醒 (a toggle of reminders, not of a device)
+    assert resolve_intent(subquery, "设备控制", LEX) == "提醒"
+    assert resolve_intent(subquery, "车载控制", LEX) == "提醒"
+
+
+def test_a_device_named_after_reminders_keeps_the_device_rule():
+    assert resolve_intent("把提醒灯打开", "车载控制", LEX) == "设备控制"  # 灯, named without a seat
 
 
 def test_reminder_with_a_trigger_is_not_default():
