@@ -296,12 +296,14 @@ def write_jsonl(path, rows):
 
 def small_train(folder, tracking_uri: str, *argv: str, plots: bool = False) -> dict:
     """``train.run`` without the automation parser, with a strongly regularised router fitted on the rows alone
-    (no spoken variants, which triple the rows) (seconds, not a minute), and without its pictures unless
-    ``plots`` (``--no-plots``: drawing them is half of such a run); the rest is the real path: validation,
-    MLflow logging, registration and the champion gate."""
+    (no spoken variants, which triple the rows) (seconds, not a minute), scoring the dev, calibration, fixture
+    and blind sets but none of the extra dev sets (``--dev-also`` with no path: the default run of ``trained``
+    scores those; a test of what is never trained on names them again), and without its pictures unless ``plots`` (``--no-plots``: drawing them is half of such a
+    run); the rest is the real path: validation, MLflow logging, registration and the champion gate."""
     from fastslow.models.lifecycle import training as train
 
     args = train.build_parser().parse_args([
-        "--no-automation", "--C", "0.3", "--spoken-variants", "0", "--output", str(folder / "fastslow.joblib"),
+        "--no-automation", "--C", "0.3", "--spoken-variants", "0", "--dev-also",
+        "--output", str(folder / "fastslow.joblib"),
         "--tracking-uri", tracking_uri, "--experiment", "fastslow-tests", *([] if plots else ["--no-plots"]), *argv])
     return train.run(args)

@@ -110,7 +110,7 @@ def test_a_blind_query_in_the_corpus_is_left_out_and_in_extra_data_refused_witho
     held_out = [r for path in (*EXTRA_DEV_FILES, CALIBRATION_FILE) for r in load_labelled(path)]
     corpus = write_jsonl(tmp_path / "corpus" / "core.jsonl", sample_rows(300, seed=6) + picked + held_out[:2])
     result = small_train(tmp_path, store_in(tmp_path), "--blind", str(blind),
-                         "--train-dir", str(corpus.parent))
+                         "--train-dir", str(corpus.parent), "--dev-also", *map(str, EXTRA_DEV_FILES))
     training = load_training(corpus.parent)
     expected = count_shared(training, load_labelled(blind))
     # the queries of the extra dev and the calibration sets are never trained on either
@@ -133,7 +133,8 @@ def test_extra_data_repeating_an_extra_dev_or_the_calibration_set_is_refused_nam
     held_out = [load_labelled(EXTRA_DEV_FILES[0])[0], load_labelled(CALIBRATION_FILE)[0]]
     extra = write_jsonl(tmp_path / "extra.jsonl", [{**sample_rows(1, seed=3)[0], "source": "x"}] + held_out)
     with pytest.raises(ExtraDataError) as err:
-        small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--data", str(extra))  # refused first
+        small_train(tmp_path, f"sqlite:///{tmp_path / 'mlflow.db'}", "--data", str(extra),  # refused first
+                    "--dev-also", *map(str, EXTRA_DEV_FILES))
     message = str(err.value)
     assert f"{extra}:2: " in message and f"set {EXTRA_DEV_FILES[0].name}, which is never trained on" in message
     assert f"{extra}:3: " in message and f"calibration set {CALIBRATION_FILE.name}, which is never trained on" in message
