@@ -56,7 +56,7 @@ def builtin_domain(condition: str | None, actions: Sequence[str], lex: Automatio
     said = lex.builtin_condition_words
     for b in (lex.builtins if said is not None and said.search(cond) is not None else ()):
         if b.domain == "home" and ("车" in cond or _USER_THRESHOLD.search(cond)):
-            continue  # 车门关上以后自动上锁: the car's door, not the home's
+            continue  # 车门关上以后自动上锁: the car's door; 门锁电量低于百分之十: a threshold the user set
         if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b, lex) for a in actions):
             return b.domain
     return "car" if builtin_by_class(cond, actions, lex) else None

@@ -287,6 +287,8 @@ def state_change_after_command(action: str, lex: AutomationLexicons) -> tuple[in
     and runs on, with no pause, from a whole command into a change of state and its command (天黑了|开阳台灯|天亮了|
     关阳台灯); None when there is none. Only the first 了 is looked at, within ``_STATE_CHANGE_REACH``."""
     j = action.find("了", 0, _STATE_CHANGE_REACH)
+    if j < 0:
+        return None
     for p in range(max(3, j - 6), j - 1):
         said = state_change(action[p:], lex)
         if said == j + 1 - p and _whole_before_condition(action[:p], lex):

@@ -94,8 +94,8 @@ def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
     """Where the condition ends in a first action span that holds one (前方有行人突然横穿时|自动紧急制动): after a
     suffix trigger (时, 的时候, 以后) with no whole command before it and a command or a built-in function
     after it, or after a state compared with an amount said first with no trigger (室内温度高于二十六度|开空调, and
-    on to a second comparison: …|开空调|低于二十二度关空调). None when the span is one request (打开空调, 查一下明天什么时候下雨), or holds none of those triggers
-    (``lex.cutting_suffix_words``)."""
+    on to a second comparison: …|开空调|低于二十二度关空调). None when the span is one request (打开空调,
+    查一下明天什么时候下雨), or holds none of those triggers (``lex.cutting_suffix_words``)."""
     low = lowered(action)
     compared = comparison_prefix(low, lex)  # 室内温度高于二十六度|开空调: a state said first, with no trigger
     if 0 < compared < len(low):
