@@ -53,6 +53,14 @@ def test_segmenter_keeps_domain_words_whole():
     assert "座椅加热" in tokens
 
 
+@pytest.mark.parametrize("text, device", [("打开天窗", "天窗"), ("别开天窗", "天窗"), ("扫地机关了", "扫地机"),
+                                          ("把油烟机关一下", "油烟机"), ("开除雾", "除雾"), ("开外循环", "外循环"),
+                                          ("关内循环", "内循环")])
+def test_no_word_of_jiebas_swallows_a_device_said_after_or_before_its_verb(text, device):
+    for hmm in (True, False):
+        assert device in Segmenter(hmm=hmm).fit().segment(text)
+
+
 @pytest.fixture(scope="module")
 def jieba_and_exact_cut():
     segmenter = Segmenter().fit()
