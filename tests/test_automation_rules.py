@@ -5,7 +5,7 @@ spans are given, so a failure is a rule's fault."""
 import pytest
 
 from fastslow.features.automation_lexicons import load_automation_lexicons
-from fastslow.models.automation.intents import resolve_intent
+from fastslow.models.automation.intents import follow_named_device, resolve_intent
 from fastslow.models.automation.rules import analyse, join_split_object
 from fastslow.models.automation.rules import (
     DEFAULT, add_missing_verb, assemble, automation_text, duration_condition, inherit_location,
@@ -90,6 +90,22 @@ def test_reminders_switched_on_or_off_are_reminder_intent_whatever_the_classifie
     # 反例: 打开提醒 ... intent 为提醒 (a toggle of reminders, not of a device)
     assert resolve_intent(subquery, "设备控制", LEX) == "提醒"
     assert resolve_intent(subquery, "车载控制", LEX) == "提醒"
+
+
+def intents_after(groups):
+    return [q["intent"] for g in follow_named_device(groups, LEX) for q in g["querys"]]
+
+
+def test_a_control_that_names_no_device_acts_on_the_device_named_before_it():
+    def group(condition, *pairs):
+        return {"condition": condition, "querys": [{"subquery": s, "intent": i} for s, i in pairs]}
+
+    assert intents_after([group("烘干机门没关上的时候", ("别让它转", "车载控制"))]) == ["设备控制"]  # its condition's
+    assert intents_after([group(None, ("把卧室灯打开", "设备控制")),
+                          group("十一点以后", ("把它关了", "车载控制"))]) == ["设备控制", "设备控制"]  # the last one named
+    assert intents_after([group("主驾车窗打开的时候", ("自动关上", "设备控制"))]) == ["车载控制"]
+    assert intents_after([group("下雨的时候", ("关上", "车载控制"))]) == ["车载控制"]  # nothing named: the classifier's
+    assert intents_after([group("烘干机门没关上的时候", ("提醒我", "提醒"))]) == ["提醒"]  # no control: as it is
 
 
 def test_a_device_named_after_reminders_keeps_the_device_rule():

@@ -123,6 +123,26 @@ def resolve_intent(subquery: str, predicted: str, lex: AutomationLexicons, contr
     return predicted
 
 
+def follow_named_device(groups: list[dict], lex: AutomationLexicons) -> list[dict]:
+    """A device control that names no device (别让它启动, 自动断电, 把它调暗) acts on the device named before it, so
+    it takes that device's control intent: its own condition's (洗衣机门没关好的时候) or else the last subquery's
+    that named one (把客厅灯打开十点以后把它调暗). The classifier, reading the subquery alone, can only guess.
+    ``groups``: the spec's group objects of one query, changed in place and returned."""
+    named = None
+    for group in groups:
+        condition = group.get("condition")
+        own = control_intent(condition, lex) if condition and condition != "default" else None
+        for query in group["querys"]:
+            if query["intent"] not in CONTROL_INTENTS:
+                continue
+            control = control_intent(query["subquery"], lex)
+            if control is not None:
+                named = control
+            elif own or named:
+                query["intent"] = own or named
+    return groups
+
+
 class IntentClassifier(BaseEstimator, ClassifierMixin):
     """Logistic regression over character n-grams of a subquery plus its keyword guess.
 

@@ -43,7 +43,7 @@ from fastslow.models.automation.rules import (
     rewrite_group, spans_to_tags, tags_to_spans,
 )
 from fastslow.models.automation.crf import CODE_POINTS, CRFModel, find_keys
-from fastslow.models.automation.intents import IntentClassifier
+from fastslow.models.automation.intents import IntentClassifier, follow_named_device
 
 #: readable names of the span kinds of ``models.automation.rules`` (in explanations)
 SPAN_NAMES = {"C": "condition", "A": "action", "D": "duration", "N": "once", "E": "scope_end"}
@@ -730,7 +730,8 @@ class AutomationParser(BaseEstimator):
             confidences.append(scores)
         subs = [s for groups in plans for g in groups for s in g.subqueries]
         intents = iter(self.intents_.predict(subs) if subs else [])
-        out = [[group_dict(g, [next(intents) for _ in g.subqueries]) for g in groups] for groups in plans]
+        out = [follow_named_device([group_dict(g, [next(intents) for _ in g.subqueries]) for g in groups], self.lexicons_)
+               for groups in plans]
         return out, confidences
 
     def parse(self, query) -> list[dict]:
