@@ -457,6 +457,13 @@ def test_a_duration_after_a_fragment_keeps_the_request_whole():
     ("智能锁被撬的时候", ["提醒我"]),              # a lock's own alarm
     ("大门门锁电量低的时候", ["提醒我换电池"]),    # a lock warns of its own battery
     ("冰箱冷冻温度过高时", ["提醒我"]),            # a fridge's own alarm
+    ("烘干机门没关上的时候", ["不让它启动"]),      # a machine refuses to start with its door open
+    ("净化器水箱空了", ["自动停止工作"]),          # an appliance stops when it runs dry
+    ("取暖器被碰倒的时候", ["自动断电"]),          # a heater's tip-over switch
+    ("拖地机器人到台阶边的时候", ["停下"]),        # a robot's cliff sensor
+    ("暖风机刚开热风的时候", ["不吹冷风"]),        # a heater's own warm-up
+    ("家里门锁被撬开的时候", ["发出警报"]),        # 警报 is an alarm as 报警 is
+    ("扫地机没电的时候", ["回去充电"]),            # a robot docks itself
 ])
 def test_a_home_appliances_own_behaviour_is_built_in_and_the_homes(condition, actions):
     assert builtin_domain(condition, actions, LEX) == "home"
