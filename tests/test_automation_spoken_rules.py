@@ -156,6 +156,23 @@ def test_a_word_in_letters_said_right_before_a_condition_is_part_of_it():
     assert repaired("[A:打开AC][C:上车的时候]") == [(None, ["打开AC"]), ("上车的时候", [])]   # held by a span already
 
 
+def test_a_device_named_right_before_a_condition_is_what_the_condition_is_about():
+    assert repaired("[A:除湿机][C:检测到湿度太高时][A:自动加大档位]") == [("除湿机检测到湿度太高时", ["自动加大档位"])]
+    assert repaired("[A:打开除湿机][C:湿度太高时][A:加大档位]") == \
+        [(None, ["打开除湿机"]), ("湿度太高时", ["加大档位"])]  # a command, not a name alone
+    assert repaired("[A:除湿机]，[C:湿度太高时][A:加大档位]") == \
+        [(None, ["打开除湿机"]), ("湿度太高时", ["加大档位"])]  # after a pause: said apart
+
+
+def test_a_span_never_starts_inside_a_word_that_ends_a_condition_scope():
+    assert repaired("现[C:在打开车窗等会儿到家的时候][A:关上车窗]") == \
+        [(None, ["打开车窗"]), ("等会儿到家的时候", ["关上车窗"])]
+
+
+def test_a_duration_takes_the_lasting_said_right_before_it():
+    assert repaired("[A:座椅通风开一下持续][D:十分钟]") == [("持续十分钟", ["打开座椅通风"])]
+
+
 def test_the_assistant_spoken_to_before_jiu_is_no_part_of_the_condition():
     # 等我上车了你就…: 你 is who the user speaks to, not what has to happen
     assert repaired("[C:等我洗完澡了你]就[A:打开卧室空调]") == [("等我洗完澡了", ["打开卧室空调"])]
@@ -272,6 +289,14 @@ def test_an_unpunctuated_run_of_commands_is_cut_at_each_command():
     assert pieces("关上卧室的窗帘打开扫地机") == ["关上卧室的窗帘", "打开扫地机"]
     assert pieces("导航去体育馆播放相声") == ["导航去体育馆", "播放相声"]
     assert pieces("后排车窗关上主驾座椅往后调") == ["后排车窗关上", "主驾座椅往后调"]  # object first: a seat starts one
+    assert pieces("打开近光灯开氛围灯") == ["打开近光灯", "开氛围灯"]  # 开 right before a device starts one
+    assert pieces("打开雾灯音量调到八") == ["打开雾灯", "音量调到八"]  # a name with a verb of its own
+    assert pieces("关上主卧空调打开空气净化器") == ["关上主卧空调", "打开空气净化器"]  # 空调 ends the first object
+
+
+@pytest.mark.parametrize("text", ["打开副驾车窗调到一半", "打开车窗开一半", "打开天窗遮阳帘"])
+def test_a_name_inside_a_verbs_object_starts_no_command(text):
+    assert pieces(text) == [text]
 
 
 @pytest.mark.parametrize("text", ["打开导航回家", "打开天窗遮阳帘", "关闭主驾和副驾的座椅加热", "提醒我打开空调关闭车窗",

@@ -75,14 +75,23 @@ def whole_clock_times(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Spa
     return out
 
 
+_LASTING = "持续"
+
+
 def whole_durations(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """Spec 持续时间: a duration is its whole amount, never cut in two (把除湿机打开一个|半小时): a duration
-    span starting inside an amount of time takes its beginning from the span before it."""
+    span starting inside an amount of time takes its beginning from the span before it, and so does one right
+    after the span's 持续 (外循环开一下持续|五分钟)."""
     text = analysis.text
     out = list(spans)
     for k in range(1, len(out)):
         sp, prev = out[k], out[k - 1]
         if sp.kind != "D" or prev.end != sp.start:
+            continue
+        if prev.text.endswith(_LASTING) and len(prev.text) > len(_LASTING):
+            m = prev.end - len(_LASTING)
+            out[k - 1] = Span(prev.kind, prev.start, m, text[prev.start:m], prev.intent)
+            out[k] = sp = Span("D", m, sp.end, text[m:sp.end], sp.intent)
             continue
         for m in _AMOUNT_OF_TIME.finditer(text, max(prev.start, sp.start - 8), sp.end):
             if m.start() < sp.start < m.end() and m.start() > prev.start:
@@ -144,6 +153,36 @@ def letter_word_before_condition(analysis: TextAnalysis, spans: Sequence[Span]) 
         letters = sum(ch.isalpha() for ch in low[a:cur.start])
         if letters >= 2 and a >= (out[k - 1].end if k > 0 else 0):
             out[k] = Span("C", a, cur.end, text[a:cur.end], cur.intent)
+    return out
+
+
+def scope_words_outside(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A span never starts inside a word that ends a condition's scope (scope_end.txt: 现在, 另外, 马上): where the
+    tagger starts one there (现|在放首歌等会上车的时候), it starts after the word, which no span holds."""
+    text = analysis.text
+    words = [(a, b) for a, b, *_ in analysis.found["scope_end"] if b - a >= 2]
+    if not words:
+        return list(spans)
+    out = []
+    for sp in spans:
+        inside = next((b for a, b in words if a < sp.start < b < sp.end), None)
+        out.append(sp if inside is None else Span(sp.kind, inside, sp.end, text[inside:sp.end], sp.intent))
+    return out
+
+
+def device_before_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """An action span that is a device's name and nothing else, said right before a condition with no pause
+    (空气净化器|检测到空气变差时, 扫地机器人|碰到台阶的时候), is what the condition is about, not a command: a name
+    alone asks nothing, and the tagger often cuts such a subject off its condition."""
+    text = analysis.text
+    out: list[Span] = []
+    for sp in spans:
+        prev = out[-1] if out else None
+        if sp.kind == "C" and prev is not None and prev.kind == "A" and prev.end == sp.start \
+                and any(a == prev.start and b == prev.end for a, b, *_ in analysis.found["device_kinds"]):
+            out[-1] = Span("C", prev.start, sp.end, text[prev.start:sp.end], sp.intent)
+            continue
+        out.append(sp)
     return out
 
 

@@ -6,8 +6,9 @@ from typing import Sequence
 
 from fastslow.models.automation.rules.analysis import TextAnalysis
 from fastslow.models.automation.rules.edges import (
-    give_back_subject, keep_negation, letter_word_before_condition, media_durations, once_markers_as_said,
-    snap_once_spans, whole_clock_times, whole_condition_edges, whole_durations, whole_words_at_edges,
+    device_before_condition, give_back_subject, keep_negation, letter_word_before_condition, media_durations,
+    once_markers_as_said, scope_words_outside, snap_once_spans, whole_clock_times, whole_condition_edges,
+    whole_durations, whole_words_at_edges,
 )
 from fastslow.models.automation.rules.joins import join_fragments, join_split_object
 from fastslow.models.automation.rules.markup import Span
@@ -18,11 +19,11 @@ from fastslow.models.automation.rules.splits import (
 )
 
 SPAN_REPAIRS = (
-    keep_negation, whole_clock_times, whole_durations, media_durations, whole_words_at_edges,
-    letter_word_before_condition, leading_time_condition, split_inside_action, command_before_sequence,
-    join_fragments, split_trailing_command, join_split_object, split_run_on, split_second_condition,
-    give_back_subject, whole_condition_edges, split_joined_actions, once_markers_as_said, snap_once_spans,
-    demote_signalless_conditions, question_as_said,
+    keep_negation, scope_words_outside, whole_clock_times, whole_durations, media_durations, whole_words_at_edges,
+    letter_word_before_condition, device_before_condition, leading_time_condition, split_inside_action,
+    command_before_sequence, join_fragments, split_trailing_command, join_split_object, split_run_on,
+    split_second_condition, give_back_subject, whole_condition_edges, split_joined_actions, once_markers_as_said,
+    snap_once_spans, demote_signalless_conditions, question_as_said,
 )
 
 

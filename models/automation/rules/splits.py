@@ -316,6 +316,14 @@ def _whole_before_condition(head: str, lex: AutomationLexicons) -> bool:
     return is_plain_command(head, lex)
 
 
+def _name_with_own_verb(text: str, lex: AutomationLexicons) -> bool:
+    """Does ``text``, which starts with a name, go on with a verb of its own whose object names no device (亮度|调高一点,
+    音量|调到十二)? Not when its verb starts the next command (空调|打开加湿器: the name ends the object before it)."""
+    low = lowered(text)
+    verb = next((b for a, b, *_ in lex.action_verbs.find(low) if a > 0), None)
+    return verb is not None and not lex.device_kinds.find(low[verb:])
+
+
 def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     """Where an unpunctuated run of commands (关掉客厅的灯打开扫地机器人, 主驾座椅往前调一点副驾座椅加热打开)
     starts a new one: at a verb of two characters or more (打开, 播放, 导航) when what comes before is a
@@ -337,8 +345,13 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
         return []
     if not may_hold_command(text[:len(text) - 3], lex):
         return []
-    verbs = {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in COMMAND_START_KINDS}
-    names = {a for a, *_ in lex.positions.find(low)} | {a for a, *_ in lex.device_kinds.find(low)}
+    seats = lex.positions.find(low)
+    devices = lex.device_kinds.find(low)
+    names = {a for a, *_ in seats} | {a for a, *_ in devices}
+    # a verb of two characters or more, or 开/关 right before a device (打开雾灯|开双闪)
+    verbs = {a for a, b, _, cat in lex.action_verbs.find(low)
+             if cat in COMMAND_START_KINDS and (b - a >= 2 or b in names)}
+    after_seat = {b for _, b, *_ in seats}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
     points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)
     if not points or not may_hold_command(text[:points[-1]], lex) or not may_hold_command(text[points[0]:], lex):
@@ -348,9 +361,11 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
         if p - last < 3 or (p not in breaks and low[p - 1] in JOINED_BEFORE) or "说" in low[last:p]:
             continue
         left = strip_fillers(text[last:p], lex)
-        if p not in verbs and p not in breaks and lex.action_verbs.prefix(lowered(left)):
-            continue  # a name inside the object of a verb-first command
-        if is_plain_command(left, lex) and is_plain_command(strip_fillers(text[p:], lex), lex):
+        right = strip_fillers(text[p:], lex)
+        if p not in verbs and p not in breaks and lex.action_verbs.prefix(lowered(left)) \
+                and (p in after_seat or not _name_with_own_verb(right, lex)):
+            continue  # a name inside the object of a verb-first command (打开天窗遮阳帘, 关掉卧室空调打开加湿器)
+        if is_plain_command(left, lex) and is_plain_command(right, lex):
             cuts.append(p)
             last = p
     if cuts and unconditional_kind(text, lex):
