@@ -44,11 +44,14 @@ def test_dependent_chains_feelings_and_automations_stay_whole(split, query):
     ("关上车窗顺便告诉我为什么玻璃会起雾", ["关上车窗", "告诉我为什么玻璃会起雾"]),
     ("把座椅加热打开另外哨兵模式是干嘛的", ["把座椅加热打开", "哨兵模式是干嘛的"]),
     ("下一首 顺便问下哨兵模式是啥", ["下一首", "问下哨兵模式是啥"]),
+    # ... and so is one before a connector, its question word inside a longer word too (几号, 多少度)
+    ("后天几号 顺便把天窗关上", ["后天几号", "把天窗关上"]),
+    ("车里多少度，另外打开座椅通风", ["车里多少度", "打开座椅通风"]),
     # after a pause it stays with the request: a feeling said as a question
     ("打开空调，怎么这么热", ["打开空调,怎么这么热"]),  # (the segmenter folds ， to ,)
     ("怎么这么冷，把空调打开", ["怎么这么冷,把空调打开"]),
 ])
-def test_a_question_after_a_connector_is_routed_apart(split, query, parts):
+def test_a_question_next_to_a_connector_is_routed_apart(split, query, parts):
     assert split(query) == parts
 
 

@@ -81,9 +81,10 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
     Boundaries are sequence connectors (然后, 再, 并且, 顺便) and pauses (，；、); the connector itself
     belongs to no span. A piece without an action verb (太冷了，调一下空调) joins the next piece, the last
     one joins the previous, so a feeling or a scene is never routed apart from its request; but a question
-    after a connector is a request of its own (关上车窗顺便告诉我为什么会起雾, 座椅加热打开另外哨兵模式是干嘛的:
-    XA4.1 多指令, each part routed and the labels aggregated), while one after a pause stays with its request
-    (打开空调，怎么这么热: a feeling said as a question). A self-correction
+    next to a connector is a request of its own (关上车窗顺便告诉我为什么会起雾, 座椅加热打开另外哨兵模式是干嘛的,
+    明天几号顺便把车窗关上: XA4.1 多指令, each part routed and the labels aggregated, the first deciding part
+    giving the code), while one after a pause stays with its request (打开空调，怎么这么热: a feeling said as a
+    question). A self-correction
     (不对, 说错了) cancels what was said before it: only the pieces after it are routed apart, and with one
     left the whole is routed as one request (打开车窗，不对，关上车窗 is 关上车窗, not two commands).
     """
@@ -107,10 +108,25 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
     if len(pieces) < 2:
         return whole
     merged = join_actionless(pieces, [not lexicon.actions.isdisjoint(tokens[a:b])
-                                      or (a > 0 and tokens[a - 1] in lexicon.connectors
-                                          and not lexicon.questions.isdisjoint(tokens[a:b]))
+                                      or ((a > 0 and tokens[a - 1] in lexicon.connectors
+                                           or _connector_after(tokens, b, lexicon))
+                                          and _asks(tokens[a:b], lexicon))
                                       for a, b in pieces])
     return merged if len(merged) >= 2 else whole
+
+
+def _asks(tokens: tuple[str, ...], lexicon: SplitLexicon) -> bool:
+    """Does the piece hold a question word, also inside a longer token (几号, 多少度)?"""
+    text = "".join(tokens)
+    return any(word in text for word in lexicon.questions)
+
+
+def _connector_after(tokens: tuple[str, ...], end: int, lexicon: SplitLexicon) -> bool:
+    """Is the first word after ``end`` that is no pause a sequence connector (明天几号，顺便…)?"""
+    for token in tokens[end:]:
+        if token not in lexicon.pauses:
+            return token in lexicon.connectors
+    return False
 
 
 def is_one_request(tokens: tuple[str, ...], lexicon: SplitLexicon) -> bool:
