@@ -471,14 +471,17 @@ def test_a_call_or_a_question_said_before_a_condition_is_its_own_request():
 
 @pytest.mark.parametrize("query", ["上周设的下班开空调那个场景不要了", "回家开灯那个自动化换成开落地灯",
                                    "暂停早上放新闻的那个规则", "把每天提醒我喝水的那条规则停掉",
-                                   "任务大师里那个周末洗车的任务删了", "关闭下班回家那个习惯"])
+                                   "任务大师里那个周末洗车的任务删了", "关闭下班回家那个习惯",
+                                   "把早上八点开窗帘的规则删掉", "那个下雨关天窗的智能任务重新打开",
+                                   "我那个离家关灯的自动化还在吗", "小米任务里那个到家开空调的先停用"])
 def test_an_automation_described_by_what_it_does_is_managed_as_one_default_request(query):
     from fastslow.models.automation.rules import management_group
     group = management_group(query, LEX)
     assert group is not None and group.condition == DEFAULT and group.subqueries == [query]
 
 
-@pytest.mark.parametrize("query", ["下班的时候打开空调", "把那个灯关掉", "打开回家那个场景", "这个场景真好看"])
+@pytest.mark.parametrize("query", ["下班的时候打开空调", "把那个灯关掉", "打开回家那个场景", "这个场景真好看",
+                                   "建一个离家关掉所有灯的场景"])  # a new one, whatever its command says
 def test_a_task_or_device_that_is_not_being_changed_is_no_management(query):
     from fastslow.models.automation.rules import described_task_group
     assert described_task_group(query, LEX) is None

@@ -143,10 +143,18 @@ def memo_edit_group(text: str, lex: AutomationLexicons) -> Group | None:
     return Group(DEFAULT, [action], ["memo"], [None]) if action else None
 
 
-#: an automation the user set before, named by what it does: 下班开空调那个场景, 早上放新闻的那个规则, 那个周末洗车的任务
-_DESCRIBED_TASK = re.compile(r"(?:那个|那条|这个|这条)(?:[^，,。；;]{1,12}的)?(?:智能|自定义)?(?:场景|自动化|规则|习惯|任务|联动)")
-#: what is done to it: dropped, paused, changed or brought back
-_TASK_CHANGE = re.compile(r"不要了|不用了|删掉|删了|删除|去掉|取消|暂停|停掉|停了|停用|禁用|关掉|关了|关闭|换成|改成|改为|恢复|启用")
+_DEMONSTRATIVES = ("那个", "那条", "这个", "这条")
+_TASK_WORD = r"(?:超级|智能|自定义|自动化)?(?:场景|自动化|规则|习惯|任务|联动)"
+#: an automation the user set before, named by what it does: 下班开空调那个场景, 早上放新闻的那个规则, 那个周末洗车的任务,
+#: or inside the super task that holds it (hypertask里那个离家关灯的)
+_DESCRIBED_TASK = re.compile(rf"(?:那个|那条|这个|这条)(?:[^，,。；;]{{1,12}}的)?{_TASK_WORD}"
+                             r"|(?:hypertask|hypermind|任务大师|小米任务|超级任务|自动化|智能场景|智能习惯)(?:里面|里|中)的?(?:那个|那条)")
+#: the same named by what it does alone, with no 那个 (晚上十点关灯的规则删了): only a change said after it makes it one
+#: (建一个离家关掉所有灯的场景 creates one)
+_DESCRIBED_ALONE = re.compile(rf"[^，,。；;]{{2,12}}的{_TASK_WORD}")
+#: what is done to it: dropped, paused, changed, brought back or asked after
+_TASK_CHANGE = re.compile(r"不要了|不用了|删掉|删了|删除|去掉|取消|暂停|停掉|停了|停用|禁用|关掉|关了|关闭|换成|改成|改为|恢复|启用"
+                          r"|重新打开|重新开启|还在吗|还在不在|还有吗|还有没有")
 
 
 def described_task_group(text: str, lex: AutomationLexicons) -> Group | None:
@@ -155,9 +163,16 @@ def described_task_group(text: str, lex: AutomationLexicons) -> Group | None:
     落地灯, 暂停早上放新闻的那个规则), as one ``default`` group of the whole cleaned request (系统控制). The
     condition and command said inside the description name the task; they set up nothing new."""
     low = lowered(text)
-    if _DESCRIBED_TASK.search(low) is None or _TASK_CHANGE.search(low) is None:
-        return None
+    described = _DESCRIBED_TASK.search(low)
+    if described is None or _TASK_CHANGE.search(low) is None:
+        alone = _DESCRIBED_ALONE.search(low)
+        if alone is None or _TASK_CHANGE.search(low, alone.end()) is None:
+            return None
     action = clean_subquery(text, lex)
+    if described is not None and low.startswith(_DEMONSTRATIVES, described.start()):
+        said = text[described.start():described.start() + 2]  # 那个 of 那个回家开灯的习惯: which one, no filler
+        if not action.startswith(said) and action.startswith(text[described.start() + 2:described.end()]):
+            action = said + action
     return Group(DEFAULT, [action], ["system"], [None]) if action else None
 
 
