@@ -231,6 +231,8 @@ def test_a_management_clause_is_quoted_as_said_minus_fillers():
     assert super_task_clause("删除我的智能场景", LEX) == "删除我的智能场景"
     assert groups("[A:我想编辑一下周末露营智能习惯]") == [(DEFAULT, ["编辑一下周末露营智能习惯"], False)]
     assert super_task_clause("把叫午休的智能场景停掉", LEX) == "把叫午休的智能场景停掉"
+    assert super_task_clause("弄个自动化", LEX) == "弄个自动化"  # a verb in everyday words is its verb too
+    assert super_task_clause("自动化", LEX) == "创建自动化"  # a bare keyword: the spec's added clause
     # a named rule is super-task management, not a memo, even when its name holds 提醒
     assert memo_edit_group("删掉喝水提醒那条规则", LEX) is None
 
