@@ -108,6 +108,12 @@ def test_a_control_that_names_no_device_acts_on_the_device_named_before_it():
     assert intents_after([group("烘干机门没关上的时候", ("提醒我", "提醒"))]) == ["提醒"]  # no control: as it is
 
 
+@pytest.mark.parametrize("action", ["那个提醒先关一下", "把所有提醒关掉", "打开提醒"])
+def test_reminders_switched_on_or_off_are_no_memo_item(action):
+    # 反例: 打开提醒：普通无条件单意图，condition=null — said object first too
+    assert not is_memo_management(action, LEX)
+
+
 def test_a_device_named_after_reminders_keeps_the_device_rule():
     assert resolve_intent("把提醒灯打开", "车载控制", LEX) == "设备控制"  # 灯, named without a seat
 

@@ -24,7 +24,7 @@ from sklearn.linear_model import LogisticRegression
 from fastslow.features.automation_lexicons import AutomationLexicons, load_automation_lexicons
 from fastslow.features.extractors import CharGramColumns, TfidfRows, linear_scores, require_fitted, side_by_side
 from fastslow.features.memo import TextMemo
-from fastslow.models.automation.rules import INTENT_REMINDER, INTENT_VEHICLE, lowered
+from fastslow.models.automation.rules import INTENT_REMINDER, INTENT_VEHICLE, lowered, switches_reminders
 from fastslow.data import TAXONOMY_DIR
 
 INTENTS_FILE = TAXONOMY_DIR / "intents.tsv"
@@ -107,17 +107,11 @@ def keyword_intent(subquery: str, taxonomy: IntentTaxonomy, lex: AutomationLexic
     return OTHER
 
 
-#: reminders switched on or off as a whole (spec 反例 打开提醒: 提醒, not a device): 把提醒打开, 提醒先关一下
-_REMINDERS_SWITCHED = re.compile(
-    r"^(?:把|将)?(?:所有的?|全部的?|那个|这个)?提醒(?:功能)?(?:先|都|全)?(?:打开|开启|开了|关掉|关闭|关了|关上|关)"
-    r"|^(?:打开|开启|关掉|关闭)(?:所有的?|全部的?)?提醒(?:功能)?$")
-
-
 def resolve_intent(subquery: str, predicted: str, lex: AutomationLexicons, control=False) -> str:
     """Hard rule after the classifier: a device control's intent follows ``control_intent`` (``control``:
     as ``keyword_intent``'s); reminders switched on or off (把提醒打开) are 提醒, as the spec's 打开提醒 is."""
     if predicted in CONTROL_INTENTS:
-        if _REMINDERS_SWITCHED.search(lowered(subquery)):
+        if switches_reminders(subquery):
             return INTENT_REMINDER
         return (control_intent(subquery, lex) if control is False else control) or predicted
     return predicted

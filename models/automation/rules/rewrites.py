@@ -244,6 +244,16 @@ def super_task_clause(action: str, lex: AutomationLexicons) -> str:
 
 
 _MEMO_TOGGLE = re.compile(r"^(打开|开启|关闭|关掉|关上|启用|停用|开|关)")
+#: reminders switched on or off as a whole, verb first or object first (打开提醒, 把提醒打开, 那个提醒先关一下)
+_REMINDERS_SWITCHED = re.compile(
+    r"^(?:把|将)?(?:所有的?|全部的?|那个|这个)?提醒(?:功能)?(?:先|都|全)?(?:打开|开启|开了|关掉|关闭|关了|关上|关)"
+    r"|^(?:打开|开启|关掉|关闭)(?:所有的?|全部的?)?提醒(?:功能)?$")
+
+
+def switches_reminders(action: str) -> bool:
+    """Spec 反例 打开提醒: the reminder function switched on or off as a whole, which is no memo item (``null``,
+    not ``default``) and whose intent is 提醒, not a device's."""
+    return _REMINDERS_SWITCHED.search(lowered(action)) is not None
 
 
 #: a message or a call (给妈妈发消息, 打电话): no memo, whatever words it holds
@@ -255,7 +265,7 @@ def is_memo_management(action: str, lex: AutomationLexicons) -> bool:
     """Spec default: creating, changing, querying or deleting a memo-like item (提醒我去买菜,
     删除明天的日程, 我今天有什么安排). Turning the reminder function on or off (打开提醒) is not."""
     low = lowered(action)
-    if _MEMO_TOGGLE.match(low):
+    if _MEMO_TOGGLE.match(low) or switches_reminders(low):
         return False
     if low.startswith("提醒") and len(_REMIND_HEAD.sub("", low)) > 0:
         return True
