@@ -362,6 +362,11 @@ def test_a_second_condition_that_leaves_out_its_subject_is_cut_after_the_command
     assert repaired("[A:打开座椅通风][C:车里超过三十度的时候]") == [(None, ["打开座椅通风"]), ("车里超过三十度的时候", [])]
 
 
+def test_a_second_condition_starts_at_the_person_it_happens_to():
+    assert repaired("[C:老人上车时打开座椅加热老人下车后][A:提醒我关座椅加热]") == \
+        [("老人上车时", ["打开座椅加热"]), ("老人下车后", ["提醒我关座椅加热"])]
+
+
 def test_a_once_span_gives_back_the_time_it_took():
     assert repaired("[N:只要这一次后天九点][A:喊我出门]") == [("执行一次后天九点", ["提醒我出门"])]
 
