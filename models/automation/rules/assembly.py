@@ -147,7 +147,7 @@ _DEMONSTRATIVES = ("那个", "那条", "这个", "这条")
 _TASK_WORD = r"(?:超级|智能|自定义|自动化)?(?:场景|自动化|规则|习惯|任务|联动)"
 #: an automation the user set before, named by what it does: 下班开空调那个场景, 早上放新闻的那个规则, 那个周末洗车的任务,
 #: or inside the super task that holds it (hypertask里那个离家关灯的)
-_DESCRIBED_TASK = re.compile(rf"(?:那个|那条|这个|这条)(?:[^，,。；;]{{1,12}}的)?{_TASK_WORD}"
+_DESCRIBED_TASK = re.compile(rf"(?:{'|'.join(_DEMONSTRATIVES)})(?:[^，,。；;]{{1,12}}的)?{_TASK_WORD}"
                              r"|(?:hypertask|hypermind|任务大师|小米任务|超级任务|自动化|智能场景|智能习惯)(?:里面|里|中)的?(?:那个|那条)")
 #: the same named by what it does alone, with no 那个 (晚上十点关灯的规则删了): only a change said after it makes it one
 #: (建一个离家关掉所有灯的场景 creates one)
