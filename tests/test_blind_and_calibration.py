@@ -38,7 +38,7 @@ from fastslow.models.routing.metrics import risk_coverage
 ROUTING_BLIND_METRICS = ("label_accuracy", "label_macro_f1", "code_accuracy", "fast_precision", "confidence_gap",
                          "mean_confidence", "ece", "accuracy_at_100_coverage", "accuracy_at_90_coverage",
                          "accuracy_at_80_coverage")
-AUTOMATION_BLIND_METRICS = ("group_exact", "group_exact_no_intent", "condition_exact")
+AUTOMATION_BLIND_METRICS = ("group_exact", "group_exact_no_intent", "condition_exact", "group_structure")
 
 
 def count_shared(rows, held_out) -> int:

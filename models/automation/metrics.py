@@ -1,10 +1,16 @@
 """Automation parser metrics: span precision/recall/F1, condition exact match, group exact match
-(with and without intents), oracle-span group match (the rules alone), per-rule accuracy, and how
-many gold built-in vehicle behaviours were flagged ``builtin`` (``builtin_recognised`` of ``builtin_total``).
+(with and without intents), group structure, oracle-span group match (the rules alone), per-rule
+accuracy, and how many gold built-in vehicle behaviours were flagged ``builtin`` (``builtin_recognised``
+of ``builtin_total``).
 
 Group comparison: same number of groups, and per group the same condition, the same subqueries in
 order, the same ``builtin`` flag; with intents, every gold intent that is not null must match
 (a null gold intent means "not given by the source", as in the spec examples without one).
+
+Group structure is the same comparison without the subqueries' wording: as many subqueries per group,
+with the same intents. The spec rewrites actions beyond its listed rules (打开空调 said after 主驾有人上车时
+is 打开主驾空调), and writers differ in how far they reword an action (后视镜自己折起来 or 折叠后视镜); the
+structure says whether the parser found what triggers what kind of action, whatever the wording.
 """
 
 from __future__ import annotations
@@ -34,6 +40,19 @@ def groups_match(pred: list[dict], gold: list[dict], intents: bool = True) -> bo
             for pq, gq in zip(p.get("querys") or [], g.get("querys") or []):
                 if gq.get("intent") is not None and pq.get("intent") != gq.get("intent"):
                     return False
+    return True
+
+
+def structure_matches(pred: list[dict], gold: list[dict]) -> bool:
+    """The groups agree in everything but the subqueries' wording (see the module doc)."""
+    if len(pred) != len(gold):
+        return False
+    for p, g in zip(pred, gold):
+        pq, gq = p.get("querys") or [], g.get("querys") or []
+        if (p.get("condition"), bool(p.get("builtin")), len(pq)) != (g.get("condition"), bool(g.get("builtin")), len(gq)):
+            return False
+        if any(b.get("intent") is not None and a.get("intent") != b.get("intent") for a, b in zip(pq, gq)):
+            return False
     return True
 
 
@@ -96,6 +115,7 @@ def evaluate_automation(parser, rows: list[dict], name: str) -> AutomationEvalua
     group_ok = {i: groups_match(predicted[i], rows[i]["expected"], intents=True) for i in with_gold}
     group_ok_ni = {i: groups_match(predicted[i], rows[i]["expected"], intents=False) for i in with_gold}
     cond_ok = {i: conditions_match(predicted[i], rows[i]["expected"]) for i in with_gold}
+    structure_ok = {i: structure_matches(predicted[i], rows[i]["expected"]) for i in with_gold}
     builtin = [builtin_recognised(predicted[i], rows[i]["expected"]) for i in with_gold]
     p = f"automation_{name}_"
     n = max(len(with_gold), 1)
@@ -104,6 +124,7 @@ def evaluate_automation(parser, rows: list[dict], name: str) -> AutomationEvalua
         p + "group_exact": sum(group_ok.values()) / n,
         p + "group_exact_no_intent": sum(group_ok_ni.values()) / n,
         p + "condition_exact": sum(cond_ok.values()) / n,
+        p + "group_structure": sum(structure_ok.values()) / n,
         p + "builtin_recognised": sum(r for r, _ in builtin),
         p + "builtin_total": sum(t for _, t in builtin),
     }
@@ -139,13 +160,15 @@ def evaluate_automation(parser, rows: list[dict], name: str) -> AutomationEvalua
 
 
 def summary_lines(evaluations: list[AutomationEvaluation]) -> str:
-    """A short table: n, group exact (with / without intents), condition exact, span F1, oracle."""
-    head = f"{'automation':<12}{'n':>6}{'groups':>9}{'no-intent':>11}{'conditions':>12}{'span F1':>9}{'oracle':>8}"
+    """A short table: n, group exact (with / without intents), condition exact, structure, span F1, oracle."""
+    head = (f"{'automation':<12}{'n':>6}{'groups':>9}{'no-intent':>11}{'conditions':>12}{'structure':>11}"
+            f"{'span F1':>9}{'oracle':>8}")
     lines = [head, "-" * len(head)]
     for ev in evaluations:
         m, p = ev.metrics, f"automation_{ev.name}_"
         lines.append(f"{ev.name:<12}{m[p + 'n']:>6}{m[p + 'group_exact']:>9.3f}{m[p + 'group_exact_no_intent']:>11.3f}"
-                     f"{m[p + 'condition_exact']:>12.3f}{m.get(p + 'span_all_f1', float('nan')):>9.3f}"
+                     f"{m[p + 'condition_exact']:>12.3f}{m[p + 'group_structure']:>11.3f}"
+                     f"{m.get(p + 'span_all_f1', float('nan')):>9.3f}"
                      f"{m.get(p + 'oracle_span_group_exact', float('nan')):>8.3f}")
     lines.append("built-in behaviours recognised (flagged builtin, not proposed as tasks): " + ", ".join(
         f"{ev.name} {ev.metrics.get(f'automation_{ev.name}_builtin_recognised', 0)}"

@@ -103,6 +103,7 @@ def model_card(facts: CardFacts) -> str:
             m, p = ev.metrics, f"automation_{ev.name}_"
             auto.append({"set": ev.name, "n": m[p + "n"], "groups exact": m[p + "group_exact"],
                          "no-intent": m[p + "group_exact_no_intent"], "conditions": m[p + "condition_exact"],
+                         "structure": m[p + "group_structure"],
                          "span F1": m.get(p + "span_all_f1", float("nan"))})
         lines += ["Automation parser:", "", _table(pd.DataFrame(auto)), ""]
     lines += [f"Capture contract (INV-TASK-2) conformance: {facts.capture_conformance:.3f}.", "",
