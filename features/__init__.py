@@ -22,11 +22,12 @@ from fastslow.features.extractors import (
     EndpointFeatures,
     ExplicitTarget,
     AutomationParse,
+    WhereItRuns,
 )
 
 __all__ = [
     "Utterance", "Segmenter", "normalise", "CharNgrams", "WordTokens", "TriggerMarkers",
     "SensationWords", "SceneWords", "DeviceLexicon", "ActionLexicon", "QuestionMarkers",
     "Connectors", "Demonstratives", "NumbersUnits", "ContextFeatures", "EndpointFeatures", "ExplicitTarget",
-    "AutomationParse",
+    "AutomationParse", "WhereItRuns",
 ]

@@ -26,7 +26,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
-from fastslow.features.lexicon import load_lexicon
+from fastslow.features.lexicon import Matcher, load_lexicon, read_entries, resolve_lexicon
 from fastslow.features.text import CONTEXT_STATES, PARSE_SIGNALS
 
 
@@ -655,6 +655,37 @@ class AutomationParse(IndicatorFeatures):
         end = u.endpoint if u.endpoint in EndpointFeatures.COLUMNS else "unknown"
         names = [f"parse:{s}" for s in u.parse] + [f"parse:{s}@{end}" for s in u.parse]
         return sorted(col for col in map(self.columns_.get, names) if col is not None)  # a signal fit never saw: none
+
+
+class WhereItRuns(IndicatorFeatures):
+    """Where an automation said with no endpoint runs, as its content says (LABELING.md rule 10): a thing only
+    a car has or a car's place or moment (座椅加热, 车里, 上车) → ``car``, 快 like the car's; a thing or room only
+    a home has (窗帘, 客厅) → ``home``, 慢; neither (每天早上七点打开空调: a car and a home both have one) →
+    ``unplaced``, which the spec sends to 模糊 (缺端侧且端侧会改变标签时). Set only for a query with no endpoint
+    that has a trigger word or a parsed condition of the user's; read from the devices' automation view and
+    ``places.txt`` in running text, so a place said inside a longer word (客厅的灯) counts."""
+
+    NAMES = ("no_endpoint_automation:car", "no_endpoint_automation:home", "no_endpoint_automation:unplaced")
+
+    def __init__(self, devices="devices", places="places", triggers="triggers"):
+        self.devices = devices
+        self.places = places
+        self.triggers = triggers
+
+    def fit(self, X=None, y=None):
+        entries = read_entries(resolve_lexicon(self.devices), "automation") + read_entries(resolve_lexicon(self.places))
+        self.places_ = Matcher.build("places", entries)
+        self.triggers_ = load_lexicon(self.triggers)
+        return self
+
+    def get_feature_names_out(self, input_features=None):
+        return np.array(self.NAMES, dtype=object)
+
+    def columns(self, u) -> list[int]:
+        if u.endpoint in EndpointFeatures.COLUMNS or not ("condition" in u.parse or self.triggers_.hits(u)):
+            return []
+        kinds = self.places_.categories(u.text)
+        return [i for i, kind in enumerate(("car", "home")) if kind in kinds] or [2]
 
 
 class ExplicitTarget(IndicatorFeatures):

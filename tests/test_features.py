@@ -15,7 +15,8 @@ from sklearn.base import clone
 
 from fastslow.features import (
     ActionLexicon, AutomationParse, CharNgrams, ExplicitTarget, Connectors, ContextFeatures, Demonstratives, DeviceLexicon, EndpointFeatures,
-    NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords, TriggerMarkers, WordTokens, normalise,
+    NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords, TriggerMarkers, WhereItRuns, WordTokens,
+    normalise,
 )
 from fastslow.features.extractors import CharGramColumns, TfidfRows, char_ngrams
 from fastslow.features.lexicon import load_lexicon
@@ -197,7 +198,7 @@ def test_gap_patterns_match_in_order_only(tmp_path):
 
 EXTRACTORS = [CharNgrams, WordTokens, TriggerMarkers, SensationWords, SceneWords, DeviceLexicon, ActionLexicon,
               QuestionMarkers, Connectors, Demonstratives, NumbersUnits, ContextFeatures, EndpointFeatures, ExplicitTarget,
-              AutomationParse]
+              AutomationParse, WhereItRuns]
 
 
 @pytest.fixture(scope="module")
@@ -234,6 +235,22 @@ def test_lexicon_extractors_see_their_words(utterances):
     assert {"ctx:slow_question", "ctx:slow_question&short"} <= names_hit(ContextFeatures, confirm)
     assert {"endpoint:home", "endpoint:home&trigger"} <= names_hit(EndpointFeatures, automation)
     assert {"number", "len<=16"} <= names_hit(NumbersUnits, automation)
+
+
+@pytest.mark.parametrize("item, where", [
+    ("每天早上七点打开空调", "unplaced"),  # a car and a home both have one: the spec's 模糊
+    ("上车的时候打开空调", "car"),
+    ("每天早上八点帮我把车里空调提前打开", "car"),
+    ("扫地机每天下午两点开始扫", "home"),
+    ("下雨的时候把阳台的窗帘拉上", "home"),
+    ({"query": "天黑了就把客厅的灯打开", "automation": [{"condition": "天黑了", "querys": []}]}, "home"),
+    ({"query": "每天早上七点打开空调", "endpoint": "car"}, None),  # the endpoint says where
+    ("打开空调", None),  # no automation
+])
+def test_where_an_automation_with_no_endpoint_runs_is_read_from_its_content(item, where):
+    u = Segmenter().fit().transform([item])[0]
+    hit = names_hit(WhereItRuns, u)
+    assert hit == ({f"no_endpoint_automation:{where}"} if where else set())
 
 
 def group(condition, *intents, builtin=False) -> dict:

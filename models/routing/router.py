@@ -16,7 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from fastslow.features import (
     ActionLexicon, AutomationParse, CharNgrams, Connectors, ContextFeatures, Demonstratives, DeviceLexicon,
     EndpointFeatures, ExplicitTarget, NumbersUnits, QuestionMarkers, SceneWords, Segmenter, SensationWords,
-    TriggerMarkers, WordTokens,
+    TriggerMarkers, WhereItRuns, WordTokens,
 )
 from fastslow.features.extractors import LexiconFeatures, TfidfFeatures, linear_scores, require_fitted, side_by_side
 from fastslow.features.references import BuiltinFunctions, EntityReferences
@@ -112,6 +112,7 @@ class Router(BaseEstimator, ClassifierMixin):
             ("context", ContextFeatures()),
             ("endpoint", EndpointFeatures()),
             ("parse", AutomationParse()),
+            ("where", WhereItRuns()),
             ("target", ExplicitTarget()),
             ("references", EntityReferences()),
             ("builtins", BuiltinFunctions()),
