@@ -464,6 +464,10 @@ def test_a_duration_after_a_fragment_keeps_the_request_whole():
     ("暖风机刚开热风的时候", ["不吹冷风"]),        # a heater's own warm-up
     ("家里门锁被撬开的时候", ["发出警报"]),        # 警报 is an alarm as 报警 is
     ("扫地机没电的时候", ["回去充电"]),            # a robot docks itself
+    ("加湿器没水的时候", ["自动停机"]),            # 没水 said without 了
+    ("空气质量变差的时候", ["空气净化器自动调高风速"]),
+    ("检测到烟雾的时候", ["烟雾报警器响"]),        # the alarm sounding, though 报警 is inside its name
+    ("门没反锁的时候", ["提醒我"]),                # a lock's own reminder
 ])
 def test_a_home_appliances_own_behaviour_is_built_in_and_the_homes(condition, actions):
     assert builtin_domain(condition, actions, LEX) == "home"
@@ -485,7 +489,8 @@ def test_the_cars_behaviours_stay_the_cars():
     assert builtin_domain("走远时", ["车门上锁"], LEX) == "car"
     assert builtin_domain("车门关上以后", ["自动上锁"], LEX) != "home"
     assert builtin_domain("压线的时候", ["方向盘抖一下"], LEX) == "car"
-    assert builtin_domain("车子一解锁", ["鸣个笛"], LEX) == "car"  # the spec's 车辆解锁时鸣笛 said in other words
+    assert builtin_domain("车子一解锁", ["鸣个笛"], LEX) == "car"
+    assert builtin_domain("锁车的时候", ["把窗户都关上"], LEX) == "car"  # the spec's 锁车时关闭车窗  # the spec's 车辆解锁时鸣笛 said in other words
 
 
 def test_a_set_time_makes_a_known_behaviour_the_users_task():
