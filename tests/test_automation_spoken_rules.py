@@ -180,6 +180,14 @@ def test_the_assistant_spoken_to_before_jiu_is_no_part_of_the_condition():
     assert repaired("[C:我一叫你][A:打开空调]") == [("我一叫你", ["打开空调"])]  # no 就 after it: what is said
 
 
+def test_an_event_word_hidden_by_a_verb_still_starts_the_condition_after_a_command():
+    # 打开到家: the event list's 开到 (开到服务区) overlaps 到家; 开 ends the verb 打开, so 到家 starts the condition
+    assert repaired("[C:把氛围灯打开到家的时候][A:提醒我拿快递]") == \
+        [(None, ["把氛围灯打开"]), ("到家的时候", ["提醒我拿快递"])]
+    assert repaired("[C:熄火的时候][A:暂停播客][C:回到家以后][A:打开电视]") == \
+        [("熄火的时候", ["暂停播客"]), ("回到家以后", ["打开电视"])]  # no verb ends at 回: 回到家 stays whole
+
+
 def test_a_time_point_a_command_and_another_time_point_run_on_are_two_groups():
     # 不向左回溯 with no pause: the second time binds the command after it, the first the one before it
     assert repaired("[C:早上六点开加湿器晚上九点][A:关加湿器]") == [("早上六点", ["开加湿器"]), ("晚上九点", ["关加湿器"])]

@@ -20,13 +20,17 @@ _BEFORE_NO_START = frozenset("不没快要将还已")
 
 def condition_starts(low: str, lex: AutomationLexicons, events: bool, compared: bool = False) -> list[int]:
     """Where a condition can begin inside ``low``: a prefix trigger (如果, 要是, 等, 当 …; not 到 / 在 / 一,
-    which are too often part of a request: 调到, 在家) and, if ``events``, an event word (到公司, 快到) or
+    which are too often part of a request: 调到, 在家) and, if ``events``, an event word (到公司, 快到; and the
+    one right after an event word that overlaps it, 到家 of 打开到家, whose 开到 the matcher finds first) or
     what a state condition is about (电量, 车速: condition_subjects.txt); if ``compared`` too, a comparison
     said without its subject (关掉空调|低于百分之十时: category ``compared``), which only starts a condition
     after a whole command (in 车里|超过三十度的时候 the words before it are its subject)."""
     starts = [a for a, b, term, cat in lex.triggers.find(low) if cat == "prefix" and (b - a >= 2 or term in RUN_ON_SHORT)]
     if events:
-        starts += [a for a, *_ in lex.events.find(low)]
+        verb_ends = {b for a, b, *_ in lex.action_verbs.find(low) if b - a >= 2}
+        for a, *_ in lex.events.find(low):
+            # an event word whose first character ends a verb (打开到家: 开到 of 打开) hides the one after it
+            starts += [a, a + 1] if a + 1 in verb_ends and lex.events.prefix(low[a + 1:]) else [a]
         if lex.condition_subjects is not None:  # start words: ``spoken_condition_starts``
             starts += [a for a, _, _, cat in lex.condition_subjects.find(low)
                        if cat not in ("start", "compared") or (compared and cat == "compared")]
