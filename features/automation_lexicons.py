@@ -75,7 +75,8 @@ class AutomationLexicons:
     #: one pattern of the action verbs, reminder verbs and memo words: every whole command holds one of them
     command_words: re.Pattern | None = field(init=False, repr=False, compare=False)
     #: one pattern of the words a run of commands is cut before (``command_cuts``): verbs of two characters or
-    #: more of ``COMMAND_START_KINDS``, seat and device names, sequence connectors (``break``)
+    #: more of ``COMMAND_START_KINDS``, reminder verbs of three (提醒我), seat and device names, sequence connectors
+    #: (``break``)
     cut_point_words: re.Pattern | None = field(init=False, repr=False, compare=False)
     #: one pattern of the suffix triggers of two characters or more (以后, 的时候)
     long_suffix_words: re.Pattern | None = field(init=False, repr=False, compare=False)
@@ -111,7 +112,8 @@ class AutomationLexicons:
         derived["command_words"] = term_pattern({*self.action_verbs.category, *self.reminder_verbs.category,
                                                  *self.memo.category})
         derived["cut_point_words"] = term_pattern(
-            {t for t, cat in self.action_verbs.category.items() if len(t) >= 2 and cat in COMMAND_START_KINDS}
+            {t for t, cat in self.action_verbs.category.items()
+             if (len(t) >= 2 and cat in COMMAND_START_KINDS) or (len(t) >= 3 and cat == "remind")}
             | set(self.positions.category) | set(self.device_kinds.category) | self.breaks.terms("break"))
         suffixes = {t for t, cat in self.triggers.category.items() if cat == "suffix"}
         long_suffixes = {t for t in suffixes if len(t) >= 2}
