@@ -443,11 +443,11 @@ def assert_char_columns_are_the_vectorizers(vectorizer: TfidfVectorizer, texts) 
         np.testing.assert_allclose(one_values, [expected[c] for c in one_columns], rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("ngram_range", [(1, 2), (1, 3), (2, 3)])
-def test_char_gram_columns_are_the_vectorizers_on_every_bundled_text(ngram_range):
-    """Every bundled text, fitted on every other one (some grams out of the vocabulary), as scikit-learn's
-    ``analyzer="char"`` computes it."""
-    texts = sorted(bundled_texts())
+@pytest.mark.parametrize("ngram_range, every", [((1, 2), 1), ((1, 3), 3), ((2, 3), 3)])
+def test_char_gram_columns_are_the_vectorizers_on_every_bundled_text(ngram_range, every):
+    """Every bundled text (every third for the ranges the router does not use by default), fitted on every other
+    one (some grams out of the vocabulary), as scikit-learn's ``analyzer="char"`` computes it."""
+    texts = sorted(bundled_texts())[::every]
     vectorizer = TfidfVectorizer(analyzer="char", ngram_range=ngram_range, sublinear_tf=True, lowercase=False)
     assert_char_columns_are_the_vectorizers(vectorizer.fit(texts[::2]), texts)
 
