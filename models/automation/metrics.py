@@ -23,37 +23,31 @@ import pandas as pd
 from fastslow.models.automation.rules import analyse, plan_groups
 
 
-def _group_key(group: dict, intents: bool, gold: dict | None = None):
+def _group_key(group: dict, wording: bool = True) -> tuple:
+    """What two groups must share: condition, ``builtin`` flag, and the subqueries in order (``wording``) or
+    only how many there are."""
     querys = group.get("querys") or []
-    key = [group.get("condition"), bool(group.get("builtin")), tuple(q.get("subquery") for q in querys)]
-    return key
+    return (group.get("condition"), bool(group.get("builtin")),
+            tuple(q.get("subquery") for q in querys) if wording else len(querys))
+
+
+def _intents_agree(pred: dict, gold: dict) -> bool:
+    """Every gold intent that is not null is the predicted one, subquery by subquery."""
+    return all(g.get("intent") is None or p.get("intent") == g.get("intent")
+               for p, g in zip(pred.get("querys") or [], gold.get("querys") or []))
 
 
 def groups_match(pred: list[dict], gold: list[dict], intents: bool = True) -> bool:
     """Exact match of a query's groups (see the module doc)."""
-    if len(pred) != len(gold):
-        return False
-    for p, g in zip(pred, gold):
-        if _group_key(p, False) != _group_key(g, False):
-            return False
-        if intents:
-            for pq, gq in zip(p.get("querys") or [], g.get("querys") or []):
-                if gq.get("intent") is not None and pq.get("intent") != gq.get("intent"):
-                    return False
-    return True
+    return len(pred) == len(gold) and all(
+        _group_key(p) == _group_key(g) and (not intents or _intents_agree(p, g)) for p, g in zip(pred, gold))
 
 
 def structure_matches(pred: list[dict], gold: list[dict]) -> bool:
     """The groups agree in everything but the subqueries' wording (see the module doc)."""
-    if len(pred) != len(gold):
-        return False
-    for p, g in zip(pred, gold):
-        pq, gq = p.get("querys") or [], g.get("querys") or []
-        if (p.get("condition"), bool(p.get("builtin")), len(pq)) != (g.get("condition"), bool(g.get("builtin")), len(gq)):
-            return False
-        if any(b.get("intent") is not None and a.get("intent") != b.get("intent") for a, b in zip(pq, gq)):
-            return False
-    return True
+    return len(pred) == len(gold) and all(
+        _group_key(p, wording=False) == _group_key(g, wording=False) and _intents_agree(p, g)
+        for p, g in zip(pred, gold))
 
 
 def rules_output(text: str, spans, lexicons) -> list[dict]:
