@@ -19,6 +19,13 @@ from fastslow.features.lexicon import Matcher, read_entries, resolve_lexicon, te
 COMMAND_START_KINDS = frozenset({"on", "off", "media", "nav", "comm", "query"})
 
 
+def starts_a_command(term: str, kind: str) -> bool:
+    """Does an action verb of ``kind`` start a new command wherever it stands in a run of commands: a verb of two
+    characters or more of ``COMMAND_START_KINDS`` (打开, 播放), or a reminder verb of three (提醒我)? (``command_cuts``
+    also cuts at 开/关 right before a device.)"""
+    return (len(term) >= 2 and kind in COMMAND_START_KINDS) or (len(term) >= 3 and kind == "remind")
+
+
 @dataclass(frozen=True)
 class Builtin:
     """One built-in behaviour: any condition word, and an action word in every action; ``domain`` is whose
@@ -74,9 +81,8 @@ class AutomationLexicons:
     signal_names: re.Pattern | None = field(init=False, repr=False, compare=False)
     #: one pattern of the action verbs, reminder verbs and memo words: every whole command holds one of them
     command_words: re.Pattern | None = field(init=False, repr=False, compare=False)
-    #: one pattern of the words a run of commands is cut before (``command_cuts``): verbs of two characters or
-    #: more of ``COMMAND_START_KINDS``, reminder verbs of three (提醒我), seat and device names, sequence connectors
-    #: (``break``)
+    #: one pattern of the words a run of commands is cut before (``command_cuts``): the verbs that start a command
+    #: (``starts_a_command``), seat and device names, sequence connectors (``break``)
     cut_point_words: re.Pattern | None = field(init=False, repr=False, compare=False)
     #: one pattern of the suffix triggers of two characters or more (以后, 的时候)
     long_suffix_words: re.Pattern | None = field(init=False, repr=False, compare=False)
@@ -112,8 +118,7 @@ class AutomationLexicons:
         derived["command_words"] = term_pattern({*self.action_verbs.category, *self.reminder_verbs.category,
                                                  *self.memo.category})
         derived["cut_point_words"] = term_pattern(
-            {t for t, cat in self.action_verbs.category.items()
-             if (len(t) >= 2 and cat in COMMAND_START_KINDS) or (len(t) >= 3 and cat == "remind")}
+            {t for t, cat in self.action_verbs.category.items() if starts_a_command(t, cat)}
             | set(self.positions.category) | set(self.device_kinds.category) | self.breaks.terms("break"))
         suffixes = {t for t, cat in self.triggers.category.items() if cat == "suffix"}
         long_suffixes = {t for t in suffixes if len(t) >= 2}

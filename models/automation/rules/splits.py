@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from fastslow.features.automation_lexicons import COMMAND_START_KINDS, AutomationLexicons
+from fastslow.features.automation_lexicons import COMMAND_START_KINDS, AutomationLexicons, starts_a_command
 from fastslow.models.automation.rules.analysis import TextAnalysis
 from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
 from fastslow.models.automation.rules.rewrites import unconditional_kind
@@ -350,8 +350,8 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     names = {a for a, *_ in seats} | {a for a, *_ in devices}
     # a verb of two characters or more, or 开/关 right before a device (打开雾灯|开双闪); a reminder after a whole
     # command (关掉空调|提醒我找地方充电)
-    verbs = {a for a, b, _, cat in lex.action_verbs.find(low)
-             if (cat in COMMAND_START_KINDS and (b - a >= 2 or b in names)) or (cat == "remind" and b - a >= 3)}
+    verbs = {a for a, b, term, cat in lex.action_verbs.find(low)
+             if starts_a_command(term, cat) or (cat in COMMAND_START_KINDS and b in names)}
     after_seat = {b for _, b, *_ in seats}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
     points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)
