@@ -27,10 +27,11 @@ def condition_starts(low: str, lex: AutomationLexicons, events: bool, compared: 
     after a whole command (in 车里|超过三十度的时候 the words before it are its subject)."""
     starts = [a for a, b, term, cat in lex.triggers.find(low) if cat == "prefix" and (b - a >= 2 or term in RUN_ON_SHORT)]
     if events:
-        verb_ends = {b for a, b, *_ in lex.action_verbs.find(low) if b - a >= 2}
-        for a, *_ in lex.events.find(low):
-            # an event word whose first character ends a verb (打开到家: 开到 of 打开) hides the one after it
-            starts += [a, a + 1] if a + 1 in verb_ends and lex.events.prefix(low[a + 1:]) else [a]
+        found = lex.events.find(low)
+        if found:  # an event word whose first character ends a verb (打开到家: 开到 of 打开) hides the one after it
+            verb_ends = {b for a, b, *_ in lex.action_verbs.find(low) if b - a >= 2}
+            starts += [a + 1 for a, *_ in found if a + 1 in verb_ends and lex.events.prefix(low[a + 1:])]
+            starts += [a for a, *_ in found]
         if lex.condition_subjects is not None:  # start words: ``spoken_condition_starts``
             starts += [a for a, _, _, cat in lex.condition_subjects.find(low)
                        if cat not in ("start", "compared") or (compared and cat == "compared")]
