@@ -106,6 +106,10 @@ def test_a_control_that_names_no_device_acts_on_the_device_named_before_it():
     assert intents_after([group("主驾车窗打开的时候", ("自动关上", "设备控制"))]) == ["车载控制"]
     assert intents_after([group("下雨的时候", ("关上", "车载控制"))]) == ["车载控制"]  # nothing named: the classifier's
     assert intents_after([group("烘干机门没关上的时候", ("提醒我", "提醒"))]) == ["提醒"]  # no control: as it is
+    # a fridge is a home's unless said as the car's (车载冰箱); a gas stove is a home's
+    assert intents_after([group("冰箱门没关好的时候", ("响铃报警", "车载控制"))]) == ["设备控制"]
+    assert intents_after([group("燃气灶火灭了", ("自动关气", "车载控制"))]) == ["设备控制"]
+    assert resolve_intent("打开车载冰箱", "设备控制", LEX) == "车载控制"
 
 
 @pytest.mark.parametrize("action", ["那个提醒先关一下", "把所有提醒关掉", "打开提醒"])

@@ -468,6 +468,10 @@ def test_a_duration_after_a_fragment_keeps_the_request_whole():
     ("空气质量变差的时候", ["空气净化器自动调高风速"]),
     ("检测到烟雾的时候", ["烟雾报警器响"]),        # the alarm sounding, though 报警 is inside its name
     ("门没反锁的时候", ["提醒我"]),                # a lock's own reminder
+    ("门锁密码连续输错五次", ["报警"]),            # wrong codes said with 连续
+    ("净化器检测到空气变差", ["自动调大风量"]),
+    ("燃气灶火灭了", ["自动关气"]),                # a stove's flame-out valve
+    ("关门以后", ["门锁自动上锁"]),
 ])
 def test_a_home_appliances_own_behaviour_is_built_in_and_the_homes(condition, actions):
     assert builtin_domain(condition, actions, LEX) == "home"
@@ -490,6 +494,10 @@ def test_the_cars_behaviours_stay_the_cars():
     assert builtin_domain("车门关上以后", ["自动上锁"], LEX) != "home"
     assert builtin_domain("压线的时候", ["方向盘抖一下"], LEX) == "car"
     assert builtin_domain("车子一解锁", ["鸣个笛"], LEX) == "car"
+    assert builtin_domain("车速超过二十公里", ["把车门锁上"], LEX) == "car"  # the car locks itself as it drives off
+    assert builtin_domain("开车门的时候", ["车内灯亮起来"], LEX) == "car"    # its courtesy light
+    assert builtin_domain("车速超过一百二的时候", ["提醒我减速"], LEX) is None  # a threshold the user sets
+    assert builtin_domain("开车门的时候", ["打开氛围灯"], LEX) is None
     assert builtin_domain("锁车的时候", ["把窗户都关上"], LEX) == "car"  # the spec's 锁车时关闭车窗  # the spec's 车辆解锁时鸣笛 said in other words
 
 
