@@ -201,6 +201,9 @@ def test_spans_made_whole(markup, expected):
     ("[C:早上七点半让][A:音箱放新闻]", [("C", "早上七点半"), ("A", "让音箱放新闻")]),
     ("[C:如果堵车][A:把会议提前][D:二十分钟]", [("C", "如果堵车"), ("A", "把会议提前二十分钟")]),
     ("[A:座椅加热][D:二十分钟]", [("A", "座椅加热"), ("D", "二十分钟")]),  # a real duration stays
+    # the 一下 of a managing verb before it (设置一下) is no part of the situation; 一下车 is one
+    ("用超级任务设置[C:一下到家时][A:打开客厅灯]", [("C", "到家时"), ("A", "打开客厅灯")]),
+    ("[C:一下车][A:打开空调]", None),
 ])
 def test_condition_edges(markup, expected):
     from fastslow.models.automation.rules import parse_markup

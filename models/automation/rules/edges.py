@@ -26,6 +26,8 @@ _TRAILING_TRIGGER = re.compile(r"的话|的时候|时候|以后|之后|时")
 _ACTION_LEAD = frozenset("让叫给帮替")
 #: the assistant the user speaks to, said between a condition and its 就 (等我上车了|你|就…): part of neither
 _ADDRESSEE = "你"
+#: said after a verb to soften it (设置一下): a condition the tagger starts there starts after it
+_SOFTENER = "一下"
 #: an amount of time after one of these is how much earlier or later, not a duration (闹钟提前|半小时)
 _SHIFT_VERB = re.compile(r"(?:提前|推迟|延后|提早|推后|往后推|往前提|早|晚)$")
 #: said before a condition: it is about to happen (快|下班的时候)
@@ -283,7 +285,8 @@ def whole_condition_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list
     """A condition span keeps what no span took right before it that says it is about to happen (快|下班的时候)
     and the trigger said right after it (…亮着灯|的话|就 → …亮着灯的话), gives a
     causative 让/叫 at its end to the action after it (晚上十点一刻让|音箱… → 让音箱…) and drops the 你 it ends in
-    before 就 (等我上车了你|就…: the assistant spoken to, no part of the situation); an amount of time said
+    before 就 (等我上车了你|就…: the assistant spoken to, no part of the situation) and the 一下 it starts with
+    after a managing verb (用超级任务设置一下|到家时); an amount of time said
     after 提前/推迟 at the end of an action is part of that action, not a duration (把闹钟提前|半小时)."""
     text = analysis.text
     out: list[Span | None] = list(spans)
@@ -294,6 +297,10 @@ def whole_condition_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list
             about = _ABOUT_TO.search(text[lo:cur.start])  # 快|下班的时候: about to happen is part of it
             if about:
                 a = lo + about.start()
+                out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
+            if cur.text.startswith(_SOFTENER) and len(cur.text) > len(_SOFTENER) + 2 \
+                    and any(b == cur.start for _, b, *_ in analysis.found["manage_verbs"]):
+                a = cur.start + len(_SOFTENER)  # 设置一下|到家时: the verb's 一下, no part of the situation
                 out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
             if cur.text.endswith(_ADDRESSEE) and len(cur.text) > 3 and text.startswith("就", cur.end):
                 out[k] = cur = Span("C", cur.start, cur.end - 1, cur.text[:-1], cur.intent)
