@@ -65,6 +65,9 @@ def test_plain_feelings_are_not_conditions(parser):
 def test_builtin_behaviour_is_flagged(parser):
     [group] = parser.parse("倒车时后视镜自动下翻")
     assert group["builtin"] is True
+    # said with no trigger word: a situation with 了 running on into what the appliance does by itself
+    [group] = parser.parse("洗衣机洗完了自动断电")
+    assert (group["condition"], group["builtin"]) == ("洗衣机洗完了", True)
 
 
 def test_a_term_put_back_from_a_slip_is_given_as_the_user_said_it(parser):

@@ -70,6 +70,13 @@ def test_seats_directions_and_device_names_are_no_condition_signal():
         assert has_condition_signal(conditional, LEX), conditional
 
 
+def test_a_situation_with_le_running_on_into_what_acts_by_itself_is_a_condition_signal():
+    # no trigger word, yet a condition: 洗衣机洗完了|自动断电 (an appliance's own behaviour, 条件负例's kin)
+    for conditional in ("洗衣机洗完了自动断电", "电饭煲饭煮好了自动保温", "水开了自己断电"):
+        assert has_condition_signal(conditional, LEX), conditional
+    assert not has_condition_signal("把洗衣机设成自动模式", LEX)
+
+
 def test_a_seat_condition_span_without_a_signal_becomes_part_of_the_action():
     # a tagger's condition over a seat / direction (主驾座椅靠背往后|放一点) is the plain command it cuts
     text = "主驾座椅靠背往后放一点"
