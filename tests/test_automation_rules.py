@@ -110,6 +110,8 @@ def test_a_control_that_names_no_device_acts_on_the_device_named_before_it():
     assert intents_after([group("冰箱门没关好的时候", ("响铃报警", "车载控制"))]) == ["设备控制"]
     assert intents_after([group("燃气灶火灭了", ("自动关气", "车载控制"))]) == ["设备控制"]
     assert resolve_intent("打开车载冰箱", "设备控制", LEX) == "车载控制"
+    assert resolve_intent("把窗户关了", "车载控制", LEX) == "设备控制"  # a home has windows too
+    assert resolve_intent("后排左边窗户关上", "设备控制", LEX) == "车载控制"  # a seat makes it the car's
 
 
 @pytest.mark.parametrize("action", ["那个提醒先关一下", "把所有提醒关掉", "打开提醒"])

@@ -243,6 +243,8 @@ def test_lexicon_extractors_see_their_words(utterances):
     ("每天早上八点帮我把车里空调提前打开", "car"),
     ("扫地机每天下午两点开始扫", "home"),
     ("下雨的时候把阳台的窗帘拉上", "home"),
+    ("睡觉前提醒我关窗户", "unplaced"),  # a home has windows too (车窗 is the car's)
+    ("锁车的时候把车窗关上", "car"),
     ({"query": "天黑了就把客厅的灯打开", "automation": [{"condition": "天黑了", "querys": []}]}, "home"),
     ({"query": "每天早上七点打开空调", "endpoint": "car"}, None),  # the endpoint says where
     ("打开空调", None),  # no automation
