@@ -237,6 +237,12 @@ def test_lexicon_extractors_see_their_words(utterances):
     assert {"number", "len<=16"} <= names_hit(NumbersUnits, automation)
 
 
+@pytest.mark.parametrize("query", ["把ESP关掉", "车身稳定系统关一下", "开启哨兵", "autohold打开"])
+def test_the_cars_functions_said_short_or_in_letters_are_devices(query):
+    u = Segmenter().fit().transform([query])[0]
+    assert "devices:car_device" in names_hit(DeviceLexicon, u)
+
+
 @pytest.mark.parametrize("item, where", [
     ("每天早上七点打开空调", "unplaced"),  # a car and a home both have one: the spec's 模糊
     ("上车的时候打开空调", "car"),
