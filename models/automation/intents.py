@@ -72,14 +72,14 @@ class IntentTaxonomy:
 
 
 def control_intent(subquery: str, lex: AutomationLexicons) -> str | None:
-    """车载控制 vs 设备控制 by seat and device kind (see the module doc); None without a device or a seat.
+    """车载控制 vs 设备控制 by seat and device kind (see the module doc); None without a device.
 
     Reads the matchers ``devices_in`` and ``seat_mentions`` read, for the kinds alone (``Matcher.categories``)
     and whether any seat is named (a test holds it to them)."""
     low = lowered(subquery)
     kinds = lex.device_kinds.categories(low)
-    if kinds <= NOT_A_DEVICE:  # no device; a seat with no setting or media (主驾调到22度) is the car's all the same
-        return CAR_CONTROL if not kinds and lex.positions.search(low) is not None else None
+    if kinds <= NOT_A_DEVICE:
+        return None
     if "car" in kinds or lex.positions.search(low) is not None:
         return CAR_CONTROL
     return DEVICE_CONTROL
