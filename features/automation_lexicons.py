@@ -146,10 +146,11 @@ class AutomationLexicons:
                         "reminder_verbs", "super_task", "memo", "once", "scope_end", "fillers", "events")
 
 
-#: word lists whose words signal a possible condition, duration, once marker, reminder, super task or
-#: memo; a query with none of them (and no number with a time unit) is plainly unconditional. Scope
-#: ends (另外, 现在) matter only after a condition, which has its own signal.
-SIGNAL_MATCHERS = ("time_words", "triggers", "once", "reminder_verbs", "super_task", "memo", "events")
+#: word lists whose every word signals a possible condition, duration, once marker, reminder or super task;
+#: with the memo words of ``SIGNAL_MEMO`` and ``SIGNAL_RUN_ON``, a query with none of them (and no number with a
+#: time unit) is plainly unconditional. Scope ends (另外, 现在) matter only after a condition, which has its own
+#: signal.
+SIGNAL_MATCHERS = ("time_words", "triggers", "once", "reminder_verbs", "super_task", "events")
 #: memo words that signal on their own: the items (日程, 备忘录) and 记…; a bare 加 / 查 / 设置 does not
 SIGNAL_MEMO = ("item",)
 SIGNAL_MEMO_WORDS = frozenset(("记", "记一下", "记下", "记录", "帮我记"))
@@ -221,8 +222,7 @@ def load_automation_lexicons(lexicon_dir: str | Path | None = None) -> Automatio
             builtins.append(Builtin(conditions, actions, domains.get(term, "car")))
     return AutomationLexicons(
         **m, builtins=tuple(builtins),
-        signal=build_signal([m[f] for f in ("time_words", "triggers", "once", "reminder_verbs", "super_task",
-                                             "events")], m["memo"]),
+        signal=build_signal([m[f] for f in SIGNAL_MATCHERS], m["memo"]),
     )
 
 
