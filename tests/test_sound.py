@@ -49,6 +49,7 @@ def test_a_device_or_function_said_with_other_characters_of_its_sound_is_put_bac
     "加湿器不出雾了",             # 出雾 sounds like 除雾, but 不出 is a word
     "推荐几个沿途景点",           # 途景点 sounds like 途经点, but 沿途 is a word
     "最近常听的歌",               # 常听 is 餐厅 only with near sounds, and keeps no character of it
+    "门锁一关就关掉全屋灯",       # 屋灯 sounds like 雾灯, but 全屋 is a place of the home
     "大开眼界",
 ])
 def test_real_words_that_sound_like_a_term_stay_themselves(text):
@@ -166,6 +167,16 @@ def test_every_bundled_query_is_left_as_it_is_unless_it_holds_a_slip():
         "退出倒航": "退出导航",
         "音亮调到二十": "音量调到二十",
         "鱼刮开起来的时候把车窗关上": "雨刮开起来的时候把车窗关上",
+        "连一下我手机的蓝雅": "连一下我手机的蓝牙",
+        "后事镜折叠一下": "后视镜折叠一下",
+        "我一坐上车就,就打开座椅按摩,顺便把空跳调到二十四度": "我一坐上车就,就打开座椅按摩,顺便把空调调到二十四度",
+        "打开空气进化器,睡觉的时候把净化器调成睡眠模式": "打开空气净化器,睡觉的时候把净化器调成睡眠模式",
+        "空跳温度调到二十二度": "空调温度调到二十二度",
+        "前挡出雾打开": "前挡除雾打开",
+        "把天床打开一条缝": "把天窗打开一条缝",
+        "下雨的时候雨瓜自动打开": "下雨的时候雨刮自动打开",
+        "雨瓜开到最快那档": "雨刮开到最快那档",
+        "音亮小一点": "音量小一点",
     }
 
 
