@@ -8,6 +8,8 @@ from collections import Counter
 import pytest
 
 from conftest import ROOT
+from fastslow.features.spoken import strip_disfluencies
+from fastslow.features.text import normalise
 from fastslow.models.lifecycle.dataset import DATA_DIR, DEV_FILE, FIXTURE_FILE, leaked, load_labelled, load_training
 from fastslow.models.taxonomy import REASON_CODES
 
@@ -35,6 +37,19 @@ def test_fixture_holds_every_reason_code_group_and_the_context_example():
 def test_no_fixture_or_dev_query_is_in_the_training_data(train):
     assert leaked(train, load_labelled(FIXTURE_FILE)) == []
     assert leaked(train, load_labelled(DEV_FILE)) == []
+
+
+def test_no_generated_query_is_a_held_out_one_said_with_a_filler_or_a_wake_word():
+    """The router strips spoken noise before it reads a query, so a generated row that is a dev or fixture
+    query with a wake word, filler or tail around it would be that query to the model: none is."""
+    def said(query):
+        return "".join(c for c in strip_disfluencies(normalise(query)) if c.isalnum())
+
+    held_out = {said(r["query"]) for path in (FIXTURE_FILE, *sorted(DEV_FILE.parent.glob("*.jsonl")))
+                for r in load_labelled(path)}
+    generated = load_labelled(DATA_DIR / "train" / "generated.jsonl")
+    assert len(generated) >= 7000
+    assert [r["query"] for r in generated if said(r["query"]) in held_out] == []
 
 
 def test_training_data_is_large_and_covers_every_reason_code(train):

@@ -48,9 +48,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fastslow.features.spoken import strip_disfluencies  # noqa: E402
 from fastslow.features.text import normalise as normalise_text  # the one normaliser (fastslow installed or on the path)
 
-_FINAL_QUESTION = re.compile(r"[。．.!！~～…?？]+$")
 ROOT = Path(__file__).resolve().parents[1]
 HERE = ROOT / "data" / "generator"  # the vocabularies, templates and targets
 VOCAB_DIR = HERE / "vocab"
@@ -494,8 +494,10 @@ def _wrapper_fits(wrapper: str, text: str) -> bool:
 # ------------------------------------------------------------------------------------ generation
 
 def normalise(text: str) -> str:
-    """The held-out key of a query: the one normaliser (``features.text.normalise``) without a final ？ either."""
-    return _FINAL_QUESTION.sub("", normalise_text(text))
+    """The held-out key of a query: the one normaliser (``features.text.normalise``), then what the router strips
+    as spoken noise (wake words, fillers, tails, stutters: ``features.spoken.strip_disfluencies``), without
+    punctuation or spaces: a generated row is no held-out query said with a filler or a wake word around it."""
+    return "".join(c for c in strip_disfluencies(normalise_text(text)) if c.isalnum())
 
 
 def held_out_queries(root: Path = ROOT) -> set[str]:
