@@ -29,11 +29,13 @@ def starts_a_command(term: str, kind: str) -> bool:
 @dataclass(frozen=True)
 class Builtin:
     """One built-in behaviour: any condition word, and an action word in every action; ``domain`` is whose
-    behaviour it is, the car's (``car``) or a home appliance's (``home``)."""
+    behaviour it is, the car's (``car``) or a home appliance's (``home``); ``bare_reminder``: a reminder is
+    the behaviour only when it asks to be told no more (洗衣机洗完的时候提醒我, but not 提醒我晾衣服)."""
 
     condition_words: tuple[str, ...]
     action_words: tuple[str, ...]
     domain: str = "car"
+    bare_reminder: bool = False
 
 
 @dataclass(frozen=True)
@@ -215,11 +217,12 @@ def load_automation_lexicons(lexicon_dir: str | Path | None = None) -> Automatio
     builtins = []
     behaviours = resolve_lexicon("builtin_behaviours", folder)
     domains = dict(read_entries(behaviours, "domain"))
+    reminders = dict(read_entries(behaviours, "reminder"))
     for term, category in read_entries(behaviours, "actions"):
         conditions = tuple(w for w in term.split("|") if w)
         actions = tuple(w.strip().lower() for w in category.split("|") if w.strip())
         if conditions and actions:
-            builtins.append(Builtin(conditions, actions, domains.get(term, "car")))
+            builtins.append(Builtin(conditions, actions, domains.get(term, "car"), reminders.get(term) == "bare"))
     return AutomationLexicons(
         **m, builtins=tuple(builtins),
         signal=build_signal([m[f] for f in SIGNAL_MATCHERS], m["memo"]),

@@ -475,6 +475,9 @@ def test_a_duration_after_a_fragment_keeps_the_request_whole():
     ("净化器检测到空气变差", ["自动调大风量"]),
     ("燃气灶火灭了", ["自动关气"]),                # a stove's flame-out valve
     ("关门以后", ["门锁自动上锁"]),
+    ("洗衣机洗完的时候", ["提醒我"]),              # an appliance tells that its work is done
+    ("热水器烧好了", ["提醒我一声"]),
+    ("净水器滤芯快到期的时候", ["提醒我"]),
 ])
 def test_a_home_appliances_own_behaviour_is_built_in_and_the_homes(condition, actions):
     assert builtin_domain(condition, actions, LEX) == "home"
@@ -482,6 +485,8 @@ def test_a_home_appliances_own_behaviour_is_built_in_and_the_homes(condition, ac
 
 @pytest.mark.parametrize("condition, actions", [
     ("洗完衣服", ["提醒我晾衣服"]),                # a reminder of the user's own
+    ("洗衣机洗完的时候", ["提醒我晾衣服"]),        # the user's errand, though the machine tells it is done
+    ("饭煮好了", ["提醒我叫孩子吃饭"]),
     ("空气质量差的时候", ["打开净化器"]),          # a smart-home task: the user switches the purifier on
     ("到家的时候", ["自动打开客厅灯"]),            # no situation the appliance senses
     ("水浸传感器报警", ["关闭总阀"]),              # the user links a sensor to a valve

@@ -21,6 +21,8 @@ _NO_FUNCTION = frozenset({"event", "moment", "state", "alarm"}) | _NO_SITUATION
 _USER_THRESHOLD = re.compile(r"(?:超过|高于|低于|不足|少于|小于|大于|达到|到了|到)(?:百分之)?[\d零一二两三四五六七八九十百千]")
 #: a reminder's content short enough to be advice the car gives (提醒我休息, 提醒我减速, 提醒我看路)
 _ADVICE_CHARS = 3
+#: what an appliance's own notice that its work is done says besides 提醒我 (提醒我换): more is the user's errand
+_NOTICE_CHARS = 1
 #: what no car does by itself as a built-in: requests of these kinds (actions.txt, automation view)
 _NOT_THE_CARS = frozenset({"media", "nav", "comm", "query", "remind", "manage", "create", "search"})
 _WARN = re.compile(r"^(?:警告|告警|报警|预警|提示|提醒|警示)")
@@ -63,10 +65,13 @@ def builtin_domain(condition: str | None, actions: Sequence[str], lex: Automatio
 
 
 def _builtin_action(action: str, builtin, lex: AutomationLexicons) -> bool:
-    """A reminder (提醒我关窗) matches only a built-in reminder, never by the words of its content; an action word
-    inside a longer device name is no match (烘干 of 打开烘干机: another appliance, switched on by the user)."""
+    """A reminder (提醒我关窗) matches only a built-in reminder, never by the words of its content, and a
+    ``bare_reminder`` behaviour's only when it asks to be told no more (``_bare_notice``: 洗衣机洗完的时候提醒我,
+    but 提醒我晾衣服 is the user's errand); an action word inside a longer device name is no match (烘干 of
+    打开烘干机: another appliance, switched on by the user)."""
     if is_reminder(action):
-        return any(w.startswith(("提醒", "提示")) for w in builtin.action_words)
+        return (any(w.startswith(("提醒", "提示")) for w in builtin.action_words)
+                and (not builtin.bare_reminder or _bare_notice(action)))
     low = lowered(action)
     words = [w for w in builtin.action_words if w in low]
     if not words:
@@ -74,6 +79,15 @@ def _builtin_action(action: str, builtin, lex: AutomationLexicons) -> bool:
     names = [(a, b) for a, b, *_ in lex.device_kinds.find(low)]
     return any(not any(a <= m.start() and m.end() <= b and b - a > len(w) for a, b in names)
                for w in words for m in re.finditer(re.escape(w), low))
+
+
+def _bare_notice(reminder: str) -> bool:
+    """Does the reminder ask to be told and no more (提醒我, 提醒我一声, 提醒我换: at most one character said
+    besides)?"""
+    content = reminder[len(REMIND):]
+    for said in ("一下", "一声"):
+        content = content.replace(said, "")
+    return len(content) <= _NOTICE_CHARS
 
 
 def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
