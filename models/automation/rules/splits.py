@@ -161,9 +161,11 @@ def split_trailing_command(analysis: TextAnalysis, spans: Sequence[Span]) -> lis
                 cut = trailing_command_start(sp.text, lex)
                 if cut is not None:
                     m = sp.start + cut
-                    rest = "A" if is_plain_command(sp.text[cut:], lex) else "C"  # a command, then a condition:
-                    out += [Span("C", sp.start, m, text[sp.start:m], sp.intent),  # split_run_on cuts the rest
-                            Span(rest, m, sp.end, text[m:sp.end])]
+                    # a command, then a condition (split_run_on cuts the rest): after a time point said first,
+                    # always (早上八点|导航去公司周末早上九点: the time in it is the next condition, not content)
+                    then_time = time_prefix(lowered(sp.text), lex) == cut
+                    rest = "A" if not then_time and is_plain_command(sp.text[cut:], lex) else "C"
+                    out += [Span("C", sp.start, m, text[sp.start:m], sp.intent), Span(rest, m, sp.end, text[m:sp.end])]
                     continue
         out.append(sp)
     return out

@@ -201,9 +201,13 @@ def comparison_prefix(low: str, lex: AutomationLexicons, subject: bool = True) -
     return 0
 
 
+#: what joins the first and the last day of a range (周一到周五, 周一至周五)
+_RANGE = frozenset("到至")
+
+
 def time_prefix(low: str, lex: AutomationLexicons) -> int:
-    """How many characters at the start of ``low`` are a time point: days, periods, weekdays and a clock
-    time (明天早上七点半, 除夕晚上八点, 下周一); 0 when it holds neither a clock time nor a day, or starts with
+    """How many characters at the start of ``low`` are a time point: days, periods, weekdays, a range of days
+    and a clock time (明天早上七点半, 除夕晚上八点, 下周一, 周一到周五早上八点); 0 when it holds neither a clock time nor a day, or starts with
     neither a digit, a clock's numeral nor the first character of a time word (``lex.time_point_firsts``)."""
     first = low[:1]
     if not first.isdecimal() and first not in _CLOCK_NUMERALS and first not in lex.time_point_firsts:
@@ -221,6 +225,11 @@ def time_prefix(low: str, lex: AutomationLexicons) -> int:
             pos += len(word)
             anchored = anchored or category != "period"
             continue
+        if low[pos:pos + 1] in _RANGE and anchored and pos + 1 < len(low):  # 周一到周五: a range of days
+            after = lex.time_words.prefix(low[pos + 1:])
+            if after and lex.time_words.category.get(after) in ("day", "week"):
+                pos += 1 + len(after)
+                continue
         break
     return pos if anchored else 0
 
@@ -289,11 +298,11 @@ def is_plain_command(text: str, lex: AutomationLexicons) -> bool:
     """A request that is whole on its own and holds no trigger word (an event may be its object: 导航回家):
     it starts with a verb of two characters or more and has an object (打开空调, 查一下今天的路况: a time in
     the object is content), or names a device or starts with 把 or 给, has a verb and no time (把音量调到十二,
-    给王师傅打电话).
+    给王师傅打电话, 开灯).
     A trigger of its own outside seat and device names (且, 时, 如果, 超过) makes it part of a condition."""
     text = strip_fillers(text, lex)
-    if len(text) < 3:
-        return False
+    if len(text) < 2 or (len(text) == 2 and not devices_in(text, lex)):
+        return False  # two characters are a command only as a verb and a device (开灯, 放歌; not 开会)
     low = lowered(text)
     head = lex.action_verbs.prefix(low)
     if head and len(head) >= 2 and len(low) > len(head):
