@@ -348,6 +348,26 @@ def test_a_time_point_said_first_is_the_condition_of_the_command_after_it():
     assert (4, 7) in clock_times("今天晚上十点整关灯")  # 整 is part of the clock time
 
 
+def test_a_schedule_of_times_run_on_binds_each_command_to_the_time_before_it():
+    # spec 不向左回溯: the tagger's one condition over time, command and time is cut at each time point
+    assert repaired("[C:早上八点导航去公司晚上六点][A:导航回家]") == \
+        [("早上八点", ["导航去公司"]), ("晚上六点", ["导航回家"])]
+    assert repaired("[C:周一到周五早上八点导航去公司周末早上九点][A:导航去健身房]") == \
+        [("周一到周五早上八点", ["导航去公司"]), ("周末早上九点", ["导航去健身房"])]
+    assert repaired("[C:早上七点开灯七点半][A:开窗帘]") == [("早上七点", ["开灯"]), ("七点半", ["开窗帘"])]
+    assert time_prefix("周一到周五早上八点", LEX) == 9 and time_prefix("周一到公司的时候", LEX) == 2
+
+
+def test_a_super_task_managed_by_what_it_does_is_one_request():
+    # spec 超级任务 (修改/删除/取消某个已命名习惯或规则): the verb, the name and the keyword are one default clause
+    assert repaired("[A:编辑一下离家]那个[A:智能场景]") == [(DEFAULT, ["编辑一下离家那个智能场景"])]
+    assert repaired("[A:关闭下班回家]那个[A:小米任务]") == [(DEFAULT, ["关闭下班回家那个小米任务"])]
+    assert repaired("[A:小米任务里]那个[C:下班][A:回家的先关一下]") == [(DEFAULT, ["小米任务里那个下班回家的先关"])]
+    # a whole command, then a super task of its own: two requests
+    assert repaired("[A:打开空调][A:智能场景]") == [(None, ["打开空调"]), (DEFAULT, ["创建智能场景"])]
+    assert repaired("[A:打开空调]然后[A:把这个存成智能场景]") == [(None, ["打开空调"]), (DEFAULT, ["把这个存成智能场景"])]
+
+
 def test_a_condition_that_ran_into_its_command_gives_it_back():
     assert repaired("[C:下课的时候播放儿歌][N:只要一次]") == [("执行一次下课的时候", ["播放儿歌"])]
     # a compound before 就 stays whole (复合条件完整性)

@@ -12,7 +12,7 @@ from fastslow.models.automation.rules.builtin import function_prefix
 from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
 from fastslow.models.automation.rules.starts import condition_starts, spoken_condition_starts
 from fastslow.models.automation.rules.words import (
-    has_time_expression, is_bare_device, is_fragment, is_plain_command, is_super_task_mention,
+    has_time_expression, has_verb, is_bare_device, is_fragment, is_plain_command, is_super_task_mention,
     management_after_command, only_fillers, sequence_connector, strip_fillers, takes_place,
 )
 
@@ -60,6 +60,45 @@ def join_split_object(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Spa
                 out[k] = Span("A", sp.start, m, text[sp.start:m], sp.intent)
                 out[k + 1] = Span("C", m, nxt.end, text[m:nxt.end], nxt.intent)
                 break
+    return out
+
+
+#: what joins a super task's name to its keyword (离家|那个|智能场景), and the keyword to a name said after it
+#: (小米任务|里那个|下班回家的先关一下)
+_NAME_BEFORE = frozenset({"那个", "这个", "的那个", "的", "那条", "这条"})
+_NAME_AFTER = re.compile(r"(?:里|中|里面|里的)?(?:那个|这个|那条|这条)")
+_IN_IT = re.compile(r"(?:里|中|里面|里的)?")
+
+
+def named_super_task(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """Spec 超级任务 (明确修改/删除/取消某个已命名习惯或规则): a super task managed by what it does, its manage
+    verb, its name and its keyword are one request (编辑一下离家|那个|智能场景, 关闭下班回家那个小米任务,
+    小米任务里那个下班回家的先关一下), not a command and a new super task. The tagger's action span before the
+    keyword starts with a manage verb (manage_verbs.txt) and only a naming word lies between them; or the keyword
+    comes first with 里那个 after it, and what the spans after it do is done to that super task."""
+    lex, low = analysis.lex, analysis.low
+    if lex.super_task.search(low) is None:
+        return list(spans)
+    out = sorted(spans, key=lambda sp: sp.start)
+    for a, b, _, cat in analysis.found["super_task"]:
+        # the keyword said on its own: in no span, or in an action span of its own (小米任务, 小米任务里)
+        if cat != "keyword" or any(sp.kind != "A" or _IN_IT.fullmatch(lowered(sp.text).strip()[b - a:]) is None
+                                   for sp in out if sp.start <= a < sp.end):
+            continue
+        out = [sp for sp in out if not (sp.start <= a and b <= sp.end)]
+        before = [sp for sp in out if sp.end <= a]
+        if before and before[-1].kind == "A" and low[before[-1].end:a] in _NAME_BEFORE \
+                and lex.manage_verbs.prefix(lowered(before[-1].text)):
+            sp = before[-1]
+            out[out.index(sp)] = Span("A", sp.start, b, analysis.text[sp.start:b], sp.intent)
+            continue
+        named = _NAME_AFTER.match(low, b)
+        after = [sp for sp in out if sp.start >= b]
+        if named and after and any(has_verb(sp.text, lex) for sp in after):
+            end = max(sp.end for sp in after)
+            out = [sp for sp in out if sp.start < b] + [Span("A", a, end, analysis.text[a:end])]
+            continue
+        out = sorted(out + [sp for sp in spans if sp.start <= a and b <= sp.end], key=lambda sp: sp.start)
     return out
 
 

@@ -235,9 +235,9 @@ _MANAGE_SUFFIX = re.compile(r"(里面|里|中|内|的方式|来)$")
 
 def super_task_clause(action: str, lex: AutomationLexicons) -> str:
     """Spec 超级任务: the management clause of a super-task mention. A bare keyword (用自动化, 智能场景里)
-    becomes ``创建+keyword``; a clause with its own verb (删除自定义习惯, 新建一个超级任务, 把那个叫露营的自动化停掉)
-    stays as said."""
-    if lex.manage_verbs.search(action):
+    becomes ``创建+keyword``; a clause with its own verb (删除自定义习惯, 新建一个超级任务, 把那个叫露营的自动化停掉,
+    小米任务里那个下班回家的先关了) stays as said."""
+    if lex.manage_verbs.search(action) or lex.action_verbs.search(lowered(action)):
         return action
     bare = _MANAGE_SUFFIX.sub("", _MANAGE_PREFIX.sub("", action)) or action
     return "创建" + bare
