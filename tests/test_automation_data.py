@@ -1,6 +1,7 @@
 """The automation data: frozen where it must be, big and broad enough, never leaking into training,
 and consistent with the rules."""
 
+import importlib.util
 import subprocess
 import sys
 from collections import Counter
@@ -44,6 +45,20 @@ def test_no_fixture_or_dev_query_is_in_the_training_data(train):
     assert automation_leaked(train, load_automation(AUTOMATION_DEV_FILE)) == []
 
 
+def test_no_generated_row_is_a_held_out_query_said_with_a_wake_word_filler_or_tail(train):
+    """What the generator adds around a row (a wake word, a filler, a polite tail, punctuation) makes no new
+    query: from its first span to its last, no generated row is a fixture or dev query (retired blind sets too)."""
+    def core(text):
+        return "".join(c for c in text if c.isalnum())
+
+    held_out = {core(r["text"]) for path in (AUTOMATION_FIXTURE_FILE, *sorted(AUTOMATION_DEV_FILE.parent.glob("*.jsonl")))
+                for r in load_automation(path)}
+    generated = [r for r in train if (r.get("source") or "").startswith("generator:") and r["spans"]]
+    assert len(generated) >= 2500
+    said = [core(r["text"][min(s.start for s in r["spans"]):max(s.end for s in r["spans"])]) for r in generated]
+    assert [t for t in said if t in held_out] == []
+
+
 def test_training_data_is_large_and_covers_every_rule(train):
     assert len(train) >= 3000
     rules = Counter(rule for r in train for rule in r["rules"])
@@ -80,6 +95,28 @@ def test_generator_is_deterministic_given_its_seed(tmp_path):
     subprocess.run([sys.executable, str(ROOT / "tools" / "generate_automation_data.py"), "--seed", "13",
                     "--n", "3000", "--out", str(out)], check=True, capture_output=True, timeout=300)
     assert out.read_bytes() == (AUTOMATION_DIR / "train" / "generated.jsonl").read_bytes()
+
+
+def test_each_template_draws_its_own_rows_whatever_the_others(monkeypatch):
+    """A template added or dropped leaves every other template's rows as they were (but for how many), so a
+    change of the data is the rows it meant to change, not a new draw of the whole sample."""
+    spec = importlib.util.spec_from_file_location("generate_automation_data",
+                                                  ROOT / "tools" / "generate_automation_data.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    every = tool.generate(13, 400)
+    dropped = "t_multi"
+    monkeypatch.setattr(tool.Gen, "TEMPLATES", [t for t in tool.Gen.TEMPLATES if t[0] != dropped])
+    fewer = tool.generate(13, 400)
+
+    def of(rows, template):
+        return [r["query"] for r in rows if r["source"].removeprefix("generator:").split("+")[0] == template]
+
+    assert of(every, dropped) and not of(fewer, dropped)
+    for template, _ in tool.Gen.TEMPLATES:
+        before, after = of(every, template), of(fewer, template)
+        shared = min(len(before), len(after))
+        assert shared and before[:shared] == after[:shared], template
 
 
 def test_the_generator_composes_the_builtin_class(train):

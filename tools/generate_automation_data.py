@@ -104,6 +104,12 @@ CHECK_ITEMS = ["水", "食物", "胎压", "油量", "证件", "行李", "充电�
 CONNECTORS = ["", "", "，", "，", "然后", "并且", "再", "同时", "，然后", "和", "，再", "，并且", "并", "顺便"]
 REMIND_VERBS = ["提醒我"] * 6 + ["通知我", "告诉我", "叫我", "喊我", "提示我", "提醒", "提醒一下我", "提醒我一下",
                                  "通知一下我", "播报", "报告"]
+#: actions said in two or three characters, as a schedule runs them on (早上七点开灯七点半开窗帘八点关灯)
+SHORT_ACTIONS = [("开灯", "设备控制"), ("关灯", "设备控制"), ("开窗帘", "设备控制"), ("关窗帘", "设备控制"),
+                 ("拉窗帘", "设备控制"), ("开空调", "设备控制"), ("关空调", "设备控制"), ("开暖气", "设备控制"),
+                 ("关暖气", "设备控制"), ("开风扇", "设备控制"), ("关电视", "设备控制"), ("开加湿器", "设备控制"),
+                 ("放歌", "音乐播放"), ("放音乐", "音乐播放"), ("放新闻", "音乐播放"), ("开香氛", "车载控制"),
+                 ("关香氛", "车载控制"), ("开天窗", "车载控制"), ("关车窗", "车载控制"), ("开座椅加热", "车载控制")]
 ONCE = ["只执行一次", "仅一次", "执行一次", "单次执行", "只执行一次就行", "仅执行一次"]
 SCOPE_END = ["另外", "此外", "对了", "现在", "另外现在"]
 SUPER_VERBS = ["删除", "打开", "关闭", "创建", "新建", "查看", "编辑", "修改", "删掉", "开启", "停用"]
@@ -115,7 +121,7 @@ STATE_MARKERS = [("{}时", 5), ("{}的时候", 3), ("当{}时", 2), ("如果{}",
 
 
 class Gen:
-    def __init__(self, seed: int):
+    def __init__(self, seed: int | str):
         self.rng = random.Random(seed)
         self.v = Vocab()
 
@@ -336,6 +342,27 @@ class Gen:
         pieces += self.condition() + self.action_pieces(n=self.pick([1, 1, 2]))
         return [p for p in pieces if p[1] != ""], ["multi_scope"]
 
+    def t_schedule(self):
+        """Two or three times (or moments) in a row, each with a short action and mostly no pause between:
+        早上七点开灯七点半开窗帘八点关灯, 早上上车的时候开香氛晚上下车的时候关香氛."""
+        pieces = []
+        events = self.maybe(0.25)
+        for k in range(self.pick([2, 2, 3])):
+            if k:
+                pieces.append((None, self.pick(["", "", "", "，", "然后"])))
+            if events:
+                form = self.weighted(MARKERS[:3])
+                cond = self.pick(["", "早上", "晚上", "中午"]) + form.format(self.pick(YI_EVENTS))
+            else:
+                cond = self.clock() if k else self.pick(["", "每天", "明天", "工作日"]) + self.pick(PERIODS) + self.clock()
+            pieces.append(("C", cond))
+            if self.maybe(0.2):
+                pieces.append(self.reminder_action())
+            else:
+                text, intent = self.pick(SHORT_ACTIONS)
+                pieces.append(("A", text, intent))
+        return [p for p in pieces if p[1] != ""], ["multi_scope"]
+
     def t_no_left(self):
         pieces = self.action_pieces(n=self.pick([1, 1, 2]))
         pieces += [(None, self.pick(["", "", "，", "，然后", "然后"]))]
@@ -507,7 +534,7 @@ class Gen:
             return self.t_single()
         return self.event_condition() + [("A", bare, intent)], ["missing_verb"]
 
-    TEMPLATES = [("t_single", 30), ("t_jiu", 7), ("t_and", 6), ("t_or", 5), ("t_multi", 6), ("t_no_left", 7),
+    TEMPLATES = [("t_single", 30), ("t_jiu", 7), ("t_and", 6), ("t_or", 5), ("t_multi", 6), ("t_schedule", 3), ("t_no_left", 7),
                  ("t_duration", 7), ("t_reminder", 8), ("t_remind_say", 5), ("t_once", 3), ("t_super_task", 6),
                  ("t_memo", 5), ("t_plain", 9), ("t_statement", 6), ("t_pure", 2), ("t_location", 6), ("t_builtin", 5),
                  ("t_scope_end", 2), ("t_reminder_noun", 4), ("t_missing_verb", 1)]
@@ -538,12 +565,12 @@ class Gen:
             out = out + [(None, self.pick(["", "，"]) + self.pick(lex.tails + ("吧", "哈", "好吗", "可以吗")))]
         return out
 
-    def row(self, spoken: bool = False):
-        name = self.weighted(self.TEMPLATES)
-        pieces, rules = getattr(self, name)()
+    def row(self, template: str, spoken: bool = False):
+        """One row of ``template`` as markup, its rules, and its spoken variant (None unless ``spoken``)."""
+        pieces, rules = getattr(self, template)()
         pieces = self.noise(inner_auto(pieces))
         variant = render(self.spoken(pieces)) if spoken else None
-        return render(pieces), rules, name, variant
+        return render(pieces), rules, variant
 
 
 _ASR_DROPS = frozenset("，,。；;：:！!？? ")
@@ -581,36 +608,50 @@ def expected_groups(text, spans, lex) -> list[dict]:
 
 
 def held_out_texts() -> set:
-    """Every query of the frozen fixture and of every automation dev file (the retired blind sets included):
-    the generator never writes one."""
+    """Every query of the frozen fixture and of every automation dev file (the retired blind sets included),
+    as ``said_core`` reads it: the generator never writes one, nor one said with other words around it."""
     texts = set()
     for path in (AUTOMATION_FIXTURE_FILE, AUTOMATION_DEV_FILE, *sorted(AUTOMATION_DEV_FILE.parent.glob("*.jsonl"))):
         if path.is_file():
             for raw in path.read_text(encoding="utf-8").splitlines():
                 if raw.strip():
-                    texts.add(automation_text(json.loads(raw)["query"]))
+                    texts.add(said_core(automation_text(json.loads(raw)["query"])))
     return texts
 
 
+def said_core(text: str, spans=()) -> str:
+    """``text`` from its first span to its last (the wake word, filler or polite tail a row is said with left
+    out), without punctuation or spaces: 嗯，走远时车门上锁吧 and 走远时车门上锁 are one query to the held-out check."""
+    if spans:
+        text = text[min(s.start for s in spans):max(s.end for s in spans)]
+    return "".join(c for c in text if c not in _ASR_DROPS)
+
+
 def generate(seed: int, n: int, spoken_share: float = 0.5) -> list[dict]:
-    """``n`` rows; after each, with probability ``spoken_share``, its spoken variant (``Gen.spoken``) as a
-    row of its own (source ``generator:<template>+spoken``), counted in ``n``."""
-    gen = Gen(seed)
+    """About ``n`` rows, each template's share of them by its weight; after each row, with probability
+    ``spoken_share``, its spoken variant (``Gen.spoken``) as a row of its own (source
+    ``generator:<template>+spoken``), counted in the share. Each template draws from a stream of its own
+    (seeded by the seed and its name), so adding, dropping or re-weighting one template leaves every other
+    template's rows as they were, but for how many it gets."""
     lex = load_automation_lexicons()
     held_out = held_out_texts()
+    total = sum(w for _, w in Gen.TEMPLATES)
     seen, rows = set(), []
-    attempts = 0
-    while len(rows) < n and attempts < n * 50:
-        attempts += 1
-        markup, rules, template, variant = gen.row(spoken=gen.maybe(spoken_share))
-        for source, marked in ((f"generator:{template}", markup), (f"generator:{template}+spoken", variant)):
-            if marked is None or len(rows) >= n:
-                continue
-            text, spans = parse_markup(marked)
-            if not text or text in seen or text in held_out:
-                continue
-            seen.add(text)
-            rows.append(annotated_row(f"gen-{len(rows) + 1:05d}", text, spans, rules, source, lex))
+    for template, weight in Gen.TEMPLATES:
+        gen = Gen(f"{seed}:{template}")
+        quota = len(rows) + round(n * weight / total)
+        attempts = 0
+        while len(rows) < quota and attempts < n * 50:
+            attempts += 1
+            markup, rules, variant = gen.row(template, spoken=gen.maybe(spoken_share))
+            for source, marked in ((f"generator:{template}", markup), (f"generator:{template}+spoken", variant)):
+                if marked is None or len(rows) >= quota:
+                    continue
+                text, spans = parse_markup(marked)
+                if not text or text in seen or said_core(text, spans) in held_out:
+                    continue
+                seen.add(text)
+                rows.append(annotated_row(f"gen-{len(rows) + 1:05d}", text, spans, rules, source, lex))
     return rows
 
 
