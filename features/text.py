@@ -110,7 +110,9 @@ def parse_signals(item) -> tuple[str, ...]:
     ``default`` nor a built-in behaviour), ``reminder`` (such a condition whose every subquery is a reminder),
     ``vehicle`` / ``device`` (such a condition over a control of the car's own, 车载控制, or of a device a home
     has too, 设备控制: where an automation runs when the endpoint is not known), ``builtin`` (a built-in
-    behaviour), ``default`` (managing a task or memo). Empty without groups."""
+    behaviour; one that is only a reminder, 洗衣机洗完的时候提醒我, still asks to be told at a moment, so it is a
+    ``condition`` and a ``reminder`` too, routed as one on a speaker), ``default`` (managing a task or memo).
+    Empty without groups."""
     groups = item.get("automation") if isinstance(item, dict) else None
     if not groups:
         return ()
@@ -119,15 +121,18 @@ def parse_signals(item) -> tuple[str, ...]:
         condition = group.get("condition")
         if condition is None:
             continue
+        querys = group.get("querys") or []
+        intents = {q.get("intent") for q in querys}
+        reminder = bool(querys) and intents == {"提醒"}
         if condition == "default":
             found.add("default")
         elif group.get("builtin"):
             found.add("builtin")
+            if reminder:  # 洗衣机洗完的时候提醒我: the appliance's own notice, yet a reminder asked for at a moment
+                found |= {"condition", "reminder"}
         else:
             found.add("condition")
-            querys = group.get("querys") or []
-            intents = {q.get("intent") for q in querys}
-            if querys and intents == {"提醒"}:
+            if reminder:
                 found.add("reminder")
             if "车载控制" in intents:
                 found.add("vehicle")

@@ -273,6 +273,7 @@ def group(condition, *intents, builtin=False) -> dict:
     ([group("八点", "提醒")], ("condition", "reminder")),
     ([group("八点", "提醒", "设备控制")], ("condition", "device")),
     ([group("走远时", "车载控制", builtin=True)], ("builtin",)),
+    ([group("洗衣机洗完的时候", "提醒", builtin=True)], ("condition", "reminder", "builtin")),
     ([group("default", "系统控制"), group("到家时", "设备控制"), group(None, "音乐播放")], ("condition", "device", "default")),
 ])
 def test_parse_signals_read_what_the_groups_say_of_the_whole_query(groups, signals):
