@@ -358,6 +358,14 @@ def test_a_schedule_of_times_run_on_binds_each_command_to_the_time_before_it():
     assert time_prefix("周一到周五早上八点", LEX) == 9 and time_prefix("周一到公司的时候", LEX) == 2
 
 
+def test_a_known_situation_said_with_le_running_on_into_what_works_by_itself_is_its_condition():
+    # no trigger word, and the tagger read one action: 了 before 自动 or 自己 ends a known behaviour's situation
+    assert repaired("[A:洗衣机洗完了自动断电]") == [("洗衣机洗完了", ["自动断电"])]
+    assert repaired("[A:水开了自己断电]") == [("水开了", ["自己断电"])]
+    assert repaired("[A:电热水壶水开了][A:自动断电]") == [("电热水壶水开了", ["自动断电"])]
+    assert repaired("[A:打开空调了自动调温]") == [(None, ["打开空调了自动调温"])]  # a command said first stays one
+
+
 def test_a_super_task_managed_by_what_it_does_is_one_request():
     # spec 超级任务 (修改/删除/取消某个已命名习惯或规则): the verb, the name and the keyword are one default clause
     assert repaired("[A:编辑一下离家]那个[A:智能场景]") == [(DEFAULT, ["编辑一下离家那个智能场景"])]

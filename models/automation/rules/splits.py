@@ -150,6 +150,12 @@ def split_trailing_command(analysis: TextAnalysis, spans: Sequence[Span]) -> lis
     out: list[Span] = []
     for k, sp in enumerate(spans):
         if sp.kind == "A" and k == 0:
+            nxt = spans[k + 1] if k + 1 < len(spans) else None
+            if nxt is not None and nxt.kind == "A" and nxt.start == sp.end:  # 电热水壶水开了|自动断电: cut already
+                cut = condition_inside_action(sp.text + nxt.text, lex)
+                if cut == len(sp.text):
+                    out.append(Span("C", sp.start, sp.end, sp.text))
+                    continue
             cut = condition_inside_action(sp.text, lex)
             if cut is not None:
                 m = sp.start + cut

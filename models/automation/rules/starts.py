@@ -95,13 +95,22 @@ def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | Non
     return None
 
 
+#: a situation said with 了 running on into what works by itself (洗衣机洗完了|自动断电, 水开了|自己断电)
+_RUN_ON_SELF = re.compile(r"了(?=自动|自己)")
+
+
 def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
     """Where the condition ends in a first action span that holds one (前方有行人突然横穿时|自动紧急制动): after a
     suffix trigger (时, 的时候, 以后) with no whole command before it and a command or a built-in function
     after it, or after a state compared with an amount said first with no trigger (室内温度高于二十六度|开空调, and
-    on to a second comparison: …|开空调|低于二十二度关空调). None when the span is one request (打开空调,
+    on to a second comparison: …|开空调|低于二十二度关空调), or after the 了 of a known built-in behaviour's
+    situation that runs on into what works by itself (洗衣机洗完了|自动断电: builtin_behaviours.txt). None when the span is one request (打开空调,
     查一下明天什么时候下雨), or holds none of those triggers (``lex.cutting_suffix_words``)."""
     low = lowered(action)
+    said = _RUN_ON_SELF.search(low)  # 洗衣机洗完了|自动断电: a known situation right before 了, running on into 自动
+    if said and lex.builtin_condition_words is not None and not lex.action_verbs.prefix(low) and any(
+            m.end() in (said.start(), said.end()) for m in lex.builtin_condition_words.finditer(low[:said.end()])):
+        return said.end()
     compared = comparison_prefix(low, lex)  # 室内温度高于二十六度|开空调: a state said first, with no trigger
     if 0 < compared < len(low):
         rest = action[compared:]
