@@ -202,6 +202,14 @@ def cmd_eval(args) -> int:
 
 
 def cmd_robustness(args) -> int:
+    if not args.no_mlflow:
+        from fastslow.models.lifecycle import registry
+
+        try:  # before scoring, not minutes later when the run is logged; before the model's libraries load
+            registry.check_tracking_server(registry.tracking_uri(args.tracking_uri))
+        except registry.RegistryError as exc:
+            print(f"fastslow robustness: {exc}", file=sys.stderr)
+            return 2
     from fastslow.data.io import InputFileError, read_rows
     from fastslow.features.spoken import VARIANT_KINDS
     from fastslow.models.lifecycle.progress import Progress
@@ -213,14 +221,6 @@ def cmd_robustness(args) -> int:
         print(f"fastslow robustness: unknown variant kind(s) {unknown} (known: {', '.join(VARIANT_KINDS)})",
               file=sys.stderr)
         return 2
-    if not args.no_mlflow:
-        from fastslow.models.lifecycle import registry
-
-        try:  # before scoring, not minutes later when the run is logged
-            registry.check_tracking_server(registry.tracking_uri(args.tracking_uri))
-        except registry.RegistryError as exc:
-            print(f"fastslow robustness: {exc}", file=sys.stderr)
-            return 2
     model = _load_model(args.model)
     try:
         read = list(read_rows(args.data, text_col=args.text_col))
