@@ -21,6 +21,10 @@ from fastslow.models.pipeline import FastslowModel
 __all__ = ["DEFAULT_MODEL_PATH", "FastslowModel", "ModelLoadError", "load_bundle", "save_bundle", "sign_bundle", "warmed"]
 
 
+#: the keys ``load_bundle`` adds to a model's ``info``: the SHA-256 and the manifest of the file it was loaded from
+LOADED_INFO = ("sha256", "manifest")
+
+
 def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None,
                 key: signing.SigningKey | None = None) -> dict:
     """Write the joblib file and its manifest (model format, SHA-256, library versions, metrics, ...), signed
@@ -28,13 +32,15 @@ def save_bundle(model: FastslowModel, path: Path, extra: dict | None = None,
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     joblib.dump(model, path, compress=3)
+    # what load_bundle added to a loaded model's info describes the file it came from, not this one
+    info = {k: v for k, v in model.info.items() if k not in LOADED_INFO}
     manifest = {
         "model_version": model.version,
         "format_version": FORMAT_VERSION,
         "file": path.name,
         "sha256": sha256_of(path),
         "libraries": library_versions(),
-        **model.info,
+        **info,
         **(extra or {}),
     }
     key = key or signing.configured_key()
@@ -84,7 +90,7 @@ def load_bundle(path: Path | str = DEFAULT_MODEL_PATH, check_versions: bool = Tr
                              "another version of fastslow? retrain it with this one)") from None
     if not isinstance(model, FastslowModel):
         raise ModelLoadError(f"{path} does not hold a fastslow model")
-    model.info = {**model.info, "sha256": actual, "manifest": manifest}
+    model.info = {**model.info, "sha256": actual, "manifest": manifest}  # LOADED_INFO
     return model
 
 
