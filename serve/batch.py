@@ -108,6 +108,7 @@ class ChunkScorer:
 
 _worker: ChunkScorer | None = None
 _load_error: Exception | None = None  # a worker whose model did not load raises it for every chunk
+_loaded: Any = None  # the bundle this process loaded last (a ``FastslowModel``), warmed and frozen
 
 
 def _load_scorer(model_path: str, output_fmt: str, review_fmt: str | None, review_below: float | None,
@@ -115,14 +116,31 @@ def _load_scorer(model_path: str, output_fmt: str, review_fmt: str | None, revie
     """Load the bundle and warm it up for this process's chunks; any failure (a truncated or foreign
     file whose manifest matches) is a ``ModelLoadError`` that says why."""
     global _worker
-    from fastslow.models.lifecycle.bundle import load_bundle, warmed
+    _worker = None  # the model of an earlier run may be let go
+    _worker = ChunkScorer(_model(model_path), output_fmt, review_fmt, review_below, explain, memo)
 
+
+def _model(model_path: str):
+    """The bundle at ``model_path``, warmed. A process that scores several runs (``--jobs 1`` from a notebook,
+    ``tools/compare_records.py``, the tests) keeps the model of its last run while the file holds the same
+    bytes: the file is checked anew (format, SHA-256, signature or pin, library versions), but not unpickled
+    again, and no second copy is frozen beside the first for the life of the process."""
+    global _loaded
+    from fastslow.models.lifecycle.bundle import load_bundle, warmed
+    from fastslow.models.lifecycle.manifest import verify_bundle
+
+    if _loaded is not None:
+        if verify_bundle(model_path)["sha256"] == _loaded.info.get("sha256"):
+            return _loaded
+        _loaded = None
+        gc.unfreeze()  # another model: the frozen one can be collected once nothing holds it
     model = warmed(load_bundle(model_path), model_path)
-    _worker = ChunkScorer(model, output_fmt, review_fmt, review_below, explain, memo)
     # The model is hundreds of thousands of long-lived objects (vocabularies, lexicons). Left in the
     # collector's generations, every full collection walks them all: a third of batch scoring time.
     gc.collect()
     gc.freeze()
+    _loaded = model
+    return model
 
 
 def _end_with_parent(parent_pid: int) -> None:

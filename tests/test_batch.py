@@ -83,6 +83,36 @@ def test_a_corrupted_csv_reconciles_exactly(trained, tmp_path):
     assert "7 rows read, 2 scored, 5 errors, 7 records written" in err
 
 
+def test_runs_in_one_process_check_the_model_file_every_run_and_load_it_again_when_it_changed(trained, tmp_path):
+    """A notebook or a tool scoring several runs in one process keeps the model of its last run only while
+    the file holds the same bytes, and every run checks the file first."""
+    import shutil
+
+    from fastslow.models.lifecycle.bundle import load_bundle, save_bundle
+
+    path = tmp_path / "fastslow.joblib"
+    shutil.copy(trained["path"], path)
+    shutil.copy(trained["path"].with_name("fastslow.manifest.json"), tmp_path / "fastslow.manifest.json")
+    queries = tmp_path / "q.jsonl"
+    queries.write_text('{"id": 1, "query": "打开空调"}\n', encoding="utf-8")
+
+    def versions():
+        done = run_cli("score", queries, "--model", path, "--jobs", "1")
+        assert done.returncode == 0, done.stderr
+        return [r["model_version"] for r in records(done.stdout)]
+
+    assert versions() == versions() == [trained["model"].version]
+    other = load_bundle(path)
+    other.version = "fastslow-another-file"
+    save_bundle(other, path)  # new bytes at the same path
+    assert versions() == ["fastslow-another-file"]
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    refused = run_cli("score", queries, "--model", path, "--jobs", "1")
+    assert refused.returncode == 2 and b"does not match the manifest" in refused.stderr, refused.stderr
+
+
 def test_jobs_2_keeps_input_order_and_equals_jobs_1(trained, tmp_path):
     path = tmp_path / "log.jsonl"
     path.write_text("\n".join(log_lines(300)) + "\n", encoding="utf-8")
@@ -124,7 +154,8 @@ def test_kill_and_resume_gives_the_bytes_of_an_uninterrupted_run(trained, tmp_pa
     assert 5 <= done < 80 and not out.exists()
     assert (tmp_path / f"{output}.partial").stat().st_size >= json.loads(progress.read_text())["output_bytes"]
 
-    resumed = run_cli("score", path, "-o", out, "--review-out", review_out, "--jobs", "2", "--resume", *options)
+    # resumed in this process (the killed run's workers were the point above; --jobs 2 equals --jobs 1 below)
+    resumed = run_cli("score", path, "-o", out, "--review-out", review_out, "--jobs", "1", "--resume", *options)
     assert resumed.returncode == 0, resumed.stderr
     assert f"resuming {out} after {done} chunks ({done * 50} rows)".encode() in resumed.stderr
     assert b"4000 rows read, 3999 scored, 1 errors, 4000 records written" in resumed.stderr
