@@ -232,13 +232,16 @@ def pytest_collection_modifyitems(config, items):
     needing = [tests for tests in modules.values() if any("trained" in item.fixturenames for item in tests)]
     others = [tests for tests in modules.values() if all("trained" not in item.fixturenames for item in tests)]
     half = len(needing) // 2
-    # the wheel's tests share one build and install (~40 s, under a lock): where the second worker's share begins
+    # the wheel's tests share one build and install (~30 s, under a lock): where the second worker's share begins
     # (worksteal gives the first worker items[:n // 2]) they build it while the first worker trains, instead of
-    # being split between the workers with one of them waiting for the other's build
+    # being split between the workers with one of them waiting for the other's build; those of them that need
+    # the model come after the second worker's tests that need none, so it does not wait for the training
     wheel = [item for item in items if item.get_closest_marker("wheel")]
-    order = [item for tests in (*needing[:half], *others, *needing[half:]) for item in tests if item not in wheel]
-    at = (len(order) + len(wheel)) // 2
-    items[:] = order[:at] + wheel + order[at:]
+    build = [item for item in wheel if "trained" not in item.fixturenames]
+    first = [item for tests in (*needing[:half], *others) for item in tests if item not in wheel]
+    last = [item for tests in needing[half:] for item in tests if item not in wheel]
+    at = (len(first) + len(last) + len(wheel)) // 2
+    items[:] = first[:at] + build + first[at:] + [item for item in wheel if item not in build] + last
 
 
 @pytest.fixture(scope="session")
