@@ -291,9 +291,17 @@ def cmd_serve(args) -> int:
     except settings.SettingError as exc:
         print(f"fastslow serve: {exc}", file=sys.stderr)
         return 2
-    from fastslow.serve.server import run
+    from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH, MODEL_ENV, ModelLoadError
+    from fastslow.models.lifecycle.registry import RegistryError, resolve
 
     _apply_trust(args)
+    try:  # the file's own checks before the server and the model's libraries are imported: refused at once
+        resolve(args.model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL_PATH).verify()
+    except (ModelLoadError, RegistryError) as exc:
+        print(f"fastslow serve: {exc}", file=sys.stderr)
+        return 2
+    from fastslow.serve.server import run
+
     return run(args.model, host=args.host, port=args.port, workers=args.workers, log_level=args.log_level,
                shadow=args.shadow, **given)
 

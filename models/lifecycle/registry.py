@@ -436,6 +436,13 @@ class ResolvedModel:
 
         return load_bundle(self.path, expect_sha256=self.sha256, pinned_by=self.pinned_by)
 
+    def verify(self) -> dict:
+        """The bundle's manifest, checked as ``load`` checks it but without unpickling it (``verify_bundle``):
+        nothing of scikit-learn, jieba or pandas is imported."""
+        from fastslow.models.lifecycle.manifest import verify_bundle
+
+        return verify_bundle(self.path, expect_sha256=self.sha256, pinned_by=self.pinned_by)
+
 
 def _version_of(uri: str, mlflow_client) -> tuple[str, str | None, str]:
     """(run id, pinned SHA-256, who pins it) behind ``models:/NAME@ALIAS``, ``models:/NAME/VERSION`` or
