@@ -23,12 +23,12 @@ from fastslow.models.record import (NOT_BLANK, WHITESPACE, ErrorRecord, InputErr
 ROUTE_INPUT_SCHEMA = RouteInput.model_json_schema()
 
 
+jsonschema.Draft202012Validator.check_schema(ROUTE_INPUT_SCHEMA)  # once: jsonschema.validate checks it every call
+ROUTE_INPUT_VALIDATOR = jsonschema.Draft202012Validator(ROUTE_INPUT_SCHEMA)
+
+
 def schema_accepts(raw) -> bool:
-    try:
-        jsonschema.validate(raw, ROUTE_INPUT_SCHEMA, cls=jsonschema.Draft202012Validator)
-        return True
-    except jsonschema.ValidationError:
-        return False
+    return ROUTE_INPUT_VALIDATOR.is_valid(raw)
 
 
 def model_accepts(raw) -> bool:
