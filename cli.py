@@ -294,9 +294,13 @@ def cmd_serve(args) -> int:
     from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH, MODEL_ENV, ModelLoadError
     from fastslow.models.lifecycle.registry import RegistryError, resolve
 
+    from fastslow.serve.shadow import check_challenger
+
     _apply_trust(args)
-    try:  # the file's own checks before the server and the model's libraries are imported: refused at once
+    try:  # the files' own checks before the server and the model's libraries are imported: refused at once
         resolve(args.model or os.environ.get(MODEL_ENV) or DEFAULT_MODEL_PATH).verify()
+        if args.shadow is not None:
+            check_challenger(args.shadow)
     except (ModelLoadError, RegistryError) as exc:
         print(f"fastslow serve: {exc}", file=sys.stderr)
         return 2

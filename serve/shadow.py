@@ -40,7 +40,7 @@ from pathlib import Path
 from prometheus_client import Counter, Gauge
 
 from fastslow.models.lifecycle.manifest import ModelLoadError
-from fastslow.models.lifecycle.signing import EXPECT_ENV, EXPECT_FROM_ENV
+from fastslow.models.lifecycle.signing import EXPECT_ENV, EXPECT_FROM_ENV, scoped_env
 from fastslow.models.taxonomy import LABELS, REASON_CODES
 
 #: the challenger's bundle (a local file: ``run`` resolves a ``models:/`` URI once, before the workers start),
@@ -77,6 +77,31 @@ def export_challenger(model: str | Path | None) -> None:
         raise ModelLoadError(f"--shadow: {exc}") from None
     os.environ[SHADOW_ENV] = str(resolved.path)
     os.environ[SHADOW_PIN_ENV], os.environ[SHADOW_PINNED_BY_ENV] = resolved.sha256 or "", resolved.pinned_by
+
+
+def without_served_pin() -> None:
+    """Drop the served model's pin (``--expect-sha256``) from this process's environment: it pins that one
+    file, never the challenger."""
+    for name in (EXPECT_ENV, EXPECT_FROM_ENV):
+        os.environ.pop(name, None)
+
+
+def check_challenger(model: str | Path) -> None:
+    """The challenger's own checks (``resolve``, then ``verify_bundle`` without unpickling) as its process will
+    make them, without the served model's pin: ``ModelLoadError`` saying why it would be refused. For a
+    refusal before anything is loaded; the challenger's process checks what it loads again."""
+    from fastslow.models.lifecycle.registry import RegistryError, resolve
+
+    with scoped_env():
+        without_served_pin()
+        try:
+            resolved = resolve(model)
+        except RegistryError as exc:
+            raise ModelLoadError(f"--shadow: {exc}") from None
+        try:
+            resolved.verify()
+        except ModelLoadError as exc:
+            raise ModelLoadError(f"shadow model: {exc}") from None
 
 
 class ShadowMetrics:
@@ -230,8 +255,7 @@ def challenger_main(path: str, sha256: str | None, pinned_by: str, requests, res
     counts of each batch sent back."""
     from fastslow.models.lifecycle.bundle import load_bundle, warmed
 
-    for name in (EXPECT_ENV, EXPECT_FROM_ENV):  # the served model's pin, not the challenger's
-        os.environ.pop(name, None)
+    without_served_pin()
     try:
         model = warmed(load_bundle(path, expect_sha256=sha256, pinned_by=pinned_by), path)
     except ModelLoadError as exc:
