@@ -54,7 +54,7 @@ def test_a_corrupted_log_reconciles_exactly_with_line_numbers(trained, tmp_path)
     path = tmp_path / "corrupted.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     out = tmp_path / "out.jsonl"
-    result = run_cli("score", path, "-o", out, "--model", trained["path"], "--jobs", "2", "--chunk-size", "3")
+    result = run_cli("score", path, "-o", out, "--model", trained["path"], "--jobs", "1", "--chunk-size", "3")
     assert result.returncode == 0, result.stderr
     recs = records(out.read_bytes())
     assert len(recs) == len(lines) == 11
@@ -114,13 +114,21 @@ def test_runs_in_one_process_check_the_model_file_every_run_and_load_it_again_wh
 
 
 def test_jobs_2_keeps_input_order_and_equals_jobs_1(trained, tmp_path):
+    """Bad lines among good ones keep their line numbers in the workers' chunks too."""
+    lines = [line.encode("utf-8") for line in log_lines(300)]
+    bad = {41: b'{"id": "broken", "query": "\xe5\xbc\x80', 120: b'\xff\xfe{"query": "caf\xe9"}', 200: b"",
+           299: b'{"id": "no-query"}'}
+    for at in sorted(bad, reverse=True):
+        lines.insert(at, bad[at])
     path = tmp_path / "log.jsonl"
-    path.write_text("\n".join(log_lines(300)) + "\n", encoding="utf-8")
+    path.write_bytes(b"\n".join(lines) + b"\n")
     one, two = tmp_path / "one.jsonl", tmp_path / "two.jsonl"
     assert run(tmp_path, path, one, model=trained["path"], chunk_size=40)[0] == 0
     second = run_cli("score", path, "-o", two, "--model", trained["path"], "--jobs", "2", "--chunk-size", "40")
     assert second.returncode == 0, second.stderr
-    assert [r["id"] for r in records(two.read_bytes())] == [f"q{i}" for i in range(300)]
+    got = records(two.read_bytes())
+    assert [r["id"] for r in got if "error" not in r] == [f"q{i}" for i in range(300)]
+    assert [r["line"] for r in got if "error" in r] == [n for n, line in enumerate(lines, 1) if line in bad.values()]
     assert two.read_bytes() == one.read_bytes()
 
 
