@@ -48,11 +48,13 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
                 "artifacts", ".pytest_cache"))
             subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
                            check=True)
-            subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+            # a venv without pip of its own (ensurepip is 3 s of the build), installed into by this pip;
             # --no-compile: byte-compiling every installed module is half of the install, and the few modules
             # the tests import are compiled as they are imported
-            subprocess.run([env / "bin" / "python", "-m", "pip", "install", "-q", "--no-compile",
-                            "--disable-pip-version-check", str(next(out.glob("fastslow-*.whl")))], check=True)
+            subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+            subprocess.run([sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install", "-q",
+                            "--no-compile", "--disable-pip-version-check", str(next(out.glob("fastslow-*.whl")))],
+                           check=True)
             (folder / "done").touch()
     return next(out.glob("fastslow-*.whl")), env / "bin"
 
