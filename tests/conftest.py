@@ -11,6 +11,7 @@ import io
 import json
 import os
 import pickle
+import shutil
 import subprocess
 from contextlib import contextmanager
 from pathlib import Path
@@ -289,6 +290,16 @@ def sample_rows(n: int, seed: int) -> list[dict]:
         rest, _ = without([r for r in rows if r not in picked], held_out)
         kept += rng.sample(rest, dropped)
     return kept
+
+
+def copy_model(trained: dict, folder: Path) -> Path:
+    """The run's model file and its manifest copied into ``folder`` (made if missing), for a test that changes
+    or moves them; the copy's path."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / trained["path"].name
+    shutil.copy(trained["path"], target)
+    shutil.copy(trained["path"].with_suffix(".manifest.json"), target.with_suffix(".manifest.json"))
+    return target
 
 
 def write_jsonl(path, rows):

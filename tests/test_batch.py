@@ -16,7 +16,7 @@ from fastslow.serve.batch import BatchError, BatchOptions, Progress, run_batch
 from fastslow.data.io import RowSource
 from fastslow.data.sinks import REVIEW, JsonlSink, read_records
 
-from conftest import run_cli
+from conftest import copy_model, run_cli
 from test_cli import records
 
 QUERIES = ["把空调调到24度", "下一首", "给我讲个笑话", "上车时打开空调，下车时关闭空调", "太冷了，调一下空调",
@@ -86,13 +86,9 @@ def test_a_corrupted_csv_reconciles_exactly(trained, tmp_path):
 def test_runs_in_one_process_check_the_model_file_every_run_and_load_it_again_when_it_changed(trained, tmp_path):
     """A notebook or a tool scoring several runs in one process keeps the model of its last run only while
     the file holds the same bytes, and every run checks the file first."""
-    import shutil
-
     from fastslow.models.lifecycle.bundle import load_bundle, save_bundle
 
-    path = tmp_path / "fastslow.joblib"
-    shutil.copy(trained["path"], path)
-    shutil.copy(trained["path"].with_name("fastslow.manifest.json"), tmp_path / "fastslow.manifest.json")
+    path = copy_model(trained, tmp_path)
     queries = tmp_path / "q.jsonl"
     queries.write_text('{"id": 1, "query": "打开空调"}\n', encoding="utf-8")
 

@@ -6,7 +6,6 @@ runs that are stopped or killed, the other command lines in process (``run_cli``
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +18,7 @@ from fastslow.data.sinks import REVIEW, read_records
 from fastslow.models.lifecycle.manifest import sha256_of
 from fastslow.models.lifecycle.signing import sign
 
-from conftest import run_cli
+from conftest import copy_model, run_cli
 from test_batch import log_lines, run
 from test_cli import records
 
@@ -282,14 +281,6 @@ def test_quoted_cells_over_several_lines_and_a_last_row_without_newline_still_re
 # --------------------------------------------------------------------------------------------------
 # 7. messages instead of tracebacks
 
-def _copy_model(trained, folder: Path) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    model = folder / "fastslow.joblib"
-    shutil.copy(trained["path"], model)
-    shutil.copy(trained["path"].with_suffix(".manifest.json"), folder / "fastslow.manifest.json")
-    return model
-
-
 @pytest.mark.parametrize("manifest, says", [
     (b"{not json", b"manifest fastslow.manifest.json is not valid JSON"),
     (b"", b"manifest fastslow.manifest.json is not valid JSON"),
@@ -299,7 +290,7 @@ def _copy_model(trained, folder: Path) -> Path:
     (b'{"sha256": 5}', b"manifest fastslow.manifest.json has no sha256"),
 ], ids=["broken", "empty", "not-utf8", "list", "no-sha256", "sha256-a-number"])
 def test_score_reports_a_broken_manifest(trained, tmp_path, manifest, says):
-    model = _copy_model(trained, tmp_path / "m")
+    model = copy_model(trained, tmp_path / "m")
     (tmp_path / "m" / "fastslow.manifest.json").write_bytes(manifest)
     result = run_cli("score", "-", "--model", model, stdin='{"query": "暂停"}\n'.encode())
     assert result.returncode == 2 and says in result.stderr, result.stderr
@@ -309,7 +300,7 @@ def test_score_reports_a_broken_manifest(trained, tmp_path, manifest, says):
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_score_reports_a_truncated_model_whose_manifest_matches(trained, tmp_path, jobs, signing_key):
     """A damaged file whose manifest (and its signature) vouch for it: the unpickling error is a message."""
-    model = _copy_model(trained, tmp_path / "m")
+    model = copy_model(trained, tmp_path / "m")
     model.write_bytes(model.read_bytes()[: model.stat().st_size // 2])
     manifest_file = tmp_path / "m" / "fastslow.manifest.json"
     manifest = json.loads(manifest_file.read_text(encoding="utf-8"))

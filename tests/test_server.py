@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -20,7 +19,7 @@ from pathlib import Path
 
 import pytest
 import requests
-from conftest import run_cli
+from conftest import copy_model, run_cli
 
 MAX_ITEMS = 16
 MAX_BODY = 64 * 1024
@@ -500,14 +499,6 @@ def test_schemathesis_finds_no_server_error_and_no_schema_drift(server, tmp_path
 
 
 # ---------------------------------------------------------------------------------------------- start-up
-
-
-def copy_model(trained, folder: Path) -> Path:
-    src = Path(trained["path"])
-    dst = folder / src.name
-    shutil.copy(src, dst)
-    shutil.copy(src.with_suffix(".manifest.json"), dst.with_suffix(".manifest.json"))
-    return dst
 
 
 def refused(folder: Path, *args, env=None) -> tuple[int, str]:

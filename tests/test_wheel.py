@@ -21,7 +21,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import locked, run_folder
+from conftest import copy_model, locked, run_folder
 
 pytestmark = pytest.mark.wheel
 
@@ -83,13 +83,6 @@ def clean_env(**extra) -> dict:
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "VIRTUAL_ENV", "MLFLOW_TRACKING_URI", "PYTHONDONTWRITEBYTECODE")}
     return {**env, **extra}
-
-
-def copy_model(trained: dict, folder: Path) -> Path:
-    target = folder / "fastslow.joblib"
-    shutil.copy(trained["path"], target)
-    shutil.copy(trained["path"].with_name("fastslow.manifest.json"), folder / "fastslow.manifest.json")
-    return target
 
 
 def test_the_wheel_installs_one_top_level_name_with_its_runtime_data(wheel):
