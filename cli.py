@@ -293,7 +293,6 @@ def cmd_serve(args) -> int:
         return 2
     from fastslow.models.lifecycle.manifest import DEFAULT_MODEL_PATH, MODEL_ENV, ModelLoadError
     from fastslow.models.lifecycle.registry import RegistryError, resolve
-
     from fastslow.serve.shadow import check_challenger
 
     _apply_trust(args)

@@ -95,10 +95,9 @@ def test_the_router_gives_the_same_floats_whatever_the_process_hash_seed(trained
     done = subprocess.run([sys.executable, "-c", _LOGITS_OF, str(trained["path"]), str(path)],
                           capture_output=True, text=True, env={**os.environ, "PYTHONHASHSEED": seed})
     assert done.returncode == 0, done.stderr[-2000:]
-    namespace = {"sys": sys}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(sys, "argv", ["-c", str(trained["path"]), str(path)])
         printed = io.StringIO()
         mp.setattr(sys, "stdout", printed)
-        exec(_LOGITS_OF, namespace)  # the same lines, in this process
+        exec(_LOGITS_OF, {})  # the same lines, in this process
     assert printed.getvalue() == done.stdout
