@@ -478,6 +478,8 @@ def test_a_duration_after_a_fragment_keeps_the_request_whole():
     ("洗衣机洗完的时候", ["提醒我"]),              # an appliance tells that its work is done
     ("热水器烧好了", ["提醒我一声"]),
     ("净水器滤芯快到期的时候", ["提醒我"]),
+    ("灶台干烧的时候", ["自动关火"]),              # a stove's dry-boil guard
+    ("燃气灶一打开", ["油烟机跟着开"]),            # a hood linked to its stove
 ])
 def test_a_home_appliances_own_behaviour_is_built_in_and_the_homes(condition, actions):
     assert builtin_domain(condition, actions, LEX) == "home"
@@ -492,6 +494,7 @@ def test_a_home_appliances_own_behaviour_is_built_in_and_the_homes(condition, ac
     ("水浸传感器报警", ["关闭总阀"]),              # the user links a sensor to a valve
     ("洗衣机洗完之后", ["打开烘干机"]),            # another appliance: 烘干 is part of its name
     ("门锁电量低于百分之十的时候", ["提醒我"]),    # a threshold the user sets
+    ("开火做饭的时候", ["打开厨房灯"]),            # the stove links its hood, not the user's lights
 ])
 def test_a_task_the_user_sets_at_home_is_not_built_in(condition, actions):
     assert builtin_domain(condition, actions, LEX) is None
@@ -506,6 +509,16 @@ def test_the_cars_behaviours_stay_the_cars():
     assert builtin_domain("开车门的时候", ["车内灯亮起来"], LEX) == "car"    # its courtesy light
     assert builtin_domain("车速超过一百二的时候", ["提醒我减速"], LEX) is None  # a threshold the user sets
     assert builtin_domain("开车门的时候", ["打开氛围灯"], LEX) is None
+    assert builtin_domain("换道的时候", ["打开盲区监测"], LEX) == "car"  # the function named whole, as a device
+    assert builtin_domain("车门没关紧", ["禁止起步"], LEX) == "car"
+    assert builtin_domain("胎压太低的时候", ["仪表亮灯"], LEX) == "car"
+    assert builtin_domain("胎压低于二点零的时候", ["提醒我"], LEX) is None  # a threshold the user sets
+    assert builtin_domain("车内太热的时候", ["自动开窗通风"], LEX) == "car"
+    assert builtin_domain("车内太热的时候", ["打开空调"], LEX) is None
+    assert builtin_domain("车外气温低于零度", ["提醒我小心路滑"], LEX) == "car"  # the car's icy-road warning
+    assert builtin_domain("倒车的时候", ["音乐小一点"], LEX) == "car"  # media ducks while reversing
+    assert builtin_domain("倒车的时候", ["把导航音量调小"], LEX) is None
+    assert builtin_domain("熄火以后", ["大灯延时关闭"], LEX) == "car"  # follow-me-home lights
     assert builtin_domain("锁车的时候", ["把窗户都关上"], LEX) == "car"  # the spec's 锁车时关闭车窗  # the spec's 车辆解锁时鸣笛 said in other words
 
 
