@@ -137,6 +137,18 @@ def test_robustness_prints_the_share_kept_per_kind_and_logs_a_run(trained, tmp_p
     assert runs.iloc[0]["params.robustness_rows"] == "3"
 
 
+def test_the_robustness_table_names_each_target_it_misses():
+    from fastslow.models.robustness import KIND_TARGETS, ROBUSTNESS_TARGET, Robustness
+
+    short = Robustness(rows=10, total={"filler": 100, "asr": 100}, stayed={"filler": 100, "asr": 96})
+    lines = short.table().splitlines()
+    assert lines[2].split()[:3] == ["asr", "100", "0.960"] and f"(target ≥ {KIND_TARGETS['asr']})" in lines[2]
+    assert lines[3].startswith("overall") and f"(target ≥ {ROBUSTNESS_TARGET})" in lines[3]
+    assert "target" not in lines[1]
+    met = Robustness(rows=10, total={"filler": 100, "asr": 100}, stayed={"filler": 100, "asr": 100})
+    assert "target" not in met.table()
+
+
 def test_robustness_refuses_an_unknown_kind(trained, tmp_path):
     path = tmp_path / "q.jsonl"
     path.write_text('{"query": "打开空调"}\n', encoding="utf-8")
