@@ -27,7 +27,10 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.utils.validation import check_is_fitted
 
 from fastslow.features.lexicon import Matcher, load_lexicon, read_entries, resolve_lexicon
+from fastslow.features.spoken import digits_as_said
 from fastslow.features.text import CONTEXT_STATES, PARSE_SIGNALS
+
+_DIGIT = re.compile(r"\d")
 
 
 def require_fitted(estimator, attribute: str) -> None:
@@ -378,12 +381,16 @@ class TfidfFeatures(RowFeatures):
 
 
 class CharNgrams(TfidfFeatures):
-    """TF-IDF of character n-grams of the normalised text: robust to unseen words and ASR noise."""
+    """TF-IDF of character n-grams of the normalised text: robust to unseen words and ASR noise.
+    ``digits_as_said``: numbers written in digits are read as the Chinese numerals they are said as
+    (``features.spoken.digits_as_said``), so 9点 and 九点, 22度 and 二十二度 share their grams, as ASR writes
+    either."""
 
-    def __init__(self, ngram_range=(1, 3), min_df=1, sublinear_tf=True):
+    def __init__(self, ngram_range=(1, 3), min_df=1, sublinear_tf=True, digits_as_said=False):
         self.ngram_range = ngram_range
         self.min_df = min_df
         self.sublinear_tf = sublinear_tf
+        self.digits_as_said = digits_as_said
 
     def _vectorizer(self):
         low, high = self.ngram_range
@@ -391,6 +398,8 @@ class CharNgrams(TfidfFeatures):
                                sublinear_tf=self.sublinear_tf, lowercase=False)
 
     def document(self, u):
+        if self.digits_as_said and _DIGIT.search(u.text) is not None:
+            return digits_as_said(u.text)
         return u.text
 
     def fit(self, X, y=None):

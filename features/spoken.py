@@ -244,7 +244,9 @@ _PERCENT_CN = re.compile(rf"百分之([{_CN_NUM}]{{1,3}})")
 _NUM_CN = re.compile(rf"([{_CN_NUM}]{{1,5}})(?=({'|'.join(map(re.escape, _UNITS))}))(?!分之)")  # 百分之多少 is no 100分
 
 
-def _to_chinese(text: str) -> str:
+def digits_as_said(text: str) -> str:
+    """Every number written in digits as the Chinese numerals it is said as (24度 → 二十四度, 7:45 → 七点四十五,
+    30% → 百分之三十); a decimal or a number past 9999 stays as written."""
     def hour(h: int) -> str:
         return "两" if h == 2 else int_to_chinese(h)
 
@@ -322,7 +324,7 @@ def numerals(text: str, seed: int = 0, lexicon: SpokenLexicon | None = None) -> 
     """Digits said as Chinese numerals (24度 → 二十四度, 7点45 → 七点四十五), or the other way round
     when the query has no digits (二十四度 → 24度)."""
     if re.search(r"\d", text):
-        return _to_chinese(text)
+        return digits_as_said(text)
     return _to_digits(text)
 
 

@@ -422,6 +422,17 @@ def test_a_tfidf_extractor_transforms_as_its_fitted_vectorizer(utterances):
         assert abs(extractor.transform(utterances) - want).max() < 1e-12
 
 
+def test_char_grams_read_a_number_in_digits_as_it_is_said():
+    said = ["明天上午九点提醒我", "主驾调到二十二度", "电量百分之三十", "七点四十五叫我", "收音机调到fm97.4"]
+    written = ["明天上午9点提醒我", "主驾调到22度", "电量30%", "7:45叫我", "收音机调到FM97.4"]
+    extractor = CharNgrams(ngram_range=(1, 2), digits_as_said=True).fit(Segmenter().fit().transform(said))
+    assert (extractor.transform(Segmenter().fit().transform(written)) != extractor.transform(
+        Segmenter().fit().transform(said))).nnz == 0
+    plain = CharNgrams(ngram_range=(1, 2)).fit(Segmenter().fit().transform(said))
+    assert (plain.transform(Segmenter().fit().transform(written[:1])) != plain.transform(
+        Segmenter().fit().transform(said[:1]))).nnz > 0
+
+
 def test_a_fitted_segmenter_and_its_lexicons_pickle_with_their_tables():
     """Everything ``utterances`` reads is learned state: a segmenter loaded from a pickle builds the same
     utterances, lexicon hits included (the bank's shared empty hits stay empty after a pickle)."""

@@ -98,7 +98,7 @@ class Router(BaseEstimator, ClassifierMixin):
 
     def _features(self):
         return FeatureUnion([
-            ("chars", CharNgrams(ngram_range=self.char_ngram_range)),
+            ("chars", CharNgrams(ngram_range=self.char_ngram_range, digits_as_said=True)),
             ("words", WordTokens(max_n=self.word_max_n)),
             ("triggers", TriggerMarkers()),
             ("sensations", SensationWords()),
