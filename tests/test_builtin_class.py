@@ -480,6 +480,10 @@ def test_a_duration_after_a_fragment_keeps_the_request_whole():
     ("净水器滤芯快到期的时候", ["提醒我"]),
     ("灶台干烧的时候", ["自动关火"]),              # a stove's dry-boil guard
     ("燃气灶一打开", ["油烟机跟着开"]),            # a hood linked to its stove
+    ("洗衣机洗好了", ["自己断电"]),                # 自己 said for 自动
+    ("冰箱温度高的时候", ["加大制冷"]),
+    ("空调关掉以后", ["自动吹干"]),                # an air conditioner dries its coil
+    ("除湿机水箱满了", ["自动停机"]),
 ])
 def test_a_home_appliances_own_behaviour_is_built_in_and_the_homes(condition, actions):
     assert builtin_domain(condition, actions, LEX) == "home"
@@ -519,6 +523,7 @@ def test_the_cars_behaviours_stay_the_cars():
     assert builtin_domain("倒车的时候", ["音乐小一点"], LEX) == "car"  # media ducks while reversing
     assert builtin_domain("倒车的时候", ["把导航音量调小"], LEX) is None
     assert builtin_domain("熄火以后", ["大灯延时关闭"], LEX) == "car"  # follow-me-home lights
+    assert builtin_domain("跟前车跟太近的时候", ["自动刹车"], LEX) == "car"
     assert builtin_domain("锁车的时候", ["把窗户都关上"], LEX) == "car"  # the spec's 锁车时关闭车窗  # the spec's 车辆解锁时鸣笛 said in other words
 
 

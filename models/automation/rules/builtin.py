@@ -65,14 +65,15 @@ def builtin_domain(condition: str | None, actions: Sequence[str], lex: Automatio
 
 
 def _builtin_action(action: str, builtin, lex: AutomationLexicons) -> bool:
-    """A reminder (提醒我关窗) matches only a built-in reminder, never by the words of its content, and a
+    """An action matches a behaviour holding one of its action words, 自己 read as 自动 (洗衣机洗完了就自己断电).
+    A reminder (提醒我关窗) matches only a built-in reminder, never by the words of its content, and a
     ``bare_reminder`` behaviour's only when it asks to be told no more (``_bare_notice``: 洗衣机洗完的时候提醒我,
     but 提醒我晾衣服 is the user's errand); an action word inside a longer device name is no match (烘干 of
     打开烘干机: another appliance, switched on by the user)."""
     if is_reminder(action):
         return (any(w.startswith(("提醒", "提示")) for w in builtin.action_words)
                 and (not builtin.bare_reminder or _bare_notice(action)))
-    low = lowered(action)
+    low = lowered(action).replace("自己", "自动")  # 自己断电 is said for 自动断电 (same length: spans hold)
     words = [w for w in builtin.action_words if w in low]
     if not words:
         return False
