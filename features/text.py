@@ -25,11 +25,15 @@ from fastslow.features.spoken import spoken_lexicon, strip_disfluencies
 
 jieba.setLogLevel(logging.WARNING)
 
-CONTEXT_STATES = ("none", "prev_fast", "prev_slow", "slow_question", "prev_other", "prev_candidates", "prev_listed")
+CONTEXT_STATES = ("none", "prev_fast", "prev_slow", "slow_question", "prev_other", "prev_candidates", "prev_listed",
+                  "slow_result")
 #: the lexicon of what an earlier user turn says when it names several candidates (有两个张伟)
 CANDIDATES_LEXICON = "candidates"
 _WHITE = re.compile(r"\s")
-_ASKS = re.compile(r"[?？]|吗|是否|要不要|哪个|哪一|还是|可以吗|好吗")
+_ASKS = re.compile(r"[?？]|吗|是否|要不要|哪个|哪一|哪家|哪天|几点|什么时候|还是|可以吗|好吗")
+#: a slow answer that gives what it found, planned or booked (为你找到, 推荐你去, 为你规划了, 已为你预约): a change to it
+#: that follows (换一家, 改到后天, 走国道吧) depends on it, where a question after an answer that explains keeps its kind
+_RESULTS = re.compile(r"找到|推荐你|为你推荐|为你规划|规划了|已为你|已预订|已预约|已订|订好|约好")
 #: an answer that names several things of one kind (已打开阅读灯和氛围灯, 客厅灯、卧室灯都开着, 附近有A和B)
 _LISTS = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{2,}(?:和|、|跟|以及)[\u4e00-\u9fffA-Za-z0-9]{2,}")
 
@@ -40,7 +44,8 @@ def candidate_markers(lexicon_dir: Path | None = None) -> tuple[str, ...]:
 
 
 def context_state(context, candidates: tuple[str, ...] = ()) -> str:
-    """Summarise earlier turns: is there one, which system answered, is a slow question pending?
+    """Summarise earlier turns: is there one, which system answered, is a slow question pending, or a result the
+    slow system gave (``slow_result``)?
 
     ``candidates`` (``candidate_markers()``): when an earlier turn says there are several candidates for
     one name (the user: 我通讯录里有两个张伟; a fast answer: 通讯录里有两个张伟), the state is
@@ -68,7 +73,10 @@ def _turn_state(context) -> str:
         if turn.get("role") == "assistant":
             system = turn.get("system")
             if system == "slow":
-                return "slow_question" if _ASKS.search(turn.get("text") or "") else "prev_slow"
+                text = turn.get("text") or ""
+                if _ASKS.search(text):
+                    return "slow_question"
+                return "slow_result" if _RESULTS.search(text) else "prev_slow"
             if system == "fast":
                 return "prev_fast"
             return "prev_other"
