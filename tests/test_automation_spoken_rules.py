@@ -364,6 +364,9 @@ def test_a_known_situation_said_with_le_running_on_into_what_works_by_itself_is_
     assert repaired("[A:水开了自己断电]") == [("水开了", ["自己断电"])]
     assert repaired("[A:电热水壶水开了][A:自动断电]") == [("电热水壶水开了", ["自动断电"])]
     assert repaired("[A:打开空调了自动调温]") == [(None, ["打开空调了自动调温"])]  # a command said first stays one
+    # or into the appliance's own notice that the situation has come (a reminder of the user's stays one)
+    assert repaired("[A:扫地机器人尘盒满了告诉我]") == [("扫地机器人尘盒满了", ["提醒我"])]  # rewritten as a reminder
+    assert repaired("[A:到家了提醒我关窗]") == [(None, ["到家了提醒我关窗"])]
 
 
 def test_a_super_task_managed_by_what_it_does_is_one_request():

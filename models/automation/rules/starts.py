@@ -95,8 +95,9 @@ def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | Non
     return None
 
 
-#: a situation said with 了 running on into what works by itself (洗衣机洗完了|自动断电, 水开了|自己断电)
-_RUN_ON_SELF = re.compile(r"了(?=自动|自己)")
+#: a situation said with 了 running on into what works by itself (洗衣机洗完了|自动断电, 水开了|自己断电) or into the
+#: appliance's own notice (尘盒满了|告诉我)
+_RUN_ON_SELF = re.compile(r"了(?=自动|自己|(?:提醒|提示|告诉|通知)我)")
 
 
 def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
@@ -104,7 +105,8 @@ def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
     suffix trigger (时, 的时候, 以后) with no whole command before it and a command or a built-in function
     after it, or after a state compared with an amount said first with no trigger (室内温度高于二十六度|开空调, and
     on to a second comparison: …|开空调|低于二十二度关空调), or after the 了 of a known built-in behaviour's
-    situation that runs on into what works by itself (洗衣机洗完了|自动断电: builtin_behaviours.txt). None when the span is one request (打开空调,
+    situation that runs on into what works by itself or its own notice (洗衣机洗完了|自动断电, 尘盒满了|告诉我:
+    builtin_behaviours.txt). None when the span is one request (打开空调,
     查一下明天什么时候下雨), or holds none of those triggers (``lex.cutting_suffix_words``)."""
     low = lowered(action)
     said = _RUN_ON_SELF.search(low)  # 洗衣机洗完了|自动断电: a known situation right before 了, running on into 自动
