@@ -369,6 +369,25 @@ def test_a_known_situation_said_with_le_running_on_into_what_works_by_itself_is_
     assert repaired("[A:到家了提醒我关窗]") == [(None, ["到家了提醒我关窗"])]
 
 
+def test_who_a_condition_befalls_said_in_the_passive_before_it_is_part_of_it():
+    # the tagger starts the condition at 在 and leaves its subject out: 小孩被锁|在车里的时候
+    assert repaired("小孩被锁[C:在车里的时候][A:提醒我]") == [("小孩被锁在车里的时候", ["提醒我"])]
+    assert repaired("[C:在公司的时候][A:提醒我喝水]") == [("在公司的时候", ["提醒我喝水"])]
+
+
+def test_a_device_said_right_before_its_condition_is_what_the_condition_is_about():
+    # a name alone, or with what of it the condition measures, asks nothing: the tagger cut the subject off
+    assert repaired("[A:扫地机器人][C:碰到台阶的时候][A:停下]") == [("扫地机器人碰到台阶的时候", ["停下"])]
+    assert repaired("[A:热水器水温][C:到了设定温度]就[A:停止加热]") == [("热水器水温到了设定温度", ["停止加热"])]
+    # with a verb it is a command of its own
+    assert repaired("[A:空调开到二十度][C:到家时][A:关掉]") == [(None, ["空调开到二十度"]), ("到家时", ["关掉"])]
+
+
+def test_a_condition_that_ran_into_the_subject_of_what_works_by_itself_gives_it_back():
+    assert repaired("[C:熄火后车门][A:自动解锁]") == [("熄火后", ["车门自动解锁"])]
+    assert repaired("[C:熄火后大灯延时][A:关闭]") == [("熄火后", ["大灯延时关闭"])]  # follow-me-home lights
+
+
 def test_a_super_task_managed_by_what_it_does_is_one_request():
     # spec 超级任务 (修改/删除/取消某个已命名习惯或规则): the verb, the name and the keyword are one default clause
     assert repaired("[A:编辑一下离家]那个[A:智能场景]") == [(DEFAULT, ["编辑一下离家那个智能场景"])]

@@ -32,8 +32,10 @@ _SOFTENER = "一下"
 _SHIFT_VERB = re.compile(r"(?:提前|推迟|延后|提早|推后|往后推|往前提|早|晚)$")
 #: said before a condition: it is about to happen (快|下班的时候)
 _ABOUT_TO = re.compile(r"(?:快要|就要|将要|马上|快)$")
-#: a self word after the subject of an action (熄火后|车门自己)
-_SELF_WORDS = re.compile(r"(?:自动|自己|自行|会)+$")
+#: said before a condition that starts with 在: who it befalls, in the passive (小孩被锁|在车里的时候)
+_PASSIVE_SUBJECT = re.compile(r"[\u4e00-\u9fff]{1,4}被[\u4e00-\u9fff]{1,2}$")
+#: a self word after the subject of an action (熄火后|车门自己), or how it is delayed (熄火后|大灯延时)
+_SELF_WORDS = re.compile(r"(?:自动|自己|自行|会|延时|延迟)+$")
 _SELF_START = re.compile(r"(?:就|便|会|都)*(?:自动|自己|自行)")
 
 
@@ -175,13 +177,16 @@ def scope_words_outside(analysis: TextAnalysis, spans: Sequence[Span]) -> list[S
 def device_before_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """An action span that is a device's name and nothing else, said right before a condition with no pause
     (空气净化器|检测到空气变差时, 扫地机器人|碰到台阶的时候), is what the condition is about, not a command: a name
-    alone asks nothing, and the tagger often cuts such a subject off its condition."""
+    alone asks nothing, and the tagger often cuts such a subject off its condition. So is a device's name with what
+    of it the condition measures and no verb (热水器水温|到了设定温度)."""
     text = analysis.text
+    verbs = [(a, b) for a, b, *_ in analysis.found["action_verbs"]] + [(a, b) for a, b, *_ in analysis.found["reminder_verbs"]]
     out: list[Span] = []
     for sp in spans:
         prev = out[-1] if out else None
-        if sp.kind == "C" and prev is not None and prev.kind == "A" and prev.end == sp.start \
-                and any(a == prev.start and b == prev.end for a, b, *_ in analysis.found["device_kinds"]):
+        if sp.kind == "C" and prev is not None and prev.kind == "A" and prev.end == sp.start and any(
+                a == prev.start and (b == prev.end or b < prev.end and not any(
+                    prev.start <= v < prev.end for v, _ in verbs)) for a, b, *_ in analysis.found["device_kinds"]):
             out[-1] = Span("C", prev.start, sp.end, text[prev.start:sp.end], sp.intent)
             continue
         out.append(sp)
@@ -243,7 +248,7 @@ def inner_suffix_ends(condition: str, lex) -> list[int]:
 
 def subject_after_trigger(condition: str, lex) -> int | None:
     """Where a condition span that ran past its suffix trigger into the subject of the action after it
-    (熄火后|车门, 人走开以后|车门自己: what the car does by itself, said subject first) should end: after
+    (熄火后|车门, 人走开以后|车门自己, 熄火后|大灯延时: what the car does by itself, said subject first) should end: after
     the trigger, when all that follows it is device names and a self word. None otherwise."""
     for e in inner_suffix_ends(condition, lex):
         rest = _SELF_WORDS.sub("", condition[e:])
@@ -283,7 +288,7 @@ def give_back_subject(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Spa
 
 def whole_condition_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """A condition span keeps what no span took right before it that says it is about to happen (快|下班的时候)
-    and the trigger said right after it (…亮着灯|的话|就 → …亮着灯的话), gives a
+    or who it befalls, in the passive (小孩被锁|在车里的时候), and the trigger said right after it (…亮着灯|的话|就 → …亮着灯的话), gives a
     causative 让/叫 at its end to the action after it (晚上十点一刻让|音箱… → 让音箱…) and drops the 你 it ends in
     before 就 (等我上车了你|就…: the assistant spoken to, no part of the situation) and the 一下 it starts with
     after a managing verb (用超级任务设置一下|到家时); an amount of time said
@@ -295,6 +300,8 @@ def whole_condition_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list
         if cur.kind == "C":
             lo = out[k - 1].end if k > 0 and out[k - 1] is not None else 0
             about = _ABOUT_TO.search(text[lo:cur.start])  # 快|下班的时候: about to happen is part of it
+            if about is None and cur.text.startswith("在"):
+                about = _PASSIVE_SUBJECT.search(text[lo:cur.start])  # 小孩被锁|在车里的时候: who it befalls
             if about:
                 a = lo + about.start()
                 out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
