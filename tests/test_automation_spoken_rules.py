@@ -194,6 +194,8 @@ def test_an_event_word_hidden_by_a_verb_still_starts_the_condition_after_a_comma
         [(None, ["把氛围灯打开"]), ("到家的时候", ["提醒我拿快递"])]
     assert repaired("[C:熄火的时候][A:暂停播客][C:回到家以后][A:打开电视]") == \
         [("熄火的时候", ["暂停播客"]), ("回到家以后", ["打开电视"])]  # no verb ends at 回: 回到家 stays whole
+    # and no condition starts inside an event word with no verb before it: 设定|温度 is one word
+    assert repaired("[A:热水器水烧到设定][C:温度的时候][A:自动停止加热]") == [("热水器水烧到设定温度的时候", ["自动停止加热"])]
 
 
 def test_a_time_point_a_command_and_another_time_point_run_on_are_two_groups():

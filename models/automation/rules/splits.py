@@ -183,6 +183,8 @@ def split_run_on(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     the condition after it; an action span ending in a condition (先放首歌|等我上车了) followed by
     another action is split the same way, and so is a clock time between two commands in one action span
     (打开空调|七点四十五|关掉空调). A condition span may start with a whole question too (今天天气怎么样|下午四点).
+    No cut falls inside an event word but right after a verb (热水器水烧到设定温度的时候 is one condition;
+    把氛围灯打开|到家的时候 is cut though 开到 is an event word too).
     The command before the cut must hold no condition signal, so 关闭后排空调且后排有人时 (且) stays whole
     (复合条件完整性)."""
     text, lex = analysis.text, analysis.lex
@@ -201,7 +203,10 @@ def split_run_on(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
                 starts |= set(spoken_condition_starts(low, lex))
             if sp.kind == "C":  # 打开座椅通风|七点半: a time point said after a whole command
                 starts |= set(time_starts(low, lex))
-            for p in sorted(starts):
+            # no cut inside an event word (设定|温度) but right after a verb that hides one (打开|到家: 开到)
+            inside = {p for a, b, *_ in lex.events.find(low) for p in range(a + 1, b)}
+            inside -= {b for _, b, *_ in lex.action_verbs.find(low)}
+            for p in sorted(starts - inside):
                 head = without_trailing_connector(sp.text[:p], lex) if sp.kind == "C" else sp.text[:p]
                 whole = is_plain_command(head, lex) or (sp.kind == "C" and is_plain_question(head, lex))
                 if p > 0 and whole and sp.text[p:].strip() and not takes_place(head, lex):
