@@ -112,25 +112,26 @@ _loaded: Any = None  # the bundle this process loaded last (a ``FastslowModel``)
 
 
 def _load_scorer(model_path: str, output_fmt: str, review_fmt: str | None, review_below: float | None,
-                 explain: bool = False, memo: int = 0) -> None:
+                 explain: bool = False, memo: int = 0, sha256: str | None = None) -> None:
     """Load the bundle and warm it up for this process's chunks; any failure (a truncated or foreign
     file whose manifest matches) is a ``ModelLoadError`` that says why."""
     global _worker
     _worker = None  # the model of an earlier run may be let go
-    _worker = ChunkScorer(_model(model_path), output_fmt, review_fmt, review_below, explain, memo)
+    _worker = ChunkScorer(_model(model_path, sha256), output_fmt, review_fmt, review_below, explain, memo)
 
 
-def _model(model_path: str):
+def _model(model_path: str, sha256: str | None = None):
     """The bundle at ``model_path``, warmed. A process that scores several runs (``--jobs 1`` from a notebook,
     ``tools/compare_records.py``, the tests) keeps the model of its last run while the file holds the same
     bytes: the file is checked anew (format, SHA-256, signature or pin, library versions), but not unpickled
-    again, and no second copy is frozen beside the first for the life of the process."""
+    again, and no second copy is frozen beside the first for the life of the process. ``sha256``: the digest
+    the caller's own check of the file just gave (``run_batch``), so the file is not hashed twice."""
     global _loaded
     from fastslow.models.lifecycle.bundle import load_bundle, warmed
     from fastslow.models.lifecycle.manifest import verify_bundle
 
     if _loaded is not None:
-        if verify_bundle(model_path)["sha256"] == _loaded.info.get("sha256"):
+        if (sha256 or verify_bundle(model_path)["sha256"]) == _loaded.info.get("sha256"):
             return _loaded
         _loaded = None
         gc.unfreeze()  # another model: the frozen one can be collected once nothing holds it
@@ -468,7 +469,8 @@ def run_batch(opts: BatchOptions, stdout=None, stderr=None) -> int:
         if resumable:
             checkpoint.output_bytes, checkpoint.review_bytes = start_offsets
             checkpoint.save(progress_path)
-        init_args = (str(model_path), out_fmt, review_fmt, opts.review_below, opts.explain, opts.memo)
+        init_args = (str(model_path), out_fmt, review_fmt, opts.review_below, opts.explain, opts.memo,
+                     manifest["sha256"])
         results = score_chunks(chunks, jobs, init_args)
         for result in results:
             output.sink.write(result.payload)
