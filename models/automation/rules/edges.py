@@ -10,8 +10,8 @@ from typing import Sequence
 from fastslow.models.automation.rules.analysis import TextAnalysis
 from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
 from fastslow.models.automation.rules.words import (
-    NEGATION_BEFORE, RUN_ON_SHORT, clock_times, devices_in, has_time_expression, is_bare_device, is_fragment,
-    is_plain_command, is_super_task_mention,
+    NEGATION_BEFORE, RUN_ON_SHORT, clock_times, devices_in, has_time_expression, has_verb, is_bare_device,
+    is_fragment, is_plain_command, is_super_task_mention,
 )
 
 #: an amount of time said before a delay or a duration (一个半小时, 两个钟头, 四十五分钟后)
@@ -180,13 +180,12 @@ def device_before_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> li
     alone asks nothing, and the tagger often cuts such a subject off its condition. So is a device's name with what
     of it the condition measures and no verb (热水器水温|到了设定温度)."""
     text = analysis.text
-    verbs = [(a, b) for a, b, *_ in analysis.found["action_verbs"]] + [(a, b) for a, b, *_ in analysis.found["reminder_verbs"]]
     out: list[Span] = []
     for sp in spans:
         prev = out[-1] if out else None
         if sp.kind == "C" and prev is not None and prev.kind == "A" and prev.end == sp.start and any(
-                a == prev.start and (b == prev.end or b < prev.end and not any(
-                    prev.start <= v < prev.end for v, _ in verbs)) for a, b, *_ in analysis.found["device_kinds"]):
+                a == prev.start and (b == prev.end or b < prev.end and not has_verb(prev.text, analysis.lex))
+                for a, b, *_ in analysis.found["device_kinds"]):
             out[-1] = Span("C", prev.start, sp.end, text[prev.start:sp.end], sp.intent)
             continue
         out.append(sp)
