@@ -12,7 +12,8 @@ from fastslow.models.automation.rules import (
     inheritance_mode, is_builtin, is_memo_management, is_super_task_mention, keep_negation, memo_edit_group,
     once_condition,
     parse_markup,
-    plain_groups, remind_say, reminder_from_noun, rewrite_reminder, spans_to_tags, super_task_clause,
+    plain_groups, remind_say, reminder_from_noun, rewrite_reminder, shared_verb_split, spans_to_tags,
+    super_task_clause,
     tags_to_spans, to_markup, unconditional_kind,
 )
 
@@ -300,7 +301,7 @@ def test_scope_ends_at_a_scope_marker_and_at_a_sentence_end():
 
 def test_plain_queries_split_at_connectors_and_keep_context_with_the_request():
     assert [g.subqueries for g in plain_groups("打开空调然后播放音乐", LEX)] == [["打开空调", "播放音乐"]]
-    assert [g.subqueries for g in plain_groups("打开空调和座椅加热", LEX)] == [["打开空调和座椅加热"]]
+    assert [g.subqueries for g in plain_groups("打开空调和座椅加热", LEX)] == [["打开空调", "打开座椅加热"]]
     assert [g.subqueries for g in plain_groups("打开氛围灯和解锁车门", LEX)] == [["打开氛围灯", "解锁车门"]]
     assert [g.subqueries for g in plain_groups(automation_text("无聊死了，放首歌"), LEX)] == [["无聊死了，放首歌"]]
     assert plain_groups("，，，", LEX) == []
@@ -406,3 +407,21 @@ def test_whole_words_at_edges_takes_the_longest_prefix_trigger_whatever_the_set_
         monkeypatch.setattr(type(lex.triggers), "terms", lambda self, *categories, listed=listed: listed)
         action, condition = whole_words_at_edges(analyse(text, lex), spans)
         assert (action.text, condition.text) == ("放首歌", "每当上车了"), order
+
+
+# ---------------------------------------------------------------- one verb, several devices: one subquery each
+
+def test_one_verb_before_several_devices_is_one_subquery_per_device():
+    assert groups("[C:上车的时候][A:打开空调和座椅加热]") == [("上车的时候", ["打开空调", "打开座椅加热"], False)]
+    assert groups("[A:关掉客厅灯、卧室灯和台灯]") == [(None, ["关掉客厅灯", "关掉卧室灯", "关掉台灯"], False)]
+    assert shared_verb_split("关掉所有的灯和空调", LEX) == ["关掉所有的灯", "关掉空调"]
+
+
+def test_the_seat_said_with_the_first_device_goes_with_another_device_a_seat_has():
+    assert shared_verb_split("打开副驾空调和座椅加热", LEX) == ["打开副驾空调", "打开副驾座椅加热"]
+    assert shared_verb_split("打开主驾座椅通风和方向盘加热", LEX) == ["打开主驾座椅通风", "打开方向盘加热"]
+
+
+@pytest.mark.parametrize("action", ["打开氛围灯和解锁车门", "把空调和座椅加热打开", "提醒我检查水和食物", "打开空调"])
+def test_anything_but_one_verb_before_bare_devices_is_left_as_said(action):
+    assert shared_verb_split(action, LEX) == [action]

@@ -39,7 +39,8 @@ from fastslow.models.automation.rules.joins import join_fragments, join_split_ob
 from fastslow.models.automation.rules.repairs import SPAN_REPAIRS, repair_spans
 from fastslow.models.automation.rules.rewrites import (
     REMIND_SAY, add_missing_verb, duration_condition, insert_seat, is_memo_management, once_condition, clean_subquery, duration_action, inherit_location, inheritance_mode, remind_say,
-    reminder_from_noun, rewrite_reminder, super_task_clause, switches_reminders, unconditional_kind, without_once,
+    reminder_from_noun, rewrite_reminder, shared_verb_split, super_task_clause, switches_reminders, unconditional_kind,
+    without_once,
 )
 from fastslow.models.automation.rules.scopes import RawGroup, bind_scopes, condition_text
 from fastslow.models.automation.rules.signals import (

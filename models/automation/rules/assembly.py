@@ -15,8 +15,8 @@ from fastslow.models.automation.rules.builtin import DEFAULT, builtin_domain, is
 from fastslow.models.automation.rules.markup import Span, lowered
 from fastslow.models.automation.rules.rewrites import (
     COMMUNICATION, add_missing_verb, clean_subquery, duration_action, duration_condition, inherit_location,
-    once_condition, remind_say, reminder_from_noun, rewrite_reminder, super_task_clause, unconditional_kind,
-    without_once,
+    once_condition, remind_say, reminder_from_noun, rewrite_reminder, shared_verb_split, super_task_clause,
+    unconditional_kind, without_once,
 )
 from fastslow.models.automation.rules.scopes import RawGroup, bind_scopes, condition_text
 from fastslow.models.automation.rules.splits import command_cuts
@@ -60,8 +60,9 @@ def rewrite_group(analysis: TextAnalysis, raw: RawGroup) -> list[Group]:
         if (condition or len(raw.actions) > 1) and lowered(cleaned) in lex.fillers.terms("suffix"):
             continue  # a polite tail said after the request (关上车窗好吗) is no request of its own
         if cleaned:
-            actions.append(add_missing_verb(reminder_from_noun(cleaned, lex), lex))
-            intents.append(span.intent)
+            for action in shared_verb_split(add_missing_verb(reminder_from_noun(cleaned, lex), lex), lex):
+                actions.append(action)
+                intents.append(span.intent)
     if raw.durations:
         actions = [duration_action(a, lex) for a in actions]
         durations = [clean_subquery(d.text, lex) for d in raw.durations]
@@ -195,7 +196,7 @@ def plain_groups(text: str, lex: AutomationLexicons) -> list[Group]:
         for command in ([piece[c:d] for c, d in zip([0, *cuts], [*cuts, len(piece)])] if cuts else [piece]):
             sub = clean_subquery(command, lex)
             if sub:
-                subs.append(add_missing_verb(sub, lex))
+                subs.extend(shared_verb_split(add_missing_verb(sub, lex), lex))
     return [Group(None, subs, [""] * len(subs), [None] * len(subs))] if subs else []
 
 

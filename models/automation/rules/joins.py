@@ -152,8 +152,9 @@ def join_fragments(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
 
 
 def second_object(gap: str, before: str, after: str, lex: AutomationLexicons) -> bool:
-    """README 如何标注 2: a verb with two objects is one action. ``after`` is a bare device joined to a
-    verb-first ``before`` by 和 / 与 / 、 (打开座椅通风|和|方向盘加热); 打开氛围灯和解锁车门 has two verbs."""
+    """A verb with two objects is one action span. ``after`` is a bare device joined to a verb-first ``before``
+    by 和 / 与 / 、 (打开座椅通风|和|方向盘加热); 打开氛围灯和解锁车门 has two verbs. The span becomes one subquery
+    per device later (``rewrites.shared_verb_split``)."""
     return (gap.strip(" ") in _OBJECT_JOINERS and is_bare_device(after, lex)
             and bool(lex.action_verbs.prefix(lowered(strip_fillers(before, lex)))))
 

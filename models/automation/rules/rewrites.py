@@ -45,6 +45,34 @@ def add_missing_verb(action: str, lex: AutomationLexicons) -> str:
     return ("播放" if kinds and kinds[0] == "media" else "打开") + action
 
 
+#: what joins two objects of one verb (打开空调和座椅加热)
+_OBJECT_LIST = re.compile(r"和|与|以及|、")
+#: where or how many, said before a device (关掉所有灯和空调, 打开家里空调和热水器)
+_OBJECT_SCOPE = re.compile(r"^(?:所有|全部|家里|屋里|车里|车内)的?")
+
+
+def shared_verb_split(action: str, lex: AutomationLexicons) -> list[str]:
+    """One verb said before two or more devices is one request per device: ``打开空调和座椅加热`` →
+    ``打开空调``, ``打开座椅加热``, as the writers who read the spec alone write it (the spec leaves it open).
+    Only when the verb comes first and every object is a bare device name (``is_bare_device``); anything else
+    (打开氛围灯和解锁车门, 把空调和座椅加热打开, 检查水和食物) is left as said."""
+    low = lowered(action)
+    verb = lex.action_verbs.prefix(low)
+    if not verb or not _OBJECT_LIST.search(action, len(verb)):
+        return [action]
+    objects = _OBJECT_LIST.split(action[len(verb):])
+    if len(objects) < 2 or not all(o and is_bare_device(_OBJECT_SCOPE.sub("", o), lex) for o in objects):
+        return [action]
+    seat = objects[0][:len(lex.positions.prefix(lowered(objects[0])) or "")]
+    head = action[:len(verb)]
+
+    def seated(o: str) -> str:
+        # 打开副驾空调和座椅加热: the seat said with the first object goes with another one a seat has
+        takes_seat = seat and not lex.positions.prefix(lowered(o)) and lex.positional_devices.prefix(lowered(o))
+        return seat + o if takes_seat else o
+    return [head + seated(o) for o in objects]
+
+
 def duration_condition(condition: str | None, durations: Sequence[str]) -> str:
     """Spec 持续时间: ``持续+时间``, or ``触发条件+持续+时间`` when there is a trigger."""
     spoken = "".join(durations)
