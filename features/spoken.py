@@ -540,6 +540,18 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
 _STRIPPED = TextMemo(4096)
 
 
+def without_paused_hesitations(text: str, lexicon: SpokenLexicon | None = None) -> str:
+    """``text`` without each hesitation (嗯, 呃, 那个 …) said alone between two spaces (副驾坐了人 呃 就打开空调 →
+    副驾坐了人 就打开空调). For a reader that deletes the spaces (``clean``), which would glue the hesitation to
+    the words around it (坐了人呃就); ``strip_disfluencies`` drops it when spaces are read as pauses."""
+    chunks = text.split()
+    if len(chunks) < 3:
+        return text
+    hesitations = frozenset((lexicon or spoken_lexicon()).hesitations)
+    kept = [chunks[0], *(c for c in chunks[1:-1] if c.lower() not in hesitations), chunks[-1]]
+    return text if len(kept) == len(chunks) else " ".join(kept)
+
+
 def _strip(text: str, lex: SpokenLexicon) -> str:
     """``strip_disfluencies`` of ``text`` with ``lex``."""
     out = _corrected(_collapse_repeats(text, lex), lex)

@@ -109,6 +109,14 @@ def test_wake_words_fillers_and_polite_tails_are_not_read():
     assert surface_of("呃，到家时打开空调，谢谢你") == "到家时打开空调"
 
 
+def test_a_hesitation_between_two_spaces_is_not_read():
+    # the parser deletes spaces next to Chinese: 副驾坐了人 呃 就… would read 坐了人呃就, no 就 of a condition
+    assert surface_of("副驾坐了人 呃 就打开副驾空调") == "副驾坐了人就打开副驾空调"
+    assert surface_of("熄火以后 嗯 大灯延时关闭") == "熄火以后大灯延时关闭"
+    assert surface_of("车内温度低于五度的时候 呃 打开方向盘加热") == "车内温度低于五度的时候打开方向盘加热"
+    assert surface_of("打开 那个 空调") == "打开那个空调"  # 那个 is a determiner here, not a hesitation
+
+
 def test_a_polite_tail_span_is_no_subquery():
     assert groups("[C:进入隧道的时候][A:关上车窗][A:好吗]") == [("进入隧道的时候", ["关上车窗"])]
     assert groups("[A:谢谢]") == [(None, ["谢谢"])]  # said alone it is the request (闲聊)

@@ -6,7 +6,7 @@ import pytest
 
 from fastslow.features.spoken import (
     VARIANT_KINDS, augment_rows, chinese_to_int, filler, homophone, int_to_chinese, no_punct, numerals,
-    slips, spoken_lexicon, spoken_variants, strip_disfluencies, stutter, tail, wake,
+    slips, spoken_lexicon, spoken_variants, strip_disfluencies, stutter, tail, wake, without_paused_hesitations,
 )
 from fastslow.features.text import Segmenter
 
@@ -136,6 +136,15 @@ def test_unknown_kind_is_refused_by_name():
 ])
 def test_the_stripper_removes_hesitations_but_keeps_determiners(said, meant):
     assert strip_disfluencies(said) == meant
+
+
+def test_a_hesitation_alone_between_two_spaces_is_dropped_and_nothing_else():
+    assert without_paused_hesitations("我到家了 呃 就开灯") == "我到家了 就开灯"
+    assert without_paused_hesitations("A 嗯 B 呃 C") == "A B C"
+    assert without_paused_hesitations("呃 打开空调") == "呃 打开空调"  # at the edges strip_disfluencies decides
+    assert without_paused_hesitations("打开空调 呃") == "打开空调 呃"
+    assert without_paused_hesitations("打开 那个 空调") == "打开 那个 空调"  # a determiner, not a hesitation
+    assert without_paused_hesitations("打开空调") == "打开空调"
 
 
 def test_slips_name_each_term_put_back_with_the_characters_around_it():

@@ -35,7 +35,7 @@ from fastslow.features.extractors import require_fitted
 from fastslow.features.lexicon import Scanner
 from fastslow.features.memo import TextMemo
 from fastslow.features.normalise import chinese_punctuation, clean, normalise
-from fastslow.features.spoken import slips, strip_disfluencies
+from fastslow.features.spoken import slips, strip_disfluencies, without_paused_hesitations
 from fastslow.features.text import domain_cut
 from fastslow.models.automation.rules import (
     DEFAULT, Span, analyse, automation_text, bind_scopes, done_tail, group_dict, leading_hesitation,
@@ -554,14 +554,15 @@ def without_leading_chunks(query: str) -> str:
 
 def surface_of(query, lex=None) -> str:
     """The text the parser reads: ``automation_text`` of a raw query, without what is said around the request
-    (the spoken layer's ``strip_disfluencies``: a leading wake word or hesitation, a polite tail), so that 小爱同学
-    or 谢谢 never ends up in a condition or a subquery. With the parser's lexicons ``lex``, also without
+    (the spoken layer's ``strip_disfluencies``: a leading wake word or hesitation, a polite tail; and a hesitation
+    said alone between two spaces, ``without_paused_hesitations``), so that 小爱同学, 谢谢 or 呃 never ends up in a
+    condition or a subquery. With the parser's lexicons ``lex``, also without
     a leading hesitation the spoken layer keeps for the router (额, 诶: ``leading_hesitation``), and what
     the spoken layer strips after it (额你好小鹏…), and without every command the user takes back (打开空调不对|
     打开座椅加热: ``retracted``)."""
     if not isinstance(query, str):
         return ""
-    query = without_leading_chunks(query)
+    query = without_paused_hesitations(without_leading_chunks(query))
     # stripped before its half-width marks become Chinese ones (``automation_text``): the stripper reads , and ，
     # alike and keeps every mark it leaves beside the characters it had, so the order makes no difference, and a
     # query's clean text is (but for letter case) the router's, whose strip the stripper's memo then gives back
