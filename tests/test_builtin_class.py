@@ -317,12 +317,12 @@ def test_more_spans_made_whole(markup, expected):
     assert repaired(markup) == expected
 
 
-def test_a_second_object_cut_inside_its_word_is_one_subquery():
+def test_a_second_object_cut_inside_its_word_is_the_whole_word():
     from fastslow.models.automation.metrics import rules_output
     from fastslow.models.automation.rules import parse_markup, repair_spans
     text, spans = parse_markup("[C:到家以后][A:打开车库门]和玄[A:关灯]")
     assert rules_output(text, repair_spans(analyse(text, LEX), spans), LEX) == [
-        {"condition": "到家以后", "builtin": False, "querys": [{"subquery": "打开车库门和玄关灯"}]}]
+        {"condition": "到家以后", "builtin": False, "querys": [{"subquery": "打开车库门"}, {"subquery": "打开玄关灯"}]}]
 
 
 def test_a_duration_lasts_the_action_it_is_said_with():
