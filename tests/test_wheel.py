@@ -9,6 +9,7 @@ first time); `-m "not wheel"` leaves this module out locally.
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import shutil
@@ -29,6 +30,16 @@ ROOT = Path(__file__).resolve().parents[1]
 QUERIES = [{"id": "w1", "query": "上车时打开空调，下车时关闭空调"},
            {"id": "w2", "query": "帮我规划一下周末去杭州的行程", "endpoint": "car"},
            {"id": "w3", "query": ""}]
+
+
+def installed_versions() -> str:
+    """``name==version`` of every distribution of this environment but fastslow, as pip constraints."""
+    seen = {}
+    for dist in importlib.metadata.distributions():
+        name = (dist.metadata["Name"] or "").lower()
+        if name and name != "fastslow" and name not in seen:
+            seen[name] = dist.version
+    return "".join(f"{name}=={version}\n" for name, version in sorted(seen.items()))
 
 
 @pytest.fixture(scope="module")
@@ -52,8 +63,13 @@ def built(tmp_path_factory) -> tuple[Path, Path]:
             # --no-compile: byte-compiling every installed module is half of the install, and the few modules
             # the tests import are compiled as they are imported
             subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+            # the dependencies at the versions the tests run with: a newer MLflow on the index would migrate the
+            # schema of a store the tests' own MLflow then refuses to open
+            constraints = folder / "constraints.txt"
+            constraints.write_text(installed_versions(), encoding="utf-8")
             subprocess.run([sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install", "-q",
-                            "--no-compile", "--disable-pip-version-check", str(next(out.glob("fastslow-*.whl")))],
+                            "--no-compile", "--disable-pip-version-check", "-c", str(constraints),
+                            str(next(out.glob("fastslow-*.whl")))],
                            check=True)
             (folder / "done").touch()
     return next(out.glob("fastslow-*.whl")), env / "bin"
