@@ -540,16 +540,15 @@ def strip_disfluencies(text: str, lexicon: SpokenLexicon | None = None) -> str:
 _STRIPPED = TextMemo(4096)
 
 
-def without_paused_hesitations(text: str, lexicon: SpokenLexicon | None = None) -> str:
-    """``text`` without each hesitation (嗯, 呃, 那个 …) said alone between two spaces (副驾坐了人 呃 就打开空调 →
-    副驾坐了人 就打开空调). For a reader that deletes the spaces (``clean``), which would glue the hesitation to
-    the words around it (坐了人呃就); ``strip_disfluencies`` drops it when spaces are read as pauses."""
+def without_false_starts(text: str) -> str:
+    """``text`` without each space-separated chunk that the chunk after it says again from its start, the
+    speaker having started over (打开 打开座椅通风 → 打开座椅通风). Read where spaces are pauses
+    (``spaces_as_pauses``), which ``strip_disfluencies`` collapses only when nothing stands between the two."""
     chunks = text.split()
-    if len(chunks) < 3:
+    if len(chunks) < 2:
         return text
-    hesitations = frozenset((lexicon or spoken_lexicon()).hesitations)
-    kept = [chunks[0], *(c for c in chunks[1:-1] if c.lower() not in hesitations), chunks[-1]]
-    return text if len(kept) == len(chunks) else " ".join(kept)
+    kept = [c for c, after in zip(chunks, chunks[1:]) if not (len(c) >= 2 and after.startswith(c))]
+    return text if len(kept) == len(chunks) - 1 else " ".join([*kept, chunks[-1]])
 
 
 def _strip(text: str, lex: SpokenLexicon) -> str:

@@ -109,12 +109,22 @@ def test_wake_words_fillers_and_polite_tails_are_not_read():
     assert surface_of("呃，到家时打开空调，谢谢你") == "到家时打开空调"
 
 
-def test_a_hesitation_between_two_spaces_is_not_read():
-    # the parser deletes spaces next to Chinese: 副驾坐了人 呃 就… would read 坐了人呃就, no 就 of a condition
+def test_a_space_is_the_pause_it_stands_for():
+    # as the router reads it: two requests, a request before a condition, a hesitation between pauses dropped
+    assert surface_of("打开座椅通风 放点轻音乐") == "打开座椅通风，放点轻音乐"
+    assert surface_of("打开后排空调 后排没人的时候关掉") == "打开后排空调，后排没人的时候关掉"
+    assert surface_of("车内温度低于五度的时候 呃 打开方向盘加热") == "车内温度低于五度的时候，打开方向盘加热"
+    assert surface_of("Wi-Fi 打开") == "Wi-Fi打开"  # a space next to a letter stays nothing
+
+
+def test_a_pause_before_jiu_or_a_memos_content_parts_nothing():
+    # 复合条件完整性: 就之前的所有内容整体构成 condition, a pause or a hesitation before 就 included
     assert surface_of("副驾坐了人 呃 就打开副驾空调") == "副驾坐了人就打开副驾空调"
-    assert surface_of("熄火以后 嗯 大灯延时关闭") == "熄火以后大灯延时关闭"
-    assert surface_of("车内温度低于五度的时候 呃 打开方向盘加热") == "车内温度低于五度的时候打开方向盘加热"
-    assert surface_of("打开 那个 空调") == "打开那个空调"  # 那个 is a determiner here, not a hesitation
+    assert surface_of("新建一个便签 写上买牛奶") == "新建一个便签写上买牛奶"
+
+
+def test_a_false_start_is_not_read():
+    assert surface_of("打开 打开座椅通风") == "打开座椅通风"
 
 
 def test_a_polite_tail_span_is_no_subquery():
@@ -489,7 +499,7 @@ def test_a_wake_word_said_twice_is_not_read():
 @pytest.mark.parametrize("said, read", [
     ("小舟 扫地机开始扫地", "扫地机开始扫地"),                    # an assistant's name before a pause
     ("小乐小乐 嗯 那个 胎压低了就亮个灯", "胎压低了就亮个灯"),      # a wake word, hesitations, each before a pause
-    ("关窗 开空调", "关窗开空调"),                                # a pause between commands stays the parser's
+    ("关窗 开空调", "关窗，开空调"),                              # a pause between commands is read as one
 ])
 def test_words_the_spoken_layer_strips_before_a_spoken_pause_are_not_read(said, read):
     assert surface_of(said) == read

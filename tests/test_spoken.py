@@ -6,7 +6,7 @@ import pytest
 
 from fastslow.features.spoken import (
     VARIANT_KINDS, augment_rows, chinese_to_int, filler, homophone, int_to_chinese, no_punct, numerals,
-    slips, spoken_lexicon, spoken_variants, strip_disfluencies, stutter, tail, wake, without_paused_hesitations,
+    slips, spoken_lexicon, spoken_variants, strip_disfluencies, stutter, tail, wake, without_false_starts,
 )
 from fastslow.features.text import Segmenter
 
@@ -138,13 +138,13 @@ def test_the_stripper_removes_hesitations_but_keeps_determiners(said, meant):
     assert strip_disfluencies(said) == meant
 
 
-def test_a_hesitation_alone_between_two_spaces_is_dropped_and_nothing_else():
-    assert without_paused_hesitations("我到家了 呃 就开灯") == "我到家了 就开灯"
-    assert without_paused_hesitations("A 嗯 B 呃 C") == "A B C"
-    assert without_paused_hesitations("呃 打开空调") == "呃 打开空调"  # at the edges strip_disfluencies decides
-    assert without_paused_hesitations("打开空调 呃") == "打开空调 呃"
-    assert without_paused_hesitations("打开 那个 空调") == "打开 那个 空调"  # a determiner, not a hesitation
-    assert without_paused_hesitations("打开空调") == "打开空调"
+def test_a_chunk_the_next_one_says_again_from_its_start_is_dropped_and_nothing_else():
+    assert without_false_starts("打开 打开座椅通风") == "打开座椅通风"
+    assert without_false_starts("嗯 导航去 导航去公司 谢谢") == "嗯 导航去公司 谢谢"
+    assert without_false_starts("打开空调 空调调到二十度") == "打开空调 空调调到二十度"  # two requests
+    assert without_false_starts("开 开空调") == "开 开空调"  # one character may be a verb said twice on purpose
+    assert without_false_starts("打开空调") == "打开空调"
+    assert without_false_starts("") == ""
 
 
 def test_slips_name_each_term_put_back_with_the_characters_around_it():

@@ -34,8 +34,8 @@ from fastslow.features.automation_lexicons import AutomationLexicons, load_autom
 from fastslow.features.extractors import require_fitted
 from fastslow.features.lexicon import Scanner
 from fastslow.features.memo import TextMemo
-from fastslow.features.normalise import chinese_punctuation, clean, normalise
-from fastslow.features.spoken import slips, strip_disfluencies, without_paused_hesitations
+from fastslow.features.normalise import chinese_punctuation, clean, normalise, spaces_as_pauses
+from fastslow.features.spoken import slips, strip_disfluencies, without_false_starts
 from fastslow.features.text import domain_cut
 from fastslow.models.automation.rules import (
     DEFAULT, Span, analyse, automation_text, bind_scopes, done_tail, group_dict, leading_hesitation,
@@ -554,19 +554,22 @@ def without_leading_chunks(query: str) -> str:
 
 def surface_of(query, lex=None) -> str:
     """The text the parser reads: ``automation_text`` of a raw query, without what is said around the request
-    (the spoken layer's ``strip_disfluencies``: a leading wake word or hesitation, a polite tail; and a hesitation
-    said alone between two spaces, ``without_paused_hesitations``), so that 小爱同学, 谢谢 or 呃 never ends up in a
-    condition or a subquery. With the parser's lexicons ``lex``, also without
+    (the spoken layer's ``strip_disfluencies``: a leading wake word or hesitation, a polite tail, a hesitation
+    between two pauses; and a false start, ``without_false_starts``), so that 小爱同学, 谢谢 or 呃 never ends up in a
+    condition or a subquery. A space between Chinese characters is the pause it stands for (``spaces_as_pauses``),
+    as the router reads it: 打开座椅通风 放点轻音乐 is two requests, 打开后排空调 后排没人的时候… a request before a
+    condition; but a pause before 就 is none (the spec: what comes before 就 is the condition), nor one before
+    a memo's content (新建一个便签 写上买牛奶). With the parser's lexicons ``lex``, also without
     a leading hesitation the spoken layer keeps for the router (额, 诶: ``leading_hesitation``), and what
     the spoken layer strips after it (额你好小鹏…), and without every command the user takes back (打开空调不对|
     打开座椅加热: ``retracted``)."""
     if not isinstance(query, str):
         return ""
-    query = without_paused_hesitations(without_leading_chunks(query))
+    query = without_false_starts(without_leading_chunks(query))
     # stripped before its half-width marks become Chinese ones (``automation_text``): the stripper reads , and ，
     # alike and keeps every mark it leaves beside the characters it had, so the order makes no difference, and a
     # query's clean text is (but for letter case) the router's, whose strip the stripper's memo then gives back
-    text = chinese_punctuation(strip_disfluencies(clean(query)))
+    text = _PAUSE_THAT_PARTS_NOTHING.sub("", chinese_punctuation(strip_disfluencies(clean(spaces_as_pauses(query)))))
     if not text:
         return text
     if lex is not None:
@@ -581,6 +584,26 @@ def surface_of(query, lex=None) -> str:
             bounds = [0, *(i for span in taken for i in span), len(text)]
             text = "".join(text[bounds[k]:bounds[k + 1]] for k in range(0, len(bounds), 2))
     return text
+
+
+#: a pause inside a condition or a subquery; a pause that parts nothing, before the 就 of a condition or the
+#: content of a memo (新建一个便签 写上… , ``surface_of``)
+_PAUSE = re.compile(r"[，,]")
+_PAUSE_THAT_PARTS_NOTHING = re.compile(r"[，,]+(?=就|写上|写着|内容是)")
+
+
+def without_spoken_pauses(groups: list[dict], query) -> list[dict]:
+    """``groups`` (fresh dicts, changed in place) without the pauses ``surface_of`` read from the spaces of a
+    query that has no punctuation of its own: a condition or a subquery is the user's words, and a space was no
+    word (新建一个便签 写上买牛奶 → 新建一个便签写上买牛奶). A query typed with its commas keeps them."""
+    if not isinstance(query, str) or _PAUSE.search(clean(query)):
+        return groups
+    for group in groups:
+        if group["condition"] not in (None, DEFAULT):
+            group["condition"] = _PAUSE.sub("", group["condition"])
+        for q in group["querys"]:
+            q["subquery"] = _PAUSE.sub("", q["subquery"])
+    return groups
 
 
 def as_said(groups: list[dict], query) -> list[dict]:
@@ -686,7 +709,8 @@ class AutomationParser(BaseEstimator):
             found.update(fresh)
             memo.keep(fresh)
         answers = [found[key] for key in keys]
-        return ([as_said([{**g, "querys": [dict(q) for q in g["querys"]]} for g in groups], query)
+        return ([as_said(without_spoken_pauses([{**g, "querys": [dict(q) for q in g["querys"]]} for g in groups], query),
+                         query)
                  for query, (groups, _) in zip(queries, answers)],
                 [list(confidences) for _, confidences in answers])
 
