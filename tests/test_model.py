@@ -48,6 +48,14 @@ def test_a_device_said_once_for_two_controls_aggregates_to_fast_multi_action(mod
     assert record["primary_reason_code"] != "EXPLICIT_DEVICE_MULTI_ACTION"  # a song is no device
 
 
+def test_a_part_naming_a_device_outside_the_routers_columns_is_a_device_control(model):
+    # 多个明确设备控制: 车道保持, 自适应巡航 and 电热毯 are devices of devices.txt, not of the router's feature columns
+    for query, endpoint in (("关闭车道保持，打开自适应巡航", "car"), ("打开电热毯，把卧室灯调暗", "home")):
+        record = model.score([{"query": query, "endpoint": endpoint}])[0]
+        assert len(record["subrequests"]) == 2, query
+        assert (record["label"], record["primary_reason_code"]) == ("快", "EXPLICIT_DEVICE_MULTI_ACTION"), query
+
+
 def test_confirmation_after_slow_question_is_slow_and_without_context_needs_review(model):
     # spec 慢的规则/上下文: 前轮慢系统询问是否开启湿滑模式；当前轮"帮我开启"
     context = [{"role": "assistant", "system": "slow", "text": "路面湿滑，需要帮你开启湿滑模式吗？"}]

@@ -25,8 +25,9 @@ MODEL_ENV = "FASTSLOW_MODEL"
 #: never loaded and patched. 2: the automation tagger keeps its CRF as ``crf_`` (a ``CRFModel``). 3: the router's
 #: character n-grams and the intent classifier keep ``grams_`` (a ``CharGramColumns``). 4: the splitter's
 #: ``SplitLexicon`` keeps its sequence ``connectors`` and its ``pauses`` apart. 5: the router's character n-grams
-#: read digits as said (``digits_as_said``).
-FORMAT_VERSION = 5
+#: read digits as said (``digits_as_said``). 6: the router keeps ``named_devices_``, every device devices.txt
+#: names, for the aggregation's device controls.
+FORMAT_VERSION = 6
 TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas", "python-crfsuite", "rjieba",
                      "pyahocorasick")
 

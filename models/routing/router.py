@@ -19,6 +19,7 @@ from fastslow.features import (
     TriggerMarkers, WhereItRuns, WordTokens,
 )
 from fastslow.features.extractors import LexiconFeatures, TfidfFeatures, linear_scores, require_fitted, side_by_side
+from fastslow.features.lexicon import load_lexicon
 from fastslow.features.references import BuiltinFunctions, EntityReferences
 from fastslow.models.routing.rules import Route
 from fastslow.models.taxonomy import CODE_LABEL, FAST, LABELS
@@ -181,6 +182,11 @@ class Router(BaseEstimator, ClassifierMixin):
         self.devices_ = extractors["devices"].lexicon_
         self.device_columns_ = frozenset(
             i for i, c in enumerate(self.devices_.categories) if c in DEVICE_CATEGORIES)
+        # every device devices.txt names, its columns' or not (自动启停, 靠背, 电热毯: the automation kinds), bar
+        # content: a part naming one is a device control when parts are aggregated (多个明确设备控制)
+        self.named_devices_ = load_lexicon(self.devices_.name, "automation")
+        self.named_device_columns_ = frozenset(
+            i for i, c in enumerate(self.named_devices_.categories) if c != "media")
         # the devices.txt columns of other domains and the actions.txt columns of control verbs
         # (``Route.elliptical_control``)
         self.other_domain_columns_ = frozenset(
@@ -273,10 +279,11 @@ class Router(BaseEstimator, ClassifierMixin):
         probabilities rounded."""
         device_hits = self.devices_.hits(u)
         no_device = self.device_columns_.isdisjoint(device_hits)
+        names_device = not no_device or not self.named_device_columns_.isdisjoint(self.named_devices_.hits(u))
         return Route(
             text=u.text, label=LABELS[label], primary_reason_code=primary, reason_codes=(primary, *second),
             confidence=rounded[label],
-            device_control=not no_device,
+            device_control=names_device,
             alternatives=dict(zip(LABELS, rounded)),
             elliptical_control=(no_device and self.other_domain_columns_.isdisjoint(device_hits)
                                 and not self.control_columns_.isdisjoint(self.actions_.hits(u))),
