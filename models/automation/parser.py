@@ -569,7 +569,8 @@ def surface_of(query, lex=None) -> str:
     # stripped before its half-width marks become Chinese ones (``automation_text``): the stripper reads , and ，
     # alike and keeps every mark it leaves beside the characters it had, so the order makes no difference, and a
     # query's clean text is (but for letter case) the router's, whose strip the stripper's memo then gives back
-    text = _PAUSE_THAT_PARTS_NOTHING.sub("", chinese_punctuation(strip_disfluencies(clean(spaces_as_pauses(query)))))
+    paused = spaces_as_pauses(query) if _SPACE.search(query) else query
+    text = _PAUSE_THAT_PARTS_NOTHING.sub("", chinese_punctuation(strip_disfluencies(clean(paused))))
     if not text:
         return text
     if lex is not None:
@@ -589,6 +590,7 @@ def surface_of(query, lex=None) -> str:
 #: a pause inside a condition or a subquery; a pause that parts nothing, before the 就 of a condition or the
 #: content of a memo (新建一个便签 写上… , ``surface_of``)
 _PAUSE = re.compile(r"[，,]")
+_SPACE = re.compile(r"\s")
 _PAUSE_THAT_PARTS_NOTHING = re.compile(r"[，,]+(?=就|写上|写着|内容是)")
 
 
@@ -596,7 +598,8 @@ def without_spoken_pauses(groups: list[dict], query) -> list[dict]:
     """``groups`` (fresh dicts, changed in place) without the pauses ``surface_of`` read from the spaces of a
     query that has no punctuation of its own: a condition or a subquery is the user's words, and a space was no
     word (新建一个便签 写上买牛奶 → 新建一个便签写上买牛奶). A query typed with its commas keeps them."""
-    if not isinstance(query, str) or _PAUSE.search(clean(query)):
+    texts = [g["condition"] or "" for g in groups] + [q["subquery"] for g in groups for q in g["querys"]]
+    if not any(_PAUSE.search(text) for text in texts) or not isinstance(query, str) or _PAUSE.search(clean(query)):
         return groups
     for group in groups:
         if group["condition"] not in (None, DEFAULT):
