@@ -279,7 +279,9 @@ class Router(BaseEstimator, ClassifierMixin):
         probabilities rounded."""
         device_hits = self.devices_.hits(u)
         no_device = self.device_columns_.isdisjoint(device_hits)
-        names_device = not no_device or not self.named_device_columns_.isdisjoint(self.named_devices_.hits(u))
+        # a device control is a fast one (``rules.is_explicit_device_control``): the wider list is read for no other
+        names_device = not no_device or (LABELS[label] == FAST
+                                         and not self.named_device_columns_.isdisjoint(self.named_devices_.hits(u)))
         return Route(
             text=u.text, label=LABELS[label], primary_reason_code=primary, reason_codes=(primary, *second),
             confidence=rounded[label],
