@@ -61,7 +61,9 @@ def builtin_domain(condition: str | None, actions: Sequence[str], lex: Automatio
             continue  # 车门关上以后自动上锁: the car's door; 门锁电量低于百分之十: a threshold the user set
         if any(w in cond for w in b.condition_words) and all(_builtin_action(a, b, lex) for a in actions):
             return b.domain
-    return "car" if builtin_by_class(cond, actions, lex) else None
+    if builtin_by_class(cond, actions, lex):
+        return "car"
+    return "home" if appliance_by_itself(cond, actions, lex) else None
 
 
 def _builtin_action(action: str, builtin, lex: AutomationLexicons) -> bool:
@@ -108,6 +110,32 @@ def builtin_by_class(condition: str, actions: Sequence[str], lex: AutomationLexi
         # 车窗夹到手的时候自动往回降: what the car works by itself is the part the condition names
         actions = [a if _function_words(a, lex) - {"self"} else condition + a for a in actions]
     return all(builtin_action(a, situation, by_itself, lex) for a in actions)
+
+
+def appliance_by_itself(condition: str, actions: Sequence[str], lex: AutomationLexicons) -> bool:
+    """The home's counterpart of ``builtin_by_class``: the condition is a state of one home appliance (燃气灶火灭了,
+    烤箱到时间了, 热水壶水开了; no car, no threshold or clock time the user sets) and every action is said to
+    happen by itself (自动, 自己) and names no device but that one: 自动断气, 自己跳闸. 洗衣机洗完了自动打开烘干机
+    switches another appliance on, a task of the user's; a reminder is never the appliance's by this class."""
+    if "车" in condition or _USER_THRESHOLD.search(condition) or _set_time(condition, lex):
+        return False
+    named = {lowered(name) for *_, name, kind in _kinds(condition, lex) if kind == "home"}
+    if len(named) != 1 or lex.builtin_functions is None:
+        return False
+    said = lex.builtin_functions.terms("self")
+    for action in actions:
+        low = lowered(action)
+        if is_reminder(action) or not any(word in low for word in said):
+            return False
+        if any(lowered(name) not in named for *_, name, _ in _kinds(action, lex)):
+            return False
+    return True
+
+
+def _kinds(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str, str]]:
+    """(start, end, name, kind) of each device ``devices.txt`` names in ``text``."""
+    low = lowered(text)
+    return [(a, b, low[a:b], kind) for a, b, _, kind in lex.device_kinds.find(low)]
 
 
 def function_words(low: str, lex: AutomationLexicons) -> list[tuple[int, int, str, str]]:
