@@ -119,7 +119,7 @@ def appliance_by_itself(condition: str, actions: Sequence[str], lex: AutomationL
     switches another appliance on, a task of the user's; a reminder is never the appliance's by this class."""
     if "车" in condition or _USER_THRESHOLD.search(condition) or _set_time(condition, lex):
         return False
-    named = {lowered(name) for *_, name, kind in _kinds(condition, lex) if kind == "home"}
+    named = {lowered(name) for *_, name, kind in devices_in(condition, lex) if kind == "home"}
     if len(named) != 1 or lex.builtin_functions is None:
         return False
     said = lex.builtin_functions.terms("self")
@@ -127,15 +127,9 @@ def appliance_by_itself(condition: str, actions: Sequence[str], lex: AutomationL
         low = lowered(action)
         if is_reminder(action) or not any(word in low for word in said):
             return False
-        if any(lowered(name) not in named for *_, name, _ in _kinds(action, lex)):
+        if any(lowered(name) not in named for *_, name, _ in devices_in(action, lex)):
             return False
     return True
-
-
-def _kinds(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str, str]]:
-    """(start, end, name, kind) of each device ``devices.txt`` names in ``text``."""
-    low = lowered(text)
-    return [(a, b, low[a:b], kind) for a, b, _, kind in lex.device_kinds.find(low)]
 
 
 def function_words(low: str, lex: AutomationLexicons) -> list[tuple[int, int, str, str]]:
