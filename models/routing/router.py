@@ -184,7 +184,7 @@ class Router(BaseEstimator, ClassifierMixin):
             i for i, c in enumerate(self.devices_.categories) if c in DEVICE_CATEGORIES)
         # every device devices.txt names, its columns' or not (自动启停, 靠背, 电热毯: the automation kinds), bar
         # content: a part naming one is a device control when parts are aggregated (多个明确设备控制)
-        self.named_devices_ = load_lexicon(self.devices_.name, "automation")
+        self.named_devices_ = load_lexicon(extractors["devices"].lexicon, "automation")
         self.named_device_columns_ = frozenset(
             i for i, c in enumerate(self.named_devices_.categories) if c != "media")
         # the devices.txt columns of other domains and the actions.txt columns of control verbs
