@@ -42,6 +42,8 @@ RETIRED_BLIND_V12_FILE = DATA_DIR / "dev" / "routing_blind_v12.jsonl"
 RETIRED_BLIND_V13_FILE = DATA_DIR / "dev" / "routing_blind_v13.jsonl"
 #: the fourteenth, retired when the fifteenth arrived (only its figures had been read, but every run): ``dev_blind_v14``
 RETIRED_BLIND_V14_FILE = DATA_DIR / "dev" / "routing_blind_v14.jsonl"
+#: the fifteenth, retired when the sixteenth arrived (only its figures had been read, but every run): ``dev_blind_v15``
+RETIRED_BLIND_V15_FILE = DATA_DIR / "dev" / "routing_blind_v15.jsonl"
 #: written from the specs alone by someone who never saw the training data, and never studied: the
 #: router's temperature is fitted on it (its rows and errors are not read while changing the model)
 CALIBRATION_FILE = DATA_DIR / "calibration" / "routing_calibration.jsonl"
@@ -51,7 +53,7 @@ DEV_V2_FILE = DATA_DIR / "dev" / "routing_dev_v2.jsonl"
 EXTRA_DEV_FILES = (RETIRED_BLIND_FILE, RETIRED_BLIND_V2_FILE, RETIRED_BLIND_V3_FILE, RETIRED_BLIND_V4_FILE,
                    RETIRED_BLIND_V5_FILE, RETIRED_BLIND_V6_FILE, RETIRED_BLIND_V7_FILE, RETIRED_BLIND_V8_FILE,
                    RETIRED_BLIND_V9_FILE, RETIRED_BLIND_V10_FILE, RETIRED_BLIND_V11_FILE, RETIRED_BLIND_V12_FILE,
-                   RETIRED_BLIND_V13_FILE, RETIRED_BLIND_V14_FILE, DEV_V2_FILE)
+                   RETIRED_BLIND_V13_FILE, RETIRED_BLIND_V14_FILE, RETIRED_BLIND_V15_FILE, DEV_V2_FILE)
 FIXTURE_FILE = FIXTURES_DIR / "routing_v1.jsonl"
 BLIND_DIR = DATA_DIR / "blind"
 BLIND_FILE = BLIND_DIR / "routing_blind.jsonl"
