@@ -151,7 +151,9 @@ class SoundMatcher:
     reading is one of them to it (``str.translate``): a text's sound is then a string, in which one Aho-Corasick
     pass finds every term's sound. A term's character whose most common reading is not the one it has in the term
     (调 of 空调 is most often diao, 乐 of 音乐 le) gets a code of its own, accepted where it stands in the term and
-    wherever its common reading is heard: 空调 is found in 空调 and 空挑, 音乐 not in 硬了."""
+    wherever its common reading is heard: 空调 is found in 空调 and 空挑, 音乐 not in 硬了. ASR writes such a character
+    by its common reading too (空掉 for 空调: every writer of the dev sets who slips on 空调 writes it so), so a
+    character of that reading is accepted in its place as well."""
 
     digest: str  # of what the matcher is built of: its identity
     terms: tuple[str, ...] = field(repr=False)
@@ -189,7 +191,8 @@ class SoundMatcher:
         heard_as = {s: {code[s]} | {codes[ord(c)] for c in own if reading.get(c) == s} for s in syllables}
         spellings: dict[str, str | None] = {}
         for term, sound in sounds.items():
-            accepted = [heard_as[s] | {codes[ord(c)]} if c in own else heard_as[s] for s, c in zip(sound, term)]
+            accepted = [heard_as[s] | {codes[ord(c)]} | heard_as.get(reading[c], {code.get(reading[c])}) - {None}
+                        if c in own else heard_as[s] for s, c in zip(sound, term)]
             for spelling in map("".join, itertools.product(*accepted)):
                 spellings[spelling] = term if spellings.get(spelling, term) == term else None
         plain = {term: tuple(lazy_pinyin(term, style=Style.NORMAL)) for term in terms}
@@ -255,6 +258,8 @@ class SoundMatcher:
         if any(text[k] in self.grammar for k in changed) and all(
                 text[k] != term[k - i] or text[k] in self.common for k in range(i, end)):
             return False
+        if text[end:end + 1] == "了" and any(self._other_reading(text[k], term, k - i) for k in changed):
+            return False
         longest = max(MAX_WORD, MAX_TERM)
         for a in range(max(0, i - longest + 1), end):
             for b in range(max(a + 2, i + 1), min(len(text), a + longest) + 1):
@@ -269,3 +274,8 @@ class SoundMatcher:
                 if freq is not None and (touches or freq >= WORD_FREQUENCY):
                     return False
         return True
+
+    def _other_reading(self, char: str, term: str, at: int) -> bool:
+        """Is ``char`` heard as the term's character ``term[at]`` only through that character's other reading (掉
+        for 调 of 空调: diao, not tiao)? Such a window followed by 了 is a verb (电池空掉了), not the term."""
+        return self.near.fold(lazy_pinyin(char, style=Style.NORMAL)[0]) != self.near.fold(self.plain[term][at])

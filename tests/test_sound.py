@@ -29,6 +29,7 @@ def put_back(text: str) -> str:
     ("打开粗雾", "打开除雾"),                     # a near sound: ch heard as c
     ("把闹总关掉", "把闹钟关掉"),                 # zh heard as z
     ("稳度调高一点", "温度调高一点"),             # 稳度 is in the dictionary, but rare
+    ("空掉开到二十二度", "空调开到二十二度"),     # 调 heard by its common reading, diao
 ])
 def test_a_device_or_function_said_with_other_characters_of_its_sound_is_put_back(said, meant):
     assert put_back(said) == meant
@@ -51,6 +52,7 @@ def test_a_device_or_function_said_with_other_characters_of_its_sound_is_put_bac
     "最近常听的歌",               # 常听 is 餐厅 only with near sounds, and keeps no character of it
     "门锁一关就关掉全屋灯",       # 屋灯 sounds like 雾灯, but 全屋 is a place of the home
     "大开眼界",
+    "电池空掉了",                 # 空掉 sounds like 空调 read diao, but 了 after it makes it a verb
 ])
 def test_real_words_that_sound_like_a_term_stay_themselves(text):
     assert put_back(text) == text
@@ -228,6 +230,20 @@ def test_every_bundled_query_is_left_as_it_is_unless_it_holds_a_slip():
         "进光灯打开": "近光灯打开",
         "遮阳连拉上": "遮阳帘拉上",
         "那个雨瓜开着的时候把车速提醒打开": "那个雨刮开着的时候把车速提醒打开",
+        # 调 of 空调 heard by its common reading (diao)
+        "明天早上七点打开空掉": "明天早上七点打开空调",
+        "空掉开二十分钟": "空调开二十分钟",
+        "空掉调到二十二度吧": "空调调到二十二度吧",
+        "把空掉关了,车窗开条缝": "把空调关了,车窗开条缝",
+        "把空掉关了,车窗降个缝": "把空调关了,车窗降个缝",
+        "把空掉打开": "把空调打开",
+        "把空掉打开,顺便问一下,那个ac键跟自动空调有啥区别": "把空调打开,顺便问一下,那个ac键跟自动空调有啥区别",
+        "把空掉调到二十四度": "把空调调到二十四度",
+        "现在这个电量,一直开着空掉能不能撑到苏州": "现在这个电量,一直开着空调能不能撑到苏州",
+        "空掉开到二十二度": "空调开到二十二度",
+        "空掉温度调到二十四度": "空调温度调到二十四度",
+        "空掉风量调到三档": "空调风量调到三档",
+        "车内温度高于二十八度或者湿度高于百分之七十时打开空掉": "车内温度高于二十八度或者湿度高于百分之七十时打开空调",
     }
 
 
