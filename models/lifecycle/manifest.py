@@ -27,7 +27,7 @@ MODEL_ENV = "FASTSLOW_MODEL"
 #: ``SplitLexicon`` keeps its sequence ``connectors`` and its ``pauses`` apart. 5: the router's character n-grams
 #: read digits as said (``digits_as_said``). 6: the router keeps ``named_devices_``, every device devices.txt
 #: names, for the aggregation's device controls.
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas", "python-crfsuite", "rjieba",
                      "pyahocorasick")
 

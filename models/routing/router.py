@@ -19,7 +19,7 @@ from fastslow.features import (
     TriggerMarkers, WhereItRuns, WordTokens,
 )
 from fastslow.features.extractors import LexiconFeatures, TfidfFeatures, linear_scores, require_fitted, side_by_side
-from fastslow.features.lexicon import load_lexicon
+from fastslow.features.lexicon import Matcher
 from fastslow.features.references import BuiltinFunctions, EntityReferences
 from fastslow.models.routing.rules import Route
 from fastslow.models.taxonomy import CODE_LABEL, FAST, LABELS
@@ -29,6 +29,8 @@ DEVICE_CATEGORIES = ("car_device", "home_device")
 OTHER_DOMAIN_CATEGORIES = ("media", "navigation", "poi", "app")
 #: actions.txt categories of a control verb
 CONTROL_ACTIONS = ("on", "off", "adjust")
+#: devices.txt automation kinds that are no device to control: content (歌, 新闻)
+NOT_DEVICES = frozenset({"media"})
 
 
 def row_softmax(x: np.ndarray) -> np.ndarray:
@@ -183,10 +185,9 @@ class Router(BaseEstimator, ClassifierMixin):
         self.device_columns_ = frozenset(
             i for i, c in enumerate(self.devices_.categories) if c in DEVICE_CATEGORIES)
         # every device devices.txt names, its columns' or not (自动启停, 靠背, 电热毯: the automation kinds), bar
-        # content: a part naming one is a device control when parts are aggregated (多个明确设备控制)
-        self.named_devices_ = load_lexicon(extractors["devices"].lexicon, "automation")
-        self.named_device_columns_ = frozenset(
-            i for i, c in enumerate(self.named_devices_.categories) if c != "media")
+        # content: a part naming one is a device control when parts are aggregated (多个明确设备控制). Found in the
+        # text, not the tokens: jieba cuts a name it does not know (行车 记录仪, 自动 启 停)
+        self.named_devices_ = Matcher.load(extractors["devices"].lexicon, "automation")
         # the devices.txt columns of other domains and the actions.txt columns of control verbs
         # (``Route.elliptical_control``)
         self.other_domain_columns_ = frozenset(
@@ -281,7 +282,7 @@ class Router(BaseEstimator, ClassifierMixin):
         no_device = self.device_columns_.isdisjoint(device_hits)
         # a device control is a fast one (``rules.is_explicit_device_control``): the wider list is read for no other
         names_device = not no_device or (LABELS[label] == FAST
-                                         and not self.named_device_columns_.isdisjoint(self.named_devices_.hits(u)))
+                                         and bool(self.named_devices_.categories(u.text.lower()) - NOT_DEVICES))
         return Route(
             text=u.text, label=LABELS[label], primary_reason_code=primary, reason_codes=(primary, *second),
             confidence=rounded[label],
