@@ -542,13 +542,15 @@ _STRIPPED = TextMemo(4096)
 
 def without_false_starts(text: str) -> str:
     """``text`` without each space-separated chunk that the chunk after it says again from its start, the
-    speaker having started over (打开 打开座椅通风 → 打开座椅通风). Read where spaces are pauses
-    (``spaces_as_pauses``), which ``strip_disfluencies`` collapses only when nothing stands between the two."""
+    speaker having started over (打开 打开座椅通风 → 打开座椅通风), and without each chunk that only echoes the end
+    of the chunk before it (车窗关上 关上 → 车窗关上). Read where spaces are pauses (``spaces_as_pauses``), which
+    ``strip_disfluencies`` collapses only when nothing stands between the two."""
     chunks = text.split()
     if len(chunks) < 2:
         return text
-    kept = [c for c, after in zip(chunks, chunks[1:]) if not (len(c) >= 2 and after.startswith(c))]
-    return text if len(kept) == len(chunks) - 1 else " ".join([*kept, chunks[-1]])
+    kept = [c for c, after in zip(chunks, chunks[1:]) if not (len(c) >= 2 and after.startswith(c))] + chunks[-1:]
+    kept = kept[:1] + [c for before, c in zip(kept, kept[1:]) if not (len(c) >= 2 and before.endswith(c))]
+    return text if len(kept) == len(chunks) else " ".join(kept)
 
 
 def _strip(text: str, lex: SpokenLexicon) -> str:

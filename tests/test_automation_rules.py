@@ -303,6 +303,9 @@ def test_plain_queries_split_at_connectors_and_keep_context_with_the_request():
     assert [g.subqueries for g in plain_groups("打开空调然后播放音乐", LEX)] == [["打开空调", "播放音乐"]]
     assert [g.subqueries for g in plain_groups("打开空调和座椅加热", LEX)] == [["打开空调", "打开座椅加热"]]
     assert [g.subqueries for g in plain_groups("打开氛围灯和解锁车门", LEX)] == [["打开氛围灯", "解锁车门"]]
+    # 再 before someone other than 我 starts a request of its own; 再给我 goes on with the one before
+    assert [g.subqueries for g in plain_groups("后排车窗降一半再给老婆打个电话", LEX)] == [["后排车窗降一半", "给老婆打个电话"]]
+    assert [g.subqueries for g in plain_groups("音量再给我调小一点", LEX)] == [["音量再给我调小一点"]]
     assert [g.subqueries for g in plain_groups(automation_text("无聊死了，放首歌"), LEX)] == [["无聊死了，放首歌"]]
     assert plain_groups("，，，", LEX) == []
 

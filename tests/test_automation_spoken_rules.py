@@ -72,7 +72,7 @@ def test_seats_directions_and_device_names_are_no_condition_signal():
 
 def test_a_situation_with_le_running_on_into_what_acts_by_itself_is_a_condition_signal():
     # no trigger word, yet a condition: 洗衣机洗完了|自动断电 (an appliance's own behaviour, 条件负例's kin)
-    for conditional in ("洗衣机洗完了自动断电", "电饭煲饭煮好了自动保温", "水开了自己断电"):
+    for conditional in ("洗衣机洗完了自动断电", "电饭煲饭煮好了自动保温", "水开了自己断电", "扫地机扫完自动集尘"):
         assert has_condition_signal(conditional, LEX), conditional
     assert not has_condition_signal("把洗衣机设成自动模式", LEX)
 
@@ -384,6 +384,10 @@ def test_a_known_situation_said_with_le_running_on_into_what_works_by_itself_is_
     assert repaired("[A:水开了自己断电]") == [("水开了", ["自己断电"])]
     assert repaired("[A:电热水壶水开了][A:自动断电]") == [("电热水壶水开了", ["自动断电"])]
     assert repaired("[A:打开空调了自动调温]") == [(None, ["打开空调了自动调温"])]  # a command said first stays one
+    # a finished work said without 了 runs on the same way (扫完|自动集尘); 设置好自动模式 is a command
+    assert repaired("[A:扫地机扫完自动集尘]") == [("扫地机扫完", ["自动集尘"])]
+    assert repaired("[A:电饭煲饭煮好自动保温]") == [("电饭煲饭煮好", ["自动保温"])]
+    assert repaired("[A:设置好自动模式]") == [(None, ["设置好自动模式"])]
     # or into the appliance's own notice that the situation has come (a reminder of the user's stays one)
     assert repaired("[A:扫地机器人尘盒满了告诉我]") == [("扫地机器人尘盒满了", ["提醒我"])]  # rewritten as a reminder
     assert repaired("[A:到家了提醒我关窗]") == [(None, ["到家了提醒我关窗"])]
@@ -586,6 +590,9 @@ def test_a_task_or_device_that_is_not_being_changed_is_no_management(query):
     ("[A:轻音乐放][D:半小时]", "持续半小时", "播放轻音乐"),
     ("[C:上车以后来半小时][A:轻音乐]", "上车以后持续半小时", "播放轻音乐"),
     ("[A:空调开][D:半小时]", "持续半小时", "打开空调"),  # a device's duration is still switched on
+    ("[A:给孩子放一个小时儿歌]", "持续一个小时", "播放儿歌"),  # who it is played for is no request of its own
+    ("[C:晚上十点开始][A:放相声放][D:半个小时]", "晚上十点开始持续半个小时", "播放相声"),  # played before and after
+    ("[A:放平座椅][D:十分钟]", "持续十分钟", "放平座椅"),  # 放 of 放平 plays nothing
 ])
 def test_media_with_a_duration_is_played_for_that_long(markup, condition, subquery):
     # 持续时间: 座椅加热十分钟 → 持续十分钟 + 打开座椅加热; 来半小时轻音乐 → 持续半小时 + 播放轻音乐

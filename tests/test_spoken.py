@@ -144,6 +144,8 @@ def test_a_chunk_the_next_one_says_again_from_its_start_is_dropped_and_nothing_e
     assert without_false_starts("打开空调 空调调到二十度") == "打开空调 空调调到二十度"  # two requests
     assert without_false_starts("开 开空调") == "开 开空调"  # one character may be a verb said twice on purpose
     assert without_false_starts("打开空调") == "打开空调"
+    assert without_false_starts("车窗关上 关上") == "车窗关上"  # an echo of the end
+    assert without_false_starts("打开空调 关上车窗") == "打开空调 关上车窗"
     assert without_false_starts("") == ""
 
 

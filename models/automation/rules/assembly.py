@@ -210,8 +210,9 @@ def plain_pieces(text: str, lex: AutomationLexicons) -> list[tuple[int, int]]:
         return [(0, len(text))] if text else []
     low = lowered(text)
     cuts = [(start, end) for start, end, kind in breaks
-            # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门: two
-            if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)]
+            # 打开空调和座椅加热: one action; 打开氛围灯和解锁车门, 车窗降一半再给老婆打个电话: two
+            if kind != "joiner" or lex.action_verbs.prefix(low[end:]) or low.startswith("把", end)
+            or (low.startswith("给", end) and not low.startswith("给我", end))]  # 给我 is a 请, not a recipient
     bounds = pieces_between(len(text), cuts)
     if len(bounds) <= 1:
         return bounds

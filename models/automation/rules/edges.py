@@ -128,7 +128,9 @@ def media_durations(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]
     for sp in spans:
         if sp.end <= start or sp.start >= played.end:
             out.append(sp)
-        elif sp.start < start:  # a condition said before the verb (上车以后|来半小时…) keeps its part
+        elif sp.start < start and (sp.kind == "C" or has_verb(text[sp.start:start], analysis.lex)):
+            # a condition said before the verb (上车以后|来半小时…) keeps its part, and so does a request; who it is
+            # played for (给孩子|放一个小时儿歌) is no request of its own
             out.append(Span(sp.kind, sp.start, start, text[sp.start:start], sp.intent))
     a, b = m.span("amount")
     out += [Span("D", a, b, text[a:b]), Span("A", end, played.end, text[end:played.end], played.intent)]

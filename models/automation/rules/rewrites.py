@@ -224,17 +224,22 @@ _DURATION_LEAD = re.compile(r"^(?:把|开着|一直开着|继续开|再开|一�
 _DURATION_TAIL = re.compile(r"(?:就|先|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着|吹|来|运行|工作|转|放|播放|播|听)+$")
 #: the verbs of a duration's tail that play what is named (轻音乐放半小时 → 播放轻音乐)
 _PLAYED = re.compile(r"放|播|听")
+#: a media verb said before what is played as well as after it (放相声放半个小时): a lead only then
+_MEDIA_LEAD = re.compile(r"^(?:播放|放点|来点|放|播)")
 
 
 def duration_action(action: str, lex: AutomationLexicons) -> str:
     """Spec 持续时间 (座椅加热十分钟 → 打开座椅加热): the action of a duration is the thing switched on
     (or off), whatever was said around it: 加湿器开 / 把卧室加湿器开 / 空调就开着 / 开着座椅加热 / 空调再开 / 空调先开 /
-    座椅加热保持 → 打开 + what is switched; 空调关 → 关闭空调; 轻音乐放 → 播放轻音乐. The thing need not be a known device
-    (后挡风玻璃除雾开 → 打开后挡风玻璃除雾), but holds no verb of its own. A request said verb first
+    座椅加热保持 → 打开 + what is switched; 空调关 → 关闭空调; 轻音乐放 / 放相声放 → 播放轻音乐 / 播放相声. The thing
+    need not be a known device (后挡风玻璃除雾开 → 打开后挡风玻璃除雾), but holds no verb of its own. A request said verb first
     (开启空气净化) and anything else (空调调到26度) are left as said."""
     if is_bare_device(action, lex):
         return add_missing_verb(action, lex)
     lead = _DURATION_LEAD.match(action)
+    if lead is None and (media := _MEDIA_LEAD.match(action)):  # 放相声放(半小时): played before and after
+        tail = _DURATION_TAIL.search(action[media.end():])
+        lead = media if tail and _PLAYED.search(tail.group()) else None
     body = action[lead.end():] if lead else action
     tail = _DURATION_TAIL.search(body)
     thing = body[:tail.start()] if tail else body
