@@ -1,6 +1,6 @@
 """Seeded, deterministic generator of annotated automation queries (spans + expected groups).
 
-    python tools/generate_automation_data.py --seed 13 --n 3000 --out data/automation/train/generated.jsonl
+    python tools/generate_automation_data.py --seed 13 --n 6000 --out data/automation/train/generated.jsonl
 
 A build-time tool beside the package, not in it: it reads the vocabularies in
 ``data/automation/generator/vocab/`` and applies the model's own rules. Templates compose conditions
@@ -671,7 +671,7 @@ def annotated_row(row_id: str, text: str, spans, rules: list, source: str, lex) 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--n", type=int, default=3000)
+    parser.add_argument("--n", type=int, default=6000)
     parser.add_argument("--spoken-share", type=float, default=0.5,
                         help="share of rows followed by their spoken variant")
     parser.add_argument("--out", type=Path, default=ROOT / "data" / "automation" / "train" / "generated.jsonl")
