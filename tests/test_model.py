@@ -52,7 +52,8 @@ def test_a_part_naming_a_device_outside_the_routers_columns_is_a_device_control(
     # 多个明确设备控制: 车道保持, 自适应巡航 and 电热毯 are devices of devices.txt, not of the router's feature columns;
     # 行车记录仪 and 排气扇 are found in the text, where jieba cuts them (行车 记录仪)
     for query, endpoint in (("关闭车道保持，打开自适应巡航", "car"), ("打开电热毯，把卧室灯调暗", "home"),
-                            ("打开行车记录仪 关掉哨兵模式", "car"), ("开卫生间的排气扇 关一下走廊灯", "home")):
+                            ("打开行车记录仪 关掉哨兵模式", "car"), ("开卫生间的排气扇 关一下走廊灯", "home"),
+                            ("关闭自动启停 切到运动模式", "car"), ("副驾座椅往前挪 靠背放平一点", "car")):
         record = model.score([{"query": query, "endpoint": endpoint}])[0]
         assert len(record["subrequests"]) == 2, query
         assert (record["label"], record["primary_reason_code"]) == ("快", "EXPLICIT_DEVICE_MULTI_ACTION"), query

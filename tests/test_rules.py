@@ -3,7 +3,7 @@
 import pytest
 
 from fastslow.models.routing.rules import (
-    Route, aggregate, default_route, device_controls, fast_system_pending, review_required, routed_parts, subrequest_context,
+    Route, aggregate, controls_several, default_route, device_controls, fast_system_pending, review_required, routed_parts, subrequest_context,
 )
 
 
@@ -77,6 +77,26 @@ def test_aggregate_confidence_is_the_weakest_deciding_part():
 def test_single_subrequest_is_returned_unchanged():
     only = r("开空调", "快", "DIRECT_ACTION", device=True)
     assert aggregate([only]) == only
+
+
+@pytest.mark.parametrize("text", ["前后除雾都打开", "左右后视镜加热都开了", "把四个窗户都降到一半", "后排座椅加热左右两边都开"])
+def test_one_control_said_of_several_places_at_once_is_multi_action(text):
+    # 多个明确设备控制: the places are named one by one
+    route = aggregate([r(text, "快", "DIRECT_ACTION", device=True)])
+    assert (route.label, route.primary_reason_code) == ("快", "EXPLICIT_DEVICE_MULTI_ACTION")
+    assert route.reason_codes == ("EXPLICIT_DEVICE_MULTI_ACTION", "DIRECT_ACTION")
+
+
+@pytest.mark.parametrize("route", [
+    r("把车里所有的灯都关了", "快", "DIRECT_ACTION", device=True),  # no place named: one control
+    r("左右两边的车窗都关了吗", "快", "DIRECT_DETERMINISTIC_QUERY", device=True),  # a question controls nothing
+    r("四个窗户都关严了没", "快", "DIRECT_ACTION", device=True),  # ... even where the model reads a command
+    r("左右后视镜都有点歪", "慢", "INTENT_INFERENCE", device=True),
+    r("前后都有车", "快", "DIRECT_ACTION"),  # no device
+])
+def test_other_single_requests_are_not_several_controls(route):
+    assert not controls_several(route)
+    assert aggregate([route]) == route
 
 
 def test_aggregate_refuses_nothing():

@@ -21,6 +21,7 @@ def split():
     # spec 快的规则/多个明确设备控制
     ("把空调调到 24 度，然后打开座椅加热", ["把空调调到24度", "打开座椅加热"]),
     ("关客厅灯并打开空调", ["关客厅灯", "打开空调"]),
+    ("副驾座椅往前挪 靠背放平一点", ["副驾座椅往前挪", "靠背放平一点"]),  # a seat moved, a backrest laid down
 ])
 def test_independent_device_controls_are_split(split, query, parts):
     assert split(query) == parts
@@ -30,6 +31,7 @@ def test_independent_device_controls_are_split(split, query, parts):
     "查天气再决定要不要开窗",  # spec 慢的规则/规划: the second step depends on the first
     "导航到主目的地，路上找充电站，再看看终点附近哪里好停车",
     "太冷了，调一下空调",  # spec 感受词不覆盖明确目标: the feeling belongs to the request
+    "把副驾座椅往后挪一点 腿伸不开",  # a negated verb is the reason said after it, no request
     "我感觉好冷快冻死了，帮我调一下",
     "上车时打开空调，下车时关闭空调",  # an automation is one request
     "再低两度",  # 再 at the start is not a connector

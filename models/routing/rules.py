@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from fastslow.models.taxonomy import (
@@ -70,9 +71,21 @@ def routed_parts(whole: Route, parts: list[Route]) -> list[Route]:
     return [whole]
 
 
+#: one command said of several places named one by one, with 都 (前后除雾都打开, 左右后视镜加热都开了, 把四个窗户都降到
+#: 一半): several devices controlled at once (所有, 全部 name no places: 把车里所有的灯都关了 is one control)
+SEVERAL_PLACES = re.compile(r"(?:前后|左右|四个|两边|前排后排|主副驾|主驾副驾)[^，,。；;]{0,8}都(?!.*(?:吗|没|没有|么)$)")
+
+
+def controls_several(route: Route) -> bool:
+    """Is one explicit device control said of several places at once (``SEVERAL_PLACES``; not asked of them:
+    四个窗户都关严了没)?"""
+    return is_explicit_device_control(route) and SEVERAL_PLACES.search(route.text) is not None
+
+
 def aggregate(subrequests: list[Route], text: str | None = None) -> Route:
-    """XA4.1 聚合: all subrequests explicit device control → 快 / EXPLICIT_DEVICE_MULTI_ACTION;
-    otherwise the worst label by 慢 > 模糊 > 快, whose first subrequest gives the primary code.
+    """XA4.1 聚合: all subrequests explicit device control → 快 / EXPLICIT_DEVICE_MULTI_ACTION, and so is
+    one control said of several places at once (``controls_several``); otherwise the worst label by 慢 > 模糊 > 快,
+    whose first subrequest gives the primary code.
 
     ``reason_codes`` keeps every code the subrequests hit, the primary one first. The confidence of
     an aggregate is that of its weakest deciding part.
@@ -80,14 +93,14 @@ def aggregate(subrequests: list[Route], text: str | None = None) -> Route:
     if not subrequests:
         raise ValueError("aggregate needs at least one subrequest")
     text = subrequests[0].text if text is None and len(subrequests) == 1 else text
-    if len(subrequests) == 1:
+    if len(subrequests) == 1 and not controls_several(subrequests[0]):
         only = subrequests[0]
         return only if only.text == text else replace(only, text=text)
     codes = tuple(dict.fromkeys(code for r in subrequests for code in r.reason_codes))
     if all(device_controls(subrequests)):
         return Route(
             text=text, label=FAST, primary_reason_code=EXPLICIT_DEVICE_MULTI_ACTION,
-            reason_codes=(EXPLICIT_DEVICE_MULTI_ACTION, *codes),
+            reason_codes=tuple(dict.fromkeys((EXPLICIT_DEVICE_MULTI_ACTION, *codes))),
             confidence=min(r.confidence for r in subrequests), device_control=True,
         )
     worst = max(SEVERITY[r.label] for r in subrequests)

@@ -53,8 +53,13 @@ class SplitLexicon:
                 by_category[connectors.categories[col]].add(term)
         actions = load_lexicon("actions")
         request = actions.categories.index("request") if "request" in actions.categories else -1
+        # and the control verbs only the automation view has (挪, 放平, 合上: 座椅往前挪 靠背放平一点 is two commands),
+        # but for those that end a device's name (加热 of 座椅加热, 通风): said alone they name that device
+        automation = load_lexicon("actions", "automation")
+        automation_controls = {i for i, c in enumerate(automation.categories) if c in CONTROL_ACTIONS}
         triggers = load_lexicon("triggers")
         devices = load_lexicon("devices")
+        device_names = load_lexicon("devices", "automation").terms() + devices.terms()
         device_cols = {i for i, c in enumerate(devices.categories) if c in DEVICE_CATEGORIES}
         positions = load_lexicon("positions")
         control_cols = {i for i, c in enumerate(actions.categories) if c in CONTROL_ACTIONS}
@@ -71,7 +76,9 @@ class SplitLexicon:
             triggers=frozenset(t for t, cols in triggers.words.items()
                                if {triggers.categories[c] for c in cols} & {"trigger", "conditional", "periodic"}),
             trigger_suffixes=tuple(sorted(t for t in triggers.terms() if t in ("时", "时候", "的时候"))),
-            actions=frozenset(t for t, cols in {**actions.words, **actions.chars}.items() if cols != (request,)),
+            actions=frozenset(t for t, cols in {**actions.words, **actions.chars}.items() if cols != (request,))
+            | frozenset(t for t, cols in {**automation.words, **automation.chars}.items()
+                        if automation_controls & set(cols) and not any(d.endswith(t) for d in device_names)),
         )
 
 
@@ -79,8 +86,9 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
     """Token spans ``(start, end)`` of the independent subrequests of one query.
 
     Boundaries are sequence connectors (然后, 再, 并且, 顺便) and pauses (，；、); the connector itself
-    belongs to no span. A piece without an action verb (太冷了，调一下空调) joins the next piece, the last
-    one joins the previous, so a feeling or a scene is never routed apart from its request; but a question
+    belongs to no span. A piece without an action verb, or whose verb is negated (太冷了，调一下空调; 腿伸不开),
+    joins the next piece, the last one joins the previous, so a feeling or a scene is never routed apart from
+    its request; but a question
     next to a connector is a request of its own (关上车窗顺便告诉我为什么会起雾, 座椅加热打开另外哨兵模式是干嘛的,
     明天几号顺便把车窗关上: XA4.1 多指令, each part routed and the labels aggregated, the first deciding part
     giving the code), while one after a pause stays with its request (打开空调，怎么这么热: a feeling said as a
@@ -107,12 +115,21 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
         pieces = [(a, b) for a, b in pieces if a > last]
     if len(pieces) < 2:
         return whole
-    merged = join_actionless(pieces, [not lexicon.actions.isdisjoint(tokens[a:b])
+    merged = join_actionless(pieces, [_acts(tokens, a, b, lexicon)
                                       or ((a > 0 and tokens[a - 1] in lexicon.connectors
                                            or _connector_after(tokens, b, lexicon))
                                           and _asks(tokens[a:b], lexicon))
                                       for a, b in pieces])
     return merged if len(merged) >= 2 else whole
+
+
+#: a verb right after one of these is said of what is not done (腿伸不开, 空调没开): no request of its own
+NEGATIONS = frozenset({"不", "没"})
+
+
+def _acts(tokens: tuple[str, ...], a: int, b: int, lexicon: SplitLexicon) -> bool:
+    """Does the piece tokens[a:b] hold an action verb that no negation comes right before?"""
+    return any(tokens[k] in lexicon.actions and (k == a or tokens[k - 1] not in NEGATIONS) for k in range(a, b))
 
 
 def _asks(tokens: tuple[str, ...], lexicon: SplitLexicon) -> bool:
