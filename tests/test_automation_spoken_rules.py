@@ -383,6 +383,8 @@ def test_a_known_situation_said_with_le_running_on_into_what_works_by_itself_is_
     assert repaired("[A:洗衣机洗完了自动断电]") == [("洗衣机洗完了", ["自动断电"])]
     assert repaired("[A:水开了自己断电]") == [("水开了", ["自己断电"])]
     assert repaired("[A:电热水壶水开了][A:自动断电]") == [("电热水壶水开了", ["自动断电"])]
+    # a state compared with an amount read as an action of its own, before a pause and a command, is its condition
+    assert repaired("[A:卧室温度低于十八度]，[A:开电暖器]") == [("卧室温度低于十八度", ["开电暖器"])]
     assert repaired("[A:打开空调了自动调温]") == [(None, ["打开空调了自动调温"])]  # a command said first stays one
     # a finished work said without 了 runs on the same way (扫完|自动集尘); 设置好自动模式 is a command
     assert repaired("[A:扫地机扫完自动集尘]") == [("扫地机扫完", ["自动集尘"])]

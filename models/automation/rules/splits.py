@@ -151,7 +151,8 @@ def split_trailing_command(analysis: TextAnalysis, spans: Sequence[Span]) -> lis
     for k, sp in enumerate(spans):
         if sp.kind == "A" and k == 0:
             nxt = spans[k + 1] if k + 1 < len(spans) else None
-            if nxt is not None and nxt.kind == "A" and nxt.start == sp.end:  # 电热水壶水开了|自动断电: cut already
+            # 电热水壶水开了|自动断电, 卧室温度低于十八度 开电暖器: cut already, or at a pause
+            if nxt is not None and nxt.kind == "A" and text[sp.end:nxt.start].strip(" ") in ("", *_PAUSES):
                 cut = condition_inside_action(sp.text + nxt.text, lex)
                 if cut == len(sp.text):
                     out.append(Span("C", sp.start, sp.end, sp.text))
