@@ -93,7 +93,7 @@ def test_training_labels_are_what_the_rules_make_of_their_spans(train):
 def test_generator_is_deterministic_given_its_seed(tmp_path):
     out = tmp_path / "generated.jsonl"
     subprocess.run([sys.executable, str(ROOT / "tools" / "generate_automation_data.py"), "--seed", "13",
-                    "--n", "3000", "--out", str(out)], check=True, capture_output=True, timeout=300)
+                    "--n", "6000", "--out", str(out)], check=True, capture_output=True, timeout=300)
     assert out.read_bytes() == (AUTOMATION_DIR / "train" / "generated.jsonl").read_bytes()
 
 
