@@ -70,6 +70,13 @@ def test_seats_directions_and_device_names_are_no_condition_signal():
         assert has_condition_signal(conditional, LEX), conditional
 
 
+def test_waiting_for_someone_is_a_condition_signal_and_waiting_a_moment_is_not():
+    # 等我洗完澡|把浴霸关掉: 等 is too common a character to signal alone, 等我 / 等宝宝 / 等孩子 are not
+    for conditional in ("等我洗完澡把浴霸关掉", "你等宝宝睡熟了再把音乐关了", "等孩子睡了把灯关掉"):
+        assert has_condition_signal(conditional, LEX), conditional
+    assert not has_condition_signal("等一下把空调关了", LEX)
+
+
 def test_a_situation_with_le_running_on_into_what_acts_by_itself_is_a_condition_signal():
     # no trigger word, yet a condition: 洗衣机洗完了|自动断电 (an appliance's own behaviour, 条件负例's kin)
     for conditional in ("洗衣机洗完了自动断电", "电饭煲饭煮好了自动保温", "水开了自己断电", "扫地机扫完自动集尘"):
