@@ -303,7 +303,8 @@ def test_a_run_on_cut_at_the_wrong_place_is_moved(markup, expected):
     ("[A:把空调打开][A:创建一个智能场景]", [("A", "把空调打开"), ("A", "创建一个智能场景")]),  # no 那个, no 的
     # a device or function said first and what it does by itself after it: one action
     ("[C:熄火以后][A:天窗][A:自动合上]", [("C", "熄火以后"), ("A", "天窗自动合上")]),
-    ("[C:熄火以后][A:天窗][A:合上]", [("C", "熄火以后"), ("A", "天窗"), ("A", "合上")]),
+    ("[C:熄火以后][A:天窗][A:合上]", [("C", "熄火以后"), ("A", "天窗合上")]),  # its verb after it, as 关上
+    ("[C:熄火以后][A:天窗][A:播放音乐]", [("C", "熄火以后"), ("A", "天窗"), ("A", "播放音乐")]),  # a request of its own
     # the second object starts after the joiner, not inside its word (和玄|关灯)
     ("[C:到家以后][A:打开车库门]和玄[A:关灯]", [("C", "到家以后"), ("A", "打开车库门和玄关灯")]),
     # a duration is its whole amount of time
