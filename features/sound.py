@@ -191,8 +191,8 @@ class SoundMatcher:
         heard_as = {s: {code[s]} | {codes[ord(c)] for c in own if reading.get(c) == s} for s in syllables}
         spellings: dict[str, str | None] = {}
         for term, sound in sounds.items():
-            accepted = [heard_as[s] | {codes[ord(c)]} | heard_as.get(reading[c], {code.get(reading[c])}) - {None}
-                        if c in own else heard_as[s] for s, c in zip(sound, term)]
+            accepted = [heard_as[s] | {codes[ord(c)]} | heard_as.get(reading[c], set()) if c in own else heard_as[s]
+                        for s, c in zip(sound, term)]
             for spelling in map("".join, itertools.product(*accepted)):
                 spellings[spelling] = term if spellings.get(spelling, term) == term else None
         plain = {term: tuple(lazy_pinyin(term, style=Style.NORMAL)) for term in terms}

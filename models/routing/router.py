@@ -281,8 +281,9 @@ class Router(BaseEstimator, ClassifierMixin):
         device_hits = self.devices_.hits(u)
         no_device = self.device_columns_.isdisjoint(device_hits)
         # a device control is a fast one (``rules.is_explicit_device_control``): the wider list is read for no other
+        # (``u.text`` is normalised, so lower case already, as the matcher reads it)
         names_device = not no_device or (LABELS[label] == FAST
-                                         and bool(self.named_devices_.categories(u.text.lower()) - NOT_DEVICES))
+                                         and bool(self.named_devices_.categories(u.text) - NOT_DEVICES))
         return Route(
             text=u.text, label=LABELS[label], primary_reason_code=primary, reason_codes=(primary, *second),
             confidence=rounded[label],
