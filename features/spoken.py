@@ -546,16 +546,46 @@ def without_false_starts(text: str) -> str:
     of the chunk before it (车窗关上 关上 → 车窗关上). Read where spaces are pauses (``spaces_as_pauses``), which
     ``strip_disfluencies`` collapses only when nothing stands between the two."""
     chunks = text.split()
+    kept = _said_once(chunks)
+    return text if len(kept) == len(chunks) else " ".join(chunks[i] for i in kept)
+
+
+def _said_once(chunks: list[str]) -> list[int]:
+    """The indexes of ``chunks`` (what is said between two pauses) left once each false start (a chunk of two
+    or more characters the next chunk says again from its start) and each echo (one the chunk before ends with)
+    is dropped."""
     if len(chunks) < 2:
+        return list(range(len(chunks)))
+    kept = [i for i, (c, after) in enumerate(zip(chunks, chunks[1:])) if not (len(c) >= 2 and after.startswith(c))]
+    kept.append(len(chunks) - 1)
+    return kept[:1] + [i for before, i in zip(kept, kept[1:])
+                       if not (len(chunks[i]) >= 2 and chunks[before].endswith(chunks[i]))]
+
+
+def _without_restarts(text: str) -> str:
+    """``text`` without the false starts and echoes of ``_said_once`` between its pauses (打开，打开主驾车窗 →
+    打开主驾车窗): each dropped chunk goes with the pause after it, or before it at the end."""
+    parts = _PAUSES.split(text)  # chunk, pause, chunk, …
+    chunks = parts[::2]
+    kept = _said_once(chunks)
+    if len(kept) == len(chunks):
         return text
-    kept = [c for c, after in zip(chunks, chunks[1:]) if not (len(c) >= 2 and after.startswith(c))] + chunks[-1:]
-    kept = kept[:1] + [c for before, c in zip(kept, kept[1:]) if not (len(c) >= 2 and before.endswith(c))]
-    return text if len(kept) == len(chunks) else " ".join(kept)
+    out = []
+    for n, i in enumerate(kept):
+        out.append(chunks[i])
+        if n + 1 < len(kept):
+            out.append(parts[2 * i + 1] if 2 * i + 1 < len(parts) else "，")
+    return "".join(out)
+
+
+_PAUSES = re.compile(f"([{re.escape(_PAUSE)}]+)")
 
 
 def _strip(text: str, lex: SpokenLexicon) -> str:
     """``strip_disfluencies`` of ``text`` with ``lex``."""
     out = _corrected(_collapse_repeats(text, lex), lex)
+    if _PAUSES.search(out):
+        out = _without_restarts(out)
     inner = lex.inner_hesitation
     if inner is not None and inner.search(out):
         out = _without_inner_hesitations(out, inner)

@@ -149,6 +149,19 @@ def test_a_chunk_the_next_one_says_again_from_its_start_is_dropped_and_nothing_e
     assert without_false_starts("") == ""
 
 
+@pytest.mark.parametrize("said, meant", [
+    ("打开，打开主驾车窗", "打开主驾车窗"),           # a false start between pauses, as the router reads it
+    ("关一下,关一下雾灯", "关一下雾灯"),
+    ("打开，打开近光灯，把hud关了", "打开近光灯，把hud关了"),
+    ("天窗关上，关上", "天窗关上"),                   # an echo of the end, with the pause before it
+    ("把灯打开，打开空调", "把灯打开，打开空调"),     # two commands: 打开 is no chunk of its own
+    ("开，开空调", "开，开空调"),                     # one character may be said twice on purpose
+    ("打开空调，空调调到二十度", "打开空调，空调调到二十度"),
+])
+def test_the_stripper_drops_a_false_start_or_an_echo_between_pauses(said, meant):
+    assert strip_disfluencies(said) == meant
+
+
 def test_slips_name_each_term_put_back_with_the_characters_around_it():
     [windows] = slips("下雨的时候把天创关上")
     assert windows[0] == ("天窗关", "天创关")        # widest first: the changed character and both neighbours
