@@ -579,13 +579,35 @@ def _without_restarts(text: str) -> str:
 
 
 _PAUSES = re.compile(f"([{re.escape(_PAUSE)}]+)")
+#: what may follow a 那个 that ends a chunk and keep it a pointer: another pointer or a word asking for the name
+_STILL_POINTING = ("那", "这", "就", "叫", "什么", "啥", "谁", "哪")
+
+
+def _without_paused_demonstratives(text: str, lex: SpokenLexicon) -> str:
+    """``text`` without each 那个/这个 said right after a command's start and before a pause, then the thing
+    itself (打开那个，哨兵模式吧 → 打开哨兵模式吧; 把那个，雷达声音关掉 → 把雷达声音关掉): the speaker searching
+    for the word, not pointing. It stays when what follows points again or asks for the name (打开那个，那个app;
+    导航去那个，那个啥来着) and after anything but a command's start (幼儿园那个，还是钢琴课那个)."""
+    out = text
+    for term in lex.demonstrative_fillers:
+        at = out.find(term)
+        while at > 0:
+            end = at + len(term)
+            pause = _PAUSES.match(out, end)
+            if pause is not None and pause.end() < len(out) and out.endswith(lex.command_starts, 0, at) \
+                    and not out.startswith(_STILL_POINTING, pause.end()):
+                out = out[:at] + out[pause.end():]
+            at = out.find(term, at + 1)
+    return out
+
+
 
 
 def _strip(text: str, lex: SpokenLexicon) -> str:
     """``strip_disfluencies`` of ``text`` with ``lex``."""
     out = _corrected(_collapse_repeats(text, lex), lex)
     if _PAUSES.search(out):
-        out = _without_restarts(out)
+        out = _without_paused_demonstratives(_without_restarts(out), lex)
     inner = lex.inner_hesitation
     if inner is not None and inner.search(out):
         out = _without_inner_hesitations(out, inner)

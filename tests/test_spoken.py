@@ -157,8 +157,14 @@ def test_a_chunk_the_next_one_says_again_from_its_start_is_dropped_and_nothing_e
     ("把灯打开，打开空调", "把灯打开，打开空调"),     # two commands: 打开 is no chunk of its own
     ("开，开空调", "开，开空调"),                     # one character may be said twice on purpose
     ("打开空调，空调调到二十度", "打开空调，空调调到二十度"),
+    ("打开那个，哨兵模式吧", "打开哨兵模式吧"),     # 那个 while searching for the word, then the word
+    ("把那个，雷达声音关掉", "把雷达声音关掉"),
+    ("打开那个，那个app", "打开那个，那个app"),     # ... but pointing again, or asking for the name, it points
+    ("导航去那个，那个啥来着", "导航去那个，那个啥来着"),
+    ("幼儿园那个，还是钢琴课那个", "幼儿园那个，还是钢琴课那个"),  # after no command: the one of the kindergarten
+    ("打开那个", "打开那个"),
 ])
-def test_the_stripper_drops_a_false_start_or_an_echo_between_pauses(said, meant):
+def test_the_stripper_drops_a_false_start_an_echo_or_a_searching_demonstrative_between_pauses(said, meant):
     assert strip_disfluencies(said) == meant
 
 
