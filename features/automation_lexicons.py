@@ -156,9 +156,9 @@ SIGNAL_MATCHERS = ("time_words", "triggers", "once", "reminder_verbs", "super_ta
 #: memo words that signal on their own: the items (日程, 备忘录) and 记…; a bare 加 / 查 / 设置 does not
 SIGNAL_MEMO = ("item",)
 SIGNAL_MEMO_WORDS = frozenset(("记", "记一下", "记下", "记录", "帮我记"))
-#: a situation said with 了 running on into what acts by itself (洗衣机洗完了自动断电, 电饭煲饭煮好了自动保温): no
-#: trigger word is said, yet the text holds a condition
-SIGNAL_RUN_ON = ("了自动", "了自己", "完自动", "完自己", "好自动")
+#: a situation said with 了 running on into what acts by itself (洗衣机洗完了自动断电, 电饭煲饭煮好了，自动保温, 人走远了
+#: 车门自己锁上): no trigger word is said, yet the text holds a condition
+SIGNAL_RUN_ON = ("了自动", "了，自动", "自己", "完自动", "好自动")
 #: single characters too common to signal anything on their own
 SIGNAL_STOP = frozenset("一在到等点分号月日天秒")
 _CN = "零一二两三四五六七八九十百半几"

@@ -79,7 +79,8 @@ def test_waiting_for_someone_is_a_condition_signal_and_waiting_a_moment_is_not()
 
 def test_a_situation_with_le_running_on_into_what_acts_by_itself_is_a_condition_signal():
     # no trigger word, yet a condition: 洗衣机洗完了|自动断电 (an appliance's own behaviour, 条件负例's kin)
-    for conditional in ("洗衣机洗完了自动断电", "电饭煲饭煮好了自动保温", "水开了自己断电", "扫地机扫完自动集尘"):
+    for conditional in ("洗衣机洗完了自动断电", "电饭煲饭煮好了自动保温", "水开了自己断电", "扫地机扫完自动集尘",
+                        "洗碗机洗完了，自动烘干", "人走远了车门自己锁上"):
         assert has_condition_signal(conditional, LEX), conditional
     assert not has_condition_signal("把洗衣机设成自动模式", LEX)
 
@@ -390,6 +391,10 @@ def test_a_known_situation_said_with_le_running_on_into_what_works_by_itself_is_
     assert repaired("[A:洗衣机洗完了自动断电]") == [("洗衣机洗完了", ["自动断电"])]
     assert repaired("[A:水开了自己断电]") == [("水开了", ["自己断电"])]
     assert repaired("[A:电热水壶水开了][A:自动断电]") == [("电热水壶水开了", ["自动断电"])]
+    # ... after a pause, or after the part that works by itself
+    assert repaired("[A:洗碗机洗完了，自动烘干]") == [("洗碗机洗完了", ["自动烘干"])]
+    assert repaired("[A:人走远了车门自己锁上]") == [("人走远了", ["车门自己锁上"])]
+    assert [c for c, _ in repaired("[A:打开空调了车窗自己关上]")] == [None]  # no known situation: no condition
     # a state compared with an amount read as an action of its own, before a pause and a command, is its condition
     assert repaired("[A:卧室温度低于十八度]，[A:开电暖器]") == [("卧室温度低于十八度", ["开电暖器"])]
     assert repaired("[A:打开空调了自动调温]") == [(None, ["打开空调了自动调温"])]  # a command said first stays one

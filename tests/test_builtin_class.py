@@ -252,6 +252,10 @@ def test_a_device_said_last_goes_to_an_action_said_to_happen_by_itself():
     ("天窗夹住东西的时候", ["自动往回退"]),         # 自动 with no object: the part the condition names
     ("时速超过一百三的时候", ["提醒我"]),           # the car's speed alarm, set to a number
     ("车速超过九十的时候", ["报警"]),
+    ("车道偏了的时候", ["打开车道辅助"]),           # the spec's 条件负例 said in other words
+    ("变道的时候", ["把后方来车辅助打开"]),
+    ("锁车的时候", ["把车窗关了"]),
+    ("有人坐到马桶上的时候", ["坐圈自动加热"]),
 ])
 def test_the_class_widened_by_category(condition, actions):
     assert is_builtin(condition, actions, LEX)

@@ -95,9 +95,10 @@ def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | Non
     return None
 
 
-#: a situation said with 了 running on into what works by itself (洗衣机洗完了|自动断电, 水开了|自己断电) or into the
+#: a situation said with 了 running on into what works by itself, maybe after a pause or the part that works (洗衣机洗完了|
+#: 自动断电, 水开了|自己断电, 人走远了|车门自己锁上) or into the
 #: appliance's own notice (尘盒满了|告诉我); or a finished work said without 了 (扫地机扫完|自动集尘, 饭煮好|自动保温)
-_RUN_ON_SELF = re.compile(r"了(?=自动|自己|(?:提醒|提示|告诉|通知)我)|(?<=[完好])(?=自动|自己)")
+_RUN_ON_SELF = re.compile(r"了(?=[，,]?[\u4e00-\u9fff]{0,6}?(?:自动|自己)|(?:提醒|提示|告诉|通知)我)|(?<=[完好])(?=自动|自己)")
 
 
 def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
