@@ -129,6 +129,9 @@ def test_a_pause_before_jiu_or_a_memos_content_parts_nothing():
     # 复合条件完整性: 就之前的所有内容整体构成 condition, a pause or a hesitation before 就 included
     assert surface_of("副驾坐了人 呃 就打开副驾空调") == "副驾坐了人就打开副驾空调"
     assert surface_of("新建一个便签 写上买牛奶") == "新建一个便签写上买牛奶"
+    assert surface_of("帮我加个待办 给车买保险") == "帮我加个待办给车买保险"  # after a memo's item or verb
+    assert surface_of("记一下 车停在B2 036") == "记一下车停在B2 036"
+    assert surface_of("打开空调 记得关窗") == "打开空调，记得关窗"  # 记得 is no memo verb
 
 
 def test_a_false_start_is_not_read():
@@ -398,6 +401,12 @@ def test_a_known_situation_said_with_le_running_on_into_what_works_by_itself_is_
     # a state compared with an amount read as an action of its own, before a pause and a command, is its condition
     assert repaired("[A:卧室温度低于十八度]，[A:开电暖器]") == [("卧室温度低于十八度", ["开电暖器"])]
     assert repaired("[A:打开空调了自动调温]") == [(None, ["打开空调了自动调温"])]  # a command said first stays one
+    # words after a pause that ask nothing, right before a condition, start it (and never go back over the pause)
+    assert repaired("[A:打开空调，车里降][C:到二十四度的时候][A:把风量调小]") == \
+        [(None, ["打开空调"]), ("车里降到二十四度的时候", ["把风量调小"])]
+    assert repaired("[A:打开空调，关上车窗][C:到家的时候][A:关掉]")[0] == (None, ["打开空调", "关上车窗"])
+    # 把 and an object with no verb right before a condition is that condition's object (the spec's 把……就)
+    assert repaired("[A:把音乐][C:暂停了就][A:把音量调回二十]") == [("把音乐暂停了", ["把音量调回二十"])]
     # a finished work said without 了 runs on the same way (扫完|自动集尘); 设置好自动模式 is a command
     assert repaired("[A:扫地机扫完自动集尘]") == [("扫地机扫完", ["自动集尘"])]
     assert repaired("[A:电饭煲饭煮好自动保温]") == [("电饭煲饭煮好", ["自动保温"])]

@@ -180,16 +180,37 @@ def device_before_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> li
     """An action span that is a device's name and nothing else, said right before a condition with no pause
     (空气净化器|检测到空气变差时, 扫地机器人|碰到台阶的时候), is what the condition is about, not a command: a name
     alone asks nothing, and the tagger often cuts such a subject off its condition. So is a device's name with what
-    of it the condition measures and no verb (热水器水温|到了设定温度)."""
+    of it the condition measures and no verb (热水器水温|到了设定温度). So is 把 and an object with no verb: the
+    condition's verb is said after it (把音乐|暂停了就…, the spec's 把……就)."""
     text = analysis.text
     out: list[Span] = []
     for sp in spans:
         prev = out[-1] if out else None
-        if sp.kind == "C" and prev is not None and prev.kind == "A" and prev.end == sp.start and any(
+        if sp.kind == "C" and prev is not None and prev.kind == "A" and prev.end == sp.start and (any(
                 a == prev.start and (b == prev.end or b < prev.end and not has_verb(prev.text, analysis.lex))
-                for a, b, *_ in analysis.found["device_kinds"]):
+                for a, b, *_ in analysis.found["device_kinds"])
+                or len(prev.text) > 1 and prev.text.startswith("把") and not has_verb(prev.text, analysis.lex)):
             out[-1] = Span("C", prev.start, sp.end, text[prev.start:sp.end], sp.intent)
             continue
+        out.append(sp)
+    return out
+
+
+def condition_after_pause(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """An action span that runs over a pause into words that are no request of their own, right before a condition
+    (打开空调，车里降|到二十四度的时候), ends at that pause: the words after it are where the condition starts."""
+    text, lex = analysis.text, analysis.lex
+    out: list[Span] = []
+    for sp in spans:
+        prev = out[-1] if out else None
+        if sp.kind == "C" and prev is not None and prev.kind == "A" and prev.end == sp.start:
+            pause = max(prev.text.rfind("，"), prev.text.rfind(","))
+            head, tail = prev.text[:pause].rstrip("，,"), prev.text[pause + 1:]
+            if pause > 0 and head and tail and is_plain_command(head, lex) and not is_plain_command(tail, lex):
+                a = prev.start + pause + 1
+                out[-1] = Span("A", prev.start, prev.start + len(head), head, prev.intent)
+                out.append(Span("C", a, sp.end, text[a:sp.end], sp.intent))
+                continue
         out.append(sp)
     return out
 

@@ -132,8 +132,10 @@ def join_fragments(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
                                      or _said_to_happen_by_itself(prev.text, sp.text, lex)):
                 out[-1] = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
                 continue
-            if sp.kind == "C":  # 关掉电视|机我睡着以后: 我 starts the condition, 机 completes the command; a seat
-                # said before the event is who it happens to (打开主驾座椅加热|副驾上车时), never the command's
+            if sp.kind == "C" and not _PAUSE_OR_SPACE.search(text, prev.end, sp.start):
+                # 关掉电视|机我睡着以后: 我 starts the condition, 机 completes the command (never across a pause:
+                # 打开空调，|车里降到二十四度的时候); a seat said before the event is who it happens to
+                # (打开主驾座椅加热|副驾上车时), never the command's
                 low_c = lowered(sp.text)
                 for p in sorted(set(condition_starts(low_c, lex, events=True)) | set(spoken_condition_starts(low_c, lex))):
                     took = sp.text[:p]
