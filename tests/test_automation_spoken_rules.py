@@ -427,7 +427,17 @@ def test_a_device_said_right_before_its_condition_is_what_the_condition_is_about
     assert repaired("[A:扫地机器人][C:碰到台阶的时候][A:停下]") == [("扫地机器人碰到台阶的时候", ["停下"])]
     assert repaired("[A:热水器水温][C:到了设定温度]就[A:停止加热]") == [("热水器水温到了设定温度", ["停止加热"])]
     # with a verb it is a command of its own
-    assert repaired("[A:空调开到二十度][C:到家时][A:关掉]") == [(None, ["空调开到二十度"]), ("到家时", ["关掉"])]
+    assert repaired("[A:空调开到二十度][C:到家时][A:关掉]") == [(None, ["空调开到二十度"]), ("到家时", ["关掉空调"])]
+
+
+def test_a_bare_switch_under_a_condition_says_what_it_switches():
+    # the device switched before it in the query, as most dev writers write it; media is 音乐
+    assert repaired("[A:把客厅灯打开]，[C:十点以后][A:关掉]") == [(None, ["把客厅灯打开"]), ("十点以后", ["关掉客厅灯"])]
+    assert repaired("[C:车速超过八十的时候][A:关天窗][C:车速低于三十的时候][A:再打开]")[1] == \
+        ("车速低于三十的时候", ["打开天窗"])
+    assert repaired("[A:放点轻音乐]，[C:半小时后][A:关掉]")[1] == ("半小时后", ["关掉音乐"])
+    assert repaired("[C:到家的时候][A:关掉]") == [("到家的时候", ["关掉"])]  # nothing switched before: as said
+    assert [subs for _, subs in repaired("[A:把客厅灯打开][C:到家的时候][A:提醒我]")] == [["把客厅灯打开"], ["提醒我"]]
 
 
 def test_a_condition_that_ran_into_the_subject_of_what_works_by_itself_gives_it_back():

@@ -21,7 +21,7 @@ from fastslow.models.automation.rules.rewrites import (
 from fastslow.models.automation.rules.scopes import RawGroup, bind_scopes, condition_text
 from fastslow.models.automation.rules.splits import command_cuts
 from fastslow.models.automation.rules.words import (
-    has_time_expression, has_verb, is_bare_device, is_super_task_mention, plain_breaks,
+    devices_in, has_time_expression, has_verb, is_bare_device, is_super_task_mention, plain_breaks,
 )
 
 INTENT_SYSTEM = "系统控制"
@@ -243,6 +243,29 @@ def plan_groups(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Group]:
     groups: list[Group] = []
     for raw in bind_scopes(analysis, spans):
         groups.extend(g for g in rewrite_group(analysis, raw) if g.condition is not None or g.subqueries)
+    return complete_bare_switches(groups, analysis.lex)
+
+
+#: what a bare switch may be said after (再关掉, 就关了): dropped with the object it gets
+_BEFORE_SWITCH = "再就也"
+
+
+def complete_bare_switches(groups: list[Group], lex: AutomationLexicons) -> list[Group]:
+    """A condition's action that is a bare switch (打开, 关掉) gets the device switched before it in the query:
+    把客厅灯打开 十点以后关掉 → 十点以后: 关掉客厅灯, as most dev writers write it (the subquery must say what it
+    switches); media switched before it is 音乐 (放点轻音乐 半小时后关掉 → 关掉音乐). Changed in place."""
+    last = None
+    for group in groups:
+        for k, sub in enumerate(group.subqueries):
+            verb = sub.lstrip(_BEFORE_SWITCH)
+            if last and group.condition not in (None, DEFAULT) \
+                    and lex.action_verbs.category.get(lowered(verb)) in ("on", "off"):
+                group.subqueries[k] = verb + last
+                continue
+            found = devices_in(sub, lex)
+            if found:
+                _, _, name, kind = max(found, key=lambda d: (d[1], d[1] - d[0]))
+                last = "音乐" if kind == "media" else name
     return groups
 
 
