@@ -672,7 +672,8 @@ class WhereItRuns(IndicatorFeatures):
     a home has (窗帘, 客厅) → ``home``, 慢; neither (每天早上七点打开空调: a car and a home both have one) →
     ``unplaced``, which the spec sends to 模糊 (缺端侧且端侧会改变标签时). Set only for a query with no endpoint
     that has a trigger word or a parsed condition of the user's; read from the devices' automation view and
-    ``places.txt`` in running text, so a place said inside a longer word (客厅的灯) counts."""
+    ``places.txt`` in running text, so a place said inside a longer word (客厅的灯) counts. An alarm or a timer
+    (the ``alarm`` triggers: 闹钟) runs alike everywhere, 快 on every endpoint (rule 10): no trigger of this."""
 
     NAMES = ("no_endpoint_automation:car", "no_endpoint_automation:home", "no_endpoint_automation:unplaced")
 
@@ -685,13 +686,15 @@ class WhereItRuns(IndicatorFeatures):
         entries = read_entries(resolve_lexicon(self.devices), "automation") + read_entries(resolve_lexicon(self.places))
         self.places_ = Matcher.build("places", entries)
         self.triggers_ = load_lexicon(self.triggers)
+        self.alarm_cols_ = frozenset(i for i, c in enumerate(self.triggers_.categories) if c == "alarm")
         return self
 
     def get_feature_names_out(self, input_features=None):
         return np.array(self.NAMES, dtype=object)
 
     def columns(self, u) -> list[int]:
-        if u.endpoint in EndpointFeatures.COLUMNS or not ("condition" in u.parse or self.triggers_.hits(u)):
+        if u.endpoint in EndpointFeatures.COLUMNS or not (
+                "condition" in u.parse or not self.alarm_cols_.issuperset(self.triggers_.hits(u))):
             return []
         kinds = self.places_.categories(u.text)
         return [i for i, kind in enumerate(("car", "home")) if kind in kinds] or [2]

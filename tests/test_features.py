@@ -258,6 +258,7 @@ def test_the_cars_functions_said_short_or_in_letters_are_devices(query):
     ({"query": "天黑了就把客厅的灯打开", "automation": [{"condition": "天黑了", "querys": []}]}, "home"),
     ({"query": "每天早上七点打开空调", "endpoint": "car"}, None),  # the endpoint says where
     ("打开空调", None),  # no automation
+    ("定个五点半的闹钟", None),  # an alarm runs alike everywhere (LABELING rule 10): 闹钟 says nothing of where
 ])
 def test_where_an_automation_with_no_endpoint_runs_is_read_from_its_content(item, where):
     u = Segmenter().fit().transform([item])[0]

@@ -235,9 +235,11 @@ CHAT_TURN = [{"role": "user", "system": None, "text": "你觉得猫和狗哪个�
     ("后排有点冷啊", WEATHER_TURN, "慢", "INTENT_INFERENCE"),
     ("关掉卧室的台灯", WEATHER_TURN, "快", "DIRECT_ACTION"),
     ("后备箱关好了没", WEATHER_TURN, "模糊", "DEVICE_OR_ENV_STATE_QUERY"),
-    # a demonstrative the fast turn before resolves continues its flow; said alone it must be disambiguated
+    # a pronoun the fast turn before resolves continues its flow; said alone it points back to a missing turn,
+    # and a demonstrative said alone must be disambiguated (LABELING rule 3)
     ("把它调暗一点", LIGHT_TURN, "快", "DIRECT_OPERATION_FLOW"),
-    ("把它调暗一点", [], "慢", "TRUE_DISAMBIGUATION"),
+    ("把它调暗一点", [], "慢", "CONTEXT_REQUIRED"),
+    ("把那个调暗一点", [], "慢", "TRUE_DISAMBIGUATION"),
     # two contacts of one name (candidates.txt → prev_candidates): naming it needs a choice; after other turns it is direct
     ("给周明打个电话", NAMESAKES, "慢", "TRUE_DISAMBIGUATION"),
     ("给周明打个电话", CHAT_TURN, "快", "DIRECT_ACTION"),

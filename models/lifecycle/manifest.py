@@ -26,8 +26,9 @@ MODEL_ENV = "FASTSLOW_MODEL"
 #: character n-grams and the intent classifier keep ``grams_`` (a ``CharGramColumns``). 4: the splitter's
 #: ``SplitLexicon`` keeps its sequence ``connectors`` and its ``pauses`` apart. 5: the router's character n-grams
 #: read digits as said (``digits_as_said``). 6: the router keeps ``named_devices_``, every device devices.txt
-#: names, for the aggregation's device controls. 7: ``named_devices_`` is a ``Matcher``, read in the text.
-FORMAT_VERSION = 7
+#: names, for the aggregation's device controls. 7: ``named_devices_`` is a ``Matcher``, read in the text. 8: the
+#: feature of where an automation runs keeps ``alarm_cols_``, the alarm triggers that say nothing of where.
+FORMAT_VERSION = 8
 TRACKED_LIBRARIES = ("scikit-learn", "jieba", "numpy", "scipy", "joblib", "pandas", "python-crfsuite", "rjieba",
                      "pyahocorasick")
 
