@@ -36,6 +36,7 @@ def test_independent_device_controls_are_split(split, query, parts):
     "上车时打开空调，下车时关闭空调",  # an automation is one request
     "再低两度",  # 再 at the start is not a connector
     "开空调",
+    "一千美元换成人民币再换成日元是多少",  # the same operation asked again of its result: one chain
 ])
 def test_dependent_chains_feelings_and_automations_stay_whole(split, query):
     assert len(split(query)) == 1
@@ -49,6 +50,8 @@ def test_dependent_chains_feelings_and_automations_stay_whole(split, query):
     # ... and so is one before a connector, its question word inside a longer word too (几号, 多少度)
     ("后天几号 顺便把天窗关上", ["后天几号", "把天窗关上"]),
     ("车里多少度，另外打开座椅通风", ["车里多少度", "打开座椅通风"]),
+    # ... also one that starts with the verb before it, when it names a device (not the same operation again)
+    ("把空调打开再打开座椅加热是多少度", ["把空调打开", "打开座椅加热是多少度"]),
     # after a pause it stays with the request: a feeling said as a question
     ("打开空调，怎么这么热", ["打开空调,怎么这么热"]),  # (the segmenter folds ， to ,)
     ("怎么这么冷，把空调打开", ["怎么这么冷,把空调打开"]),

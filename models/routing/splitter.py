@@ -113,6 +113,7 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
     if not lexicon.corrections.isdisjoint(tokens):  # 口语改口: only what is said after the last correction counts
         last = max(i for i, t in enumerate(tokens) if t in lexicon.corrections)
         pieces = [(a, b) for a, b in pieces if a > last]
+    pieces = _chains_joined(tokens, pieces, lexicon)
     if len(pieces) < 2:
         return whole
     merged = join_actionless(pieces, [_acts(tokens, a, b, lexicon)
@@ -121,6 +122,22 @@ def split_subrequests(tokens: tuple[str, ...], lexicon: SplitLexicon) -> list[tu
                                           and _asks(tokens[a:b], lexicon))
                                       for a, b in pieces])
     return merged if len(merged) >= 2 else whole
+
+
+def _chains_joined(tokens: tuple[str, ...], pieces: list[tuple[int, int]],
+                   lexicon: SplitLexicon) -> list[tuple[int, int]]:
+    """A question that starts with a verb the piece before it said, and names no device, asks for that same
+    operation done again on its result (一千美元换成人民币再换成日元是多少): one dependent chain, joined to that piece."""
+    out = [pieces[0]] if pieces else []
+    for a, b in pieces[1:]:
+        pa, pb = out[-1]
+        verb = tokens[a]
+        if verb in lexicon.actions and verb in tokens[pa:pb] and _asks(tokens[a:b], lexicon) \
+                and not any(_names_device(t, lexicon.devices) for t in tokens[a:b]):
+            out[-1] = (pa, b)
+        else:
+            out.append((a, b))
+    return out
 
 
 #: a verb right after one of these is said of what is not done (腿伸不开, 空调没开): no request of its own
