@@ -405,6 +405,10 @@ def test_a_known_situation_said_with_le_running_on_into_what_works_by_itself_is_
     assert repaired("[A:打开空调，车里降][C:到二十四度的时候][A:把风量调小]") == \
         [(None, ["打开空调"]), ("车里降到二十四度的时候", ["把风量调小"])]
     assert repaired("[A:打开空调，关上车窗][C:到家的时候][A:关掉]")[0] == (None, ["打开空调", "关上车窗"])
+    # an event word said right before another time is the object of the action before it (吃早饭), no condition
+    assert repaired("[C:每天早上八点][A:提醒我吃][C:早饭中午十二点][A:提醒我午休]") == \
+        [("每天早上八点", ["提醒我吃早饭"]), ("中午十二点", ["提醒我午休"])]
+    assert repaired("[C:早饭后][A:提醒我吃药]") == [("早饭后", ["提醒我吃药"])]
     # 把 and an object with no verb right before a condition is that condition's object (the spec's 把……就)
     assert repaired("[A:把音乐][C:暂停了就][A:把音量调回二十]") == [("把音乐暂停了", ["把音量调回二十"])]
     # a finished work said without 了 runs on the same way (扫完|自动集尘); 设置好自动模式 is a command

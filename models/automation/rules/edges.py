@@ -215,6 +215,25 @@ def condition_after_pause(analysis: TextAnalysis, spans: Sequence[Span]) -> list
     return out
 
 
+def event_object_back(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A condition span that starts with an event word said right before another time (提醒我吃|早饭中午十二点):
+    the event is the object of the action before it (吃早饭), and the condition is the time after it."""
+    text, lex = analysis.text, analysis.lex
+    out: list[Span] = []
+    for sp in spans:
+        prev = out[-1] if out else None
+        if sp.kind == "C" and prev is not None and prev.kind == "A" and prev.end == sp.start:
+            words = lex.time_words.find(lowered(sp.text))
+            if len(words) >= 2 and words[0][0] == 0 and words[0][3] == "event" and words[1][0] == words[0][1] \
+                    and words[1][3] != "event":
+                cut = sp.start + words[0][1]
+                out[-1] = Span("A", prev.start, cut, text[prev.start:cut], prev.intent)
+                out.append(Span("C", cut, sp.end, text[cut:sp.end], sp.intent))
+                continue
+        out.append(sp)
+    return out
+
+
 def whole_words_at_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """A condition never starts inside an event word or an amount of time, nor after its own prefix trigger:
     where it does (暂停播客回|到家以后, 一个|半小时后, 先放首歌等我|上车了) it takes the whole word, from the span
