@@ -128,6 +128,7 @@ def test_a_space_is_the_pause_it_stands_for():
 def test_a_pause_before_jiu_or_a_memos_content_parts_nothing():
     # 复合条件完整性: 就之前的所有内容整体构成 condition, a pause or a hesitation before 就 included
     assert surface_of("副驾坐了人 呃 就打开副驾空调") == "副驾坐了人就打开副驾空调"
+    assert surface_of("我一到家 你就把客厅灯打开") == "我一到家你就把客厅灯打开"  # 你 spoken to before 就
     assert surface_of("新建一个便签 写上买牛奶") == "新建一个便签写上买牛奶"
     assert surface_of("帮我加个待办 给车买保险") == "帮我加个待办给车买保险"  # after a memo's item or verb
     assert surface_of("记一下 车停在B2 036") == "记一下车停在B2 036"

@@ -587,12 +587,12 @@ def surface_of(query, lex=None) -> str:
     return text
 
 
-#: a pause inside a condition or a subquery; a pause that parts nothing, before the 就 of a condition or the
+#: a pause inside a condition or a subquery; a pause that parts nothing, before the (你)就 of a condition or the
 #: content of a memo (新建一个便签 写上… , ``surface_of``)
 _PAUSE = re.compile(r"[，,]")
 _SPACE = re.compile(r"\s")
 #: … and one after a memo's verb or item, before what it holds (帮我加个待办 给车买保险, 记一下 车停在B2 036)
-_PAUSE_THAT_PARTS_NOTHING = re.compile(r"[，,]+(?=就|写上|写着|内容是)|(?:" + "|".join(
+_PAUSE_THAT_PARTS_NOTHING = re.compile(r"[，,]+(?=你?就|写上|写着|内容是)|(?:" + "|".join(
     f"(?<={said})" for said in ("记一下", "记下", "记个事儿", "记个事", "待办", "备忘", "备忘录", "便签")) + r")[，,]+")
 
 
