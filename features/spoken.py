@@ -573,8 +573,8 @@ def _without_restarts(text: str) -> str:
     out = []
     for n, i in enumerate(kept):
         out.append(chunks[i])
-        if n + 1 < len(kept):
-            out.append(parts[2 * i + 1] if 2 * i + 1 < len(parts) else "，")
+        if n + 1 < len(kept):  # a chunk before the last kept one has its pause after it
+            out.append(parts[2 * i + 1])
     return "".join(out)
 
 
@@ -599,8 +599,6 @@ def _without_paused_demonstratives(text: str, lex: SpokenLexicon) -> str:
                 out = out[:at] + out[pause.end():]
             at = out.find(term, at + 1)
     return out
-
-
 
 
 def _strip(text: str, lex: SpokenLexicon) -> str:

@@ -254,15 +254,18 @@ def complete_bare_switches(groups: list[Group], lex: AutomationLexicons) -> list
     """A condition's action that is a bare switch (打开, 关掉) gets the device switched before it in the query:
     把客厅灯打开 十点以后关掉 → 十点以后: 关掉客厅灯, as most dev writers write it (the subquery must say what it
     switches); media switched before it is 音乐 (放点轻音乐 半小时后关掉 → 关掉音乐). Changed in place."""
-    switches = lex.action_verbs.category
-    if not any(g.condition not in (None, DEFAULT) and switches.get(lowered(s.lstrip(_BEFORE_SWITCH))) in ("on", "off")
-               for g in groups for s in g.subqueries):
+    def bare_switch(group: Group, sub: str) -> str | None:
+        verb = sub.lstrip(_BEFORE_SWITCH)
+        conditioned = group.condition not in (None, DEFAULT)
+        return verb if conditioned and lex.action_verbs.category.get(lowered(verb)) in ("on", "off") else None
+
+    if not any(bare_switch(g, s) for g in groups for s in g.subqueries):
         return groups  # nearly every query: no bare switch, nothing to look up
     last = None
     for group in groups:
         for k, sub in enumerate(group.subqueries):
-            verb = sub.lstrip(_BEFORE_SWITCH)
-            if last and group.condition not in (None, DEFAULT) and switches.get(lowered(verb)) in ("on", "off"):
+            verb = bare_switch(group, sub)
+            if last and verb:
                 group.subqueries[k] = verb + last
                 continue
             found = devices_in(sub, lex)

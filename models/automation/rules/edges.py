@@ -176,62 +176,70 @@ def scope_words_outside(analysis: TextAnalysis, spans: Sequence[Span]) -> list[S
     return out
 
 
+def _recut_before_condition(analysis: TextAnalysis, spans: Sequence[Span], cut) -> list[Span]:
+    """``spans`` with each action span said right before a condition span (no gap) cut again where ``cut(prev,
+    condition)`` says: ``(action_end, condition_start)``, absolute; an action left empty (``action_end`` at its start)
+    goes, its words the condition's. ``cut`` returns None to leave the two as they are."""
+    text = analysis.text
+    out: list[Span] = []
+    for sp in spans:
+        prev = out[-1] if out else None
+        where = cut(prev, sp) if sp.kind == "C" and prev is not None and prev.kind == "A" and prev.end == sp.start \
+            else None
+        if where is None:
+            out.append(sp)
+            continue
+        action_end, start = where
+        if action_end > prev.start:
+            out[-1] = Span("A", prev.start, action_end, text[prev.start:action_end], prev.intent)
+        else:
+            out.pop()
+        out.append(Span("C", start, sp.end, text[start:sp.end], sp.intent))
+    return out
+
+
 def device_before_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """An action span that is a device's name and nothing else, said right before a condition with no pause
     (空气净化器|检测到空气变差时, 扫地机器人|碰到台阶的时候), is what the condition is about, not a command: a name
     alone asks nothing, and the tagger often cuts such a subject off its condition. So is a device's name with what
     of it the condition measures and no verb (热水器水温|到了设定温度). So is 把 and an object with no verb: the
     condition's verb is said after it (把音乐|暂停了就…, the spec's 把……就)."""
-    text = analysis.text
-    out: list[Span] = []
-    for sp in spans:
-        prev = out[-1] if out else None
-        if sp.kind == "C" and prev is not None and prev.kind == "A" and prev.end == sp.start and (any(
-                a == prev.start and (b == prev.end or b < prev.end and not has_verb(prev.text, analysis.lex))
-                for a, b, *_ in analysis.found["device_kinds"])
-                or len(prev.text) > 1 and prev.text.startswith("把") and not has_verb(prev.text, analysis.lex)):
-            out[-1] = Span("C", prev.start, sp.end, text[prev.start:sp.end], sp.intent)
-            continue
-        out.append(sp)
-    return out
+    lex = analysis.lex
+
+    def cut(prev: Span, condition: Span) -> tuple[int, int] | None:
+        subject = any(a == prev.start and (b == prev.end or b < prev.end and not has_verb(prev.text, lex))
+                      for a, b, *_ in analysis.found["device_kinds"])
+        taken = subject or len(prev.text) > 1 and prev.text.startswith("把") and not has_verb(prev.text, lex)
+        return (prev.start, prev.start) if taken else None
+    return _recut_before_condition(analysis, spans, cut)
 
 
 def condition_after_pause(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """An action span that runs over a pause into words that are no request of their own, right before a condition
     (打开空调，车里降|到二十四度的时候), ends at that pause: the words after it are where the condition starts."""
-    text, lex = analysis.text, analysis.lex
-    out: list[Span] = []
-    for sp in spans:
-        prev = out[-1] if out else None
-        if sp.kind == "C" and prev is not None and prev.kind == "A" and prev.end == sp.start:
-            pause = max(prev.text.rfind("，"), prev.text.rfind(","))
-            head, tail = prev.text[:pause].rstrip("，,"), prev.text[pause + 1:]
-            if pause > 0 and head and tail and is_plain_command(head, lex) and not is_plain_command(tail, lex):
-                a = prev.start + pause + 1
-                out[-1] = Span("A", prev.start, prev.start + len(head), head, prev.intent)
-                out.append(Span("C", a, sp.end, text[a:sp.end], sp.intent))
-                continue
-        out.append(sp)
-    return out
+    lex = analysis.lex
+
+    def cut(prev: Span, condition: Span) -> tuple[int, int] | None:
+        pause = max(prev.text.rfind("，"), prev.text.rfind(","))
+        head, tail = prev.text[:pause].rstrip("，,"), prev.text[pause + 1:]
+        if pause > 0 and head and tail and is_plain_command(head, lex) and not is_plain_command(tail, lex):
+            return prev.start + len(head), prev.start + pause + 1
+        return None
+    return _recut_before_condition(analysis, spans, cut)
 
 
 def event_object_back(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """A condition span that starts with an event word said right before another time (提醒我吃|早饭中午十二点):
     the event is the object of the action before it (吃早饭), and the condition is the time after it."""
-    text, lex = analysis.text, analysis.lex
-    out: list[Span] = []
-    for sp in spans:
-        prev = out[-1] if out else None
-        if sp.kind == "C" and prev is not None and prev.kind == "A" and prev.end == sp.start:
-            words = lex.time_words.find(lowered(sp.text))
-            if len(words) >= 2 and words[0][0] == 0 and words[0][3] == "event" and words[1][0] == words[0][1] \
-                    and words[1][3] != "event":
-                cut = sp.start + words[0][1]
-                out[-1] = Span("A", prev.start, cut, text[prev.start:cut], prev.intent)
-                out.append(Span("C", cut, sp.end, text[cut:sp.end], sp.intent))
-                continue
-        out.append(sp)
-    return out
+    lex = analysis.lex
+
+    def cut(prev: Span, condition: Span) -> tuple[int, int] | None:
+        words = lex.time_words.find(lowered(condition.text))
+        if len(words) >= 2 and words[0][0] == 0 and words[0][3] == "event" and words[1][0] == words[0][1] \
+                and words[1][3] != "event":
+            return (condition.start + words[0][1],) * 2
+        return None
+    return _recut_before_condition(analysis, spans, cut)
 
 
 def whole_words_at_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
