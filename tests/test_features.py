@@ -137,6 +137,9 @@ def test_segmenter_freezes_its_dictionary_at_fit(tmp_path):
     ([{"role": "assistant", "system": "slow", "text": "已为你规划好路线"}], "slow_result"),
     ([{"role": "assistant", "system": "slow", "text": "找到三家 第一家最近 第二家最便宜 你想去哪家"}], "slow_question"),
     ([{"role": "assistant", "system": "slow", "text": "好的 想在每天早上几点提醒你"}], "slow_question"),
+    # spoken answers come without a question mark: the question word says it
+    ([{"role": "assistant", "system": "slow", "text": "好的 请问几位用餐"}], "slow_question"),
+    ([{"role": "assistant", "system": "slow", "text": "好的 消息内容是什么"}], "slow_question"),
     ([{"role": "assistant", "system": "slow", "text": "推荐你去湖边那家茶馆 人均八十"}], "slow_result"),
     ([{"role": "assistant", "system": "slow", "text": "长城始建于春秋战国时期"}], "prev_slow"),
     ([{"role": "user", "system": None, "text": "打开空调"}, {"role": "assistant", "system": "fast", "text": "好的"}],
