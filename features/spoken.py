@@ -552,14 +552,14 @@ def without_false_starts(text: str) -> str:
 
 def _said_once(chunks: list[str]) -> list[int]:
     """The indexes of ``chunks`` (what is said between two pauses) left once each false start (a chunk of two
-    or more characters the next chunk says again from its start) and each echo (one the chunk before ends with)
-    is dropped."""
+    or more characters the next chunk says again from its start) and each echo (one the chunk before ends with:
+    of two or more characters, or one of ``_RESAID_ONE``, as in 导航去，去，虹桥) is dropped."""
     if len(chunks) < 2:
         return list(range(len(chunks)))
     kept = [i for i, (c, after) in enumerate(zip(chunks, chunks[1:])) if not (len(c) >= 2 and after.startswith(c))]
     kept.append(len(chunks) - 1)
     return kept[:1] + [i for before, i in zip(kept, kept[1:])
-                       if not (len(chunks[i]) >= 2 and chunks[before].endswith(chunks[i]))]
+                       if not ((len(chunks[i]) >= 2 or chunks[i] in _RESAID_ONE) and chunks[before].endswith(chunks[i]))]
 
 
 def _without_restarts(text: str) -> str:
@@ -584,19 +584,24 @@ _STILL_POINTING = ("那", "这", "就", "叫", "什么", "啥", "谁", "哪")
 
 
 def _without_paused_demonstratives(text: str, lex: SpokenLexicon) -> str:
-    """``text`` without each 那个/这个 said right after a command's start and before a pause, then the thing
-    itself (打开那个，哨兵模式吧 → 打开哨兵模式吧; 把那个，雷达声音关掉 → 把雷达声音关掉): the speaker searching
-    for the word, not pointing. It stays when what follows points again or asks for the name (打开那个，那个app;
-    导航去那个，那个啥来着) and after anything but a command's start (幼儿园那个，还是钢琴课那个)."""
+    """``text`` without each 那个/这个 said right after a command's start (or a place word 去/到 ending it) and
+    before a pause, then the thing itself (打开那个，哨兵模式吧 → 打开哨兵模式吧; 把那个，雷达声音关掉 →
+    把雷达声音关掉; 导航去，那个，浦东机场 → 导航去浦东机场, the pause before it going too): the speaker
+    searching for the word, not pointing. It stays when what follows points again or asks for the name
+    (打开那个，那个app; 导航去那个，那个啥来着) and after anything else (幼儿园那个，还是钢琴课那个)."""
     out = text
     for term in lex.demonstrative_fillers:
         at = out.find(term)
         while at > 0:
             end = at + len(term)
             pause = _PAUSES.match(out, end)
-            if pause is not None and pause.end() < len(out) and out.endswith(lex.command_starts, 0, at) \
+            start = len(out[:at].rstrip(_PAUSE))  # a pause before it goes with it
+            # across a pause, a one-character start could end a whole command (打开空调，那个，…)
+            starts = lex.command_starts if start == at else tuple(t for t in lex.command_starts if len(t) > 1)
+            if pause is not None and pause.end() < len(out) and start > 0 \
+                    and (out.endswith(starts, 0, start) or out[start - 1] in _PLACE_AFTER) \
                     and not out.startswith(_STILL_POINTING, pause.end()):
-                out = out[:at] + out[pause.end():]
+                out = out[:start] + out[pause.end():]
             at = out.find(term, at + 1)
     return out
 
@@ -608,7 +613,7 @@ def _strip(text: str, lex: SpokenLexicon) -> str:
         out = _without_paused_demonstratives(_without_restarts(out), lex)
     inner = lex.inner_hesitation
     if inner is not None and inner.search(out):
-        out = _without_inner_hesitations(out, inner)
+        out = _without_inner_hesitations(out, inner, frozenset(lex.command_starts))
     starts, ends = lex.edge_chars
     first = out[:1].lower()  # the lists are lower case, a text may not be (NOMI 打开车窗)
     if not out or (first not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):
@@ -624,13 +629,16 @@ def _strip(text: str, lex: SpokenLexicon) -> str:
 #: a single character a speaker says again when going on after a hesitation (导航去，呃，去虹桥): a word of two
 #: or more said again is always a restart (把空调，嗯，空调打开), one character only when it is one of these
 _RESAID_ONE = frozenset("去到把给在往从跟和再")
+#: a word that ends a command's start and asks for a place next (导航去, 开到)
+_PLACE_AFTER = frozenset("去到")
 
 
-def _without_inner_hesitations(out: str, inner: re.Pattern) -> str:
+def _without_inner_hesitations(out: str, inner: re.Pattern, starts: frozenset) -> str:
     """``out`` without each hesitation said alone between two pauses, and the pause before it; when the words
     after it say again the last words before it (导航去，呃，去虹桥火车站), the speaker restarted there: the
     words said again and the pause go too (导航去虹桥火车站). A verb said again is a restart only when nothing
-    came before it (打开，呃，打开空调): 把灯打开，嗯，打开空调 is two commands."""
+    but a command's start (``starts``: 帮我, 请) came before it (打开，呃，打开空调; 帮我打给，呃，打给老周):
+    把灯打开，嗯，打开空调 is two commands."""
     pieces, last = [], 0
     for m in inner.finditer(out):
         pieces.append(out[last:m.start()])
@@ -639,7 +647,8 @@ def _without_inner_hesitations(out: str, inner: re.Pattern) -> str:
         body = rest.lstrip(_PAUSE)
         for k in (4, 3, 2, 1):
             said = body[:k]
-            if len(said) == k and out.endswith(said, 0, m.start()) and _said_again(said, alone=m.start() == k):
+            alone = m.start() == k or out[:m.start() - k].strip(_PAUSE) in starts
+            if len(said) == k and out.endswith(said, 0, m.start()) and _said_again(said, alone=alone):
                 last = m.end() + len(rest) - len(body) + k
                 break
     pieces.append(out[last:])

@@ -127,6 +127,7 @@ def test_unknown_kind_is_refused_by_name():
     ("打开，呃，打开后备箱", "打开后备箱"),
     ("把灯关掉，嗯，关掉空调", "把灯关掉，关掉空调"),     # a verb after a whole command starts the next one
     ("打开车窗，呃，窗户开一半", "打开车窗，窗户开一半"),  # 窗 alone is no word said again
+    ("帮我打给，呃，打给老周", "帮我打给老周"),       # only a command's start before the verb: a restart
     # a character said twice at the start is said once, unless the two are a word (看看, 天天)
     ("现现在电还有百分之多少", "现在电还有百分之多少"),
     ("总总结一下今天的未读消息", "总结一下今天的未读消息"),
@@ -163,6 +164,9 @@ def test_a_chunk_the_next_one_says_again_from_its_start_is_dropped_and_nothing_e
     ("导航去那个，那个啥来着", "导航去那个，那个啥来着"),
     ("幼儿园那个，还是钢琴课那个", "幼儿园那个，还是钢琴课那个"),  # after no command: the one of the kindergarten
     ("打开那个", "打开那个"),
+    ("导航去，去，那个，浦东机场", "导航去浦东机场"),  # 去 said again, then 那个 searching after it
+    ("导航到，那个，人民广场", "导航到人民广场"),
+    ("打开空调，那个，座椅加热也开", "打开空调，那个，座椅加热也开"),  # after a whole command it may point
 ])
 def test_the_stripper_drops_a_false_start_an_echo_or_a_searching_demonstrative_between_pauses(said, meant):
     assert strip_disfluencies(said) == meant
