@@ -131,6 +131,7 @@ def test_a_pause_before_jiu_or_a_memos_content_parts_nothing():
     assert surface_of("我一到家 你就把客厅灯打开") == "我一到家你就把客厅灯打开"  # 你 spoken to before 就
     assert surface_of("新建一个便签 写上买牛奶") == "新建一个便签写上买牛奶"
     assert surface_of("帮我加个待办 给车买保险") == "帮我加个待办给车买保险"  # after a memo's item or verb
+    assert surface_of("备忘录里加一条 给车做保养") == "备忘录里加一条给车做保养"
     assert surface_of("记一下 车停在B2 036") == "记一下车停在B2 036"
     assert surface_of("打开空调 记得关窗") == "打开空调，记得关窗"  # 记得 is no memo verb
 
@@ -435,6 +436,12 @@ def test_a_device_said_right_before_its_condition_is_what_the_condition_is_about
     assert repaired("[A:空调开到二十度][C:到家时][A:关掉]") == [(None, ["空调开到二十度"]), ("到家时", ["关掉空调"])]
 
 
+def test_a_place_cut_off_a_condition_of_moving_goes_back_to_it():
+    assert repaired("[C:出了][A:地库]再[A:把车窗打开]") == [("出了地库", ["把车窗打开"])]
+    assert repaired("[C:电饭煲饭煮好了][A:自动保温]") == [("电饭煲饭煮好了", ["自动保温"])]  # a request of its own
+    assert repaired("[C:到了][A:空调]") == [("到了", ["打开空调"])]  # a device is what is done
+
+
 def test_a_bare_switch_under_a_condition_says_what_it_switches():
     # the device switched before it in the query, as most dev writers write it; media is 音乐
     assert repaired("[A:把客厅灯打开]，[C:十点以后][A:关掉]") == [(None, ["把客厅灯打开"]), ("十点以后", ["关掉客厅灯"])]
@@ -443,6 +450,10 @@ def test_a_bare_switch_under_a_condition_says_what_it_switches():
     assert repaired("[A:放点轻音乐]，[C:半小时后][A:关掉]")[1] == ("半小时后", ["关掉音乐"])
     assert repaired("[C:到家的时候][A:关掉]") == [("到家的时候", ["关掉"])]  # nothing switched before: as said
     assert [subs for _, subs in repaired("[A:把客厅灯打开][C:到家的时候][A:提醒我]")] == [["把客厅灯打开"], ["提醒我"]]
+    # the object as said, when it is the device with a few words more; each of a group that switched several
+    assert repaired("[A:把卧室的灯关了] [C:早上七点][A:再打开]")[1] == ("早上七点", ["打开卧室的灯"])
+    assert repaired("[C:离家的时候][A:关掉所有的灯]和[A:空调] [C:回家的时候][A:再打开]")[1] == \
+        ("回家的时候", ["打开所有的灯", "打开空调"])
 
 
 def test_a_condition_that_ran_into_the_subject_of_what_works_by_itself_gives_it_back():
@@ -607,7 +618,8 @@ def test_a_call_or_a_question_said_before_a_condition_is_its_own_request():
                                    "暂停早上放新闻的那个规则", "把每天提醒我喝水的那条规则停掉",
                                    "任务大师里那个周末洗车的任务删了", "关闭下班回家那个习惯",
                                    "把早上八点开窗帘的规则删掉", "那个下雨关天窗的智能任务重新打开",
-                                   "我那个离家关灯的自动化还在吗", "小米任务里那个到家开空调的先停用"])
+                                   "我那个离家关灯的自动化还在吗", "小米任务里那个到家开空调的先停用",
+                                   "取消早上放新闻的习惯", "删除回家开空调的规则"])  # the change said first
 def test_an_automation_described_by_what_it_does_is_managed_as_one_default_request(query):
     from fastslow.models.automation.rules import management_group
     group = management_group(query, LEX)

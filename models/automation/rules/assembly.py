@@ -153,6 +153,8 @@ _DESCRIBED_TASK = re.compile(rf"(?:{'|'.join(_DEMONSTRATIVES)})(?:[^，,。；;]
 #: the same named by what it does alone, with no 那个 (晚上十点关灯的规则删了): only a change said after it makes it one
 #: (建一个离家关掉所有灯的场景 creates one)
 _DESCRIBED_ALONE = re.compile(rf"[^，,。；;]{{2,12}}的{_TASK_WORD}")
+#: a change said first, right before such a description (取消早上放新闻的习惯, 帮我删除回家开空调的规则)
+_TASK_CHANGE_FIRST = re.compile(r"(?:帮我|请|麻烦)?(?:取消|删掉|删除|去掉|暂停|停掉|停用|禁用|恢复|启用)(?:掉|一下)?")
 #: what is done to it: dropped, paused, changed, brought back or asked after
 _TASK_CHANGE = re.compile(r"不要了|不用了|删掉|删了|删除|去掉|取消|暂停|停掉|停了|停用|禁用|关掉|关了|关闭|换成|改成|改为|恢复|启用"
                           r"|重新打开|重新开启|还在吗|还在不在|还有吗|还有没有")
@@ -161,13 +163,15 @@ _TASK_CHANGE = re.compile(r"不要了|不用了|删掉|删了|删除|去掉|取�
 def described_task_group(text: str, lex: AutomationLexicons) -> Group | None:
     """Spec default (超级任务 management): dropping, pausing or changing an automation the user set before,
     named by what it does instead of by a keyword (上周设的下班开空调那个场景不要了, 回家开灯那个自动化换成开
-    落地灯, 暂停早上放新闻的那个规则), as one ``default`` group of the whole cleaned request (系统控制). The
+    落地灯, 暂停早上放新闻的那个规则, 取消早上放新闻的习惯), as one ``default`` group of the whole cleaned request (系统控制). The
     condition and command said inside the description name the task; they set up nothing new."""
     low = lowered(text)
     described = _DESCRIBED_TASK.search(low)
     if described is None or _TASK_CHANGE.search(low) is None:
         alone = _DESCRIBED_ALONE.search(low)
-        if alone is None or _TASK_CHANGE.search(low, alone.end()) is None:
+        first = _TASK_CHANGE_FIRST.match(low)
+        if (alone is None or _TASK_CHANGE.search(low, alone.end()) is None) \
+                and (first is None or _DESCRIBED_ALONE.fullmatch(low, first.end()) is None):
             return None
     action = clean_subquery(text, lex)
     if described is not None and low.startswith(_DEMONSTRATIVES, described.start()):
@@ -251,9 +255,10 @@ _BEFORE_SWITCH = "再就也"
 
 
 def complete_bare_switches(groups: list[Group], lex: AutomationLexicons) -> list[Group]:
-    """A condition's action that is a bare switch (打开, 关掉) gets the device switched before it in the query:
+    """A condition's action that is a bare switch (打开, 关掉) gets the devices switched before it in the query:
     把客厅灯打开 十点以后关掉 → 十点以后: 关掉客厅灯, as most dev writers write it (the subquery must say what it
-    switches); media switched before it is 音乐 (放点轻音乐 半小时后关掉 → 关掉音乐). Changed in place."""
+    switches); media switched before it is 音乐 (放点轻音乐 半小时后关掉 → 关掉音乐). When the group before
+    switched several (离家时关掉灯和空调 回家时再打开), the switch is said of each. Changed in place."""
     def bare_switch(group: Group, sub: str) -> str | None:
         verb = sub.lstrip(_BEFORE_SWITCH)
         conditioned = group.condition not in (None, DEFAULT)
@@ -261,18 +266,47 @@ def complete_bare_switches(groups: list[Group], lex: AutomationLexicons) -> list
 
     if not any(bare_switch(g, s) for g in groups for s in g.subqueries):
         return groups  # nearly every query: no bare switch, nothing to look up
-    last = None
+    last, last_group = [], None  # the devices switched last, all of one group
     for group in groups:
-        for k, sub in enumerate(group.subqueries):
+        k = 0
+        while k < len(group.subqueries):
+            sub = group.subqueries[k]
             verb = bare_switch(group, sub)
             if last and verb:
-                group.subqueries[k] = verb + last
+                n = len(last)
+                group.subqueries[k:k + 1] = [verb + name for name in last]
+                group.kinds[k:k + 1] = group.kinds[k:k + 1] * n
+                group.span_intents[k:k + 1] = group.span_intents[k:k + 1] * n
+                k += n
                 continue
             found = devices_in(sub, lex)
             if found:
                 _, _, name, kind = max(found, key=lambda d: (d[1], d[1] - d[0]))
-                last = "音乐" if kind == "media" else name
+                name = "音乐" if kind == "media" else switched_object(sub, name, lex)
+                last = last + [name] if last_group is group else [name]
+                last_group = group
+            k += 1
     return groups
+
+
+#: how much a switched object may say beyond its device's name (所有的灯, 客厅的灯) and still be quoted whole
+_OBJECT_WORDS = 3
+
+
+def switched_object(sub: str, device: str, lex: AutomationLexicons) -> str:
+    """What ``sub`` switches, as said (关掉所有的灯 → 所有的灯; 把客厅灯打开 → 客厅灯), when it is ``device`` with a
+    few words more; else ``device``."""
+    low = lowered(sub)
+    obj = sub
+    if low.startswith("把"):
+        said = low.rstrip("了吧")  # 把卧室的灯关了
+        obj = next((sub[1:len(said) - n] for n in (3, 2, 1) if len(said) > n + 1
+                    and lex.action_verbs.category.get(said[-n:]) in ("on", "off")), sub)
+    else:
+        verb = lex.action_verbs.prefix(low)
+        if verb and lex.action_verbs.category.get(verb) in ("on", "off"):
+            obj = sub[len(verb):]
+    return obj if device in obj and len(obj) <= len(device) + _OBJECT_WORDS else device
 
 
 def group_dict(group: Group, intents: Sequence[str | None]) -> dict:
