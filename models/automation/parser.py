@@ -591,9 +591,11 @@ def surface_of(query, lex=None) -> str:
 #: content of a memo (新建一个便签 写上… , ``surface_of``)
 _PAUSE = re.compile(r"[，,]")
 _SPACE = re.compile(r"\s")
-#: … and one after a memo's verb or item, before what it holds (帮我加个待办 给车买保险, 记一下 车停在B2 036)
+#: … and one after a memo's verb or item, before what it holds (帮我加个待办 给车买保险, 记一下 车停在B2 036,
+#: 备忘录里加一条 给车做保养)
 _PAUSE_THAT_PARTS_NOTHING = re.compile(r"[，,]+(?=你?就|写上|写着|内容是)|(?:" + "|".join(
-    f"(?<={said})" for said in ("记一下", "记下", "记个事儿", "记个事", "待办", "备忘", "备忘录", "便签")) + r")[，,]+")
+    f"(?<={said})" for said in ("记一下", "记下", "记下来", "记个事儿", "记个事", "待办", "备忘", "备忘录", "便签",
+                                "加一条", "添一条", "记一条", "新建一条")) + r")[，,]+")
 
 
 def without_spoken_pauses(groups: list[dict], query) -> list[dict]:

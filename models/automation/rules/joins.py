@@ -12,7 +12,7 @@ from fastslow.models.automation.rules.builtin import function_prefix
 from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
 from fastslow.models.automation.rules.starts import condition_starts, spoken_condition_starts
 from fastslow.models.automation.rules.words import (
-    has_time_expression, has_verb, is_bare_device, is_fragment, is_plain_command, is_super_task_mention,
+    devices_in, has_time_expression, has_verb, is_bare_device, is_fragment, is_plain_command, is_super_task_mention,
     management_after_command, only_fillers, sequence_connector, strip_fillers, takes_place,
 )
 
@@ -149,8 +149,26 @@ def join_fragments(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
                         out[-1] = Span("A", prev.start, m, text[prev.start:m], prev.intent)
                         sp = Span("C", m, sp.end, text[m:sp.end], sp.intent)
                         break
+        if prev is not None and prev.kind == "C" and sp.kind == "A" and sp.start == prev.end \
+                and _object_of_condition(prev.text, sp.text, lex):
+            out[-1] = Span("C", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
+            continue
         out.append(sp)
     return out
+
+
+#: a condition that ends in a verb of moving somewhere, waiting for the place (出了, 开进, 离开)
+_CONDITION_WANTS_PLACE = re.compile(r"(?:出|进|到|过|离开|回)了?$")
+#: how long a place said after such a condition may be (地库, 小区, 收费站)
+_PLACE_CHARS = 4
+
+
+def _object_of_condition(condition: str, action: str, lex: AutomationLexicons) -> bool:
+    """Is ``action``, touching the condition before it, the place that condition's verb of moving waits for
+    (出了|地库, 开进|小区): a few characters with no verb, device or time, so no request of its own?"""
+    low = lowered(action)
+    return (len(low) <= _PLACE_CHARS and _CONDITION_WANTS_PLACE.search(lowered(condition)) is not None
+            and not has_verb(low, lex) and not devices_in(low, lex) and not has_time_expression(low, lex))
 
 
 def second_object(gap: str, before: str, after: str, lex: AutomationLexicons) -> bool:
