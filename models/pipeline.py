@@ -163,4 +163,5 @@ def with_groups(rows: list[dict], groups: list) -> list[dict]:
 def piece(segmenter, whole: Utterance, start: int, end: int, index: int) -> Utterance:
     """The ``index``-th subrequest (tokens ``start:end``) as an utterance of its own, in the context
     ``subrequest_context`` gives it."""
-    return segmenter.annotate(whole.tokens[start:end], subrequest_context(whole.context, index), whole.endpoint)
+    tokens = whole.tokens[start:end]
+    return segmenter.annotate(tokens, subrequest_context(whole.context, index, "".join(tokens)), whole.endpoint)

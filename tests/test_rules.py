@@ -165,6 +165,10 @@ def test_a_later_subrequest_continues_a_fast_flow_and_the_first_keeps_the_query_
     # spec 上下文: 上一轮快时，当前简单直接动作可继续快 (把座椅通风打开，副驾的也打开)
     assert subrequest_context(context, 0) == context
     assert subrequest_context(context, 1) == subrequest_context(context, 2) == "prev_fast"
+    assert subrequest_context(context, 1, "副驾的也打开") == "prev_fast"
+    # a later one that asks a question is no step of that flow: routed as said alone
+    assert subrequest_context(context, 1, "对了胎压灯为啥一直亮") == "none"
+    assert subrequest_context(context, 0, "胎压灯为啥一直亮") == context
 
 
 def test_an_elliptical_control_after_a_device_control_is_a_device_control_too():

@@ -49,12 +49,19 @@ def device_controls(subrequests: list[Route]) -> list[bool]:
     return out
 
 
-def subrequest_context(whole_context: str, index: int) -> str:
+#: a subrequest that asks something (后备箱关上 对了胎压灯为啥一直亮): no step of a flow
+_ASKS = re.compile(r"[吗呢?？]$|什么|怎么|为什么|为啥|多少|哪个|哪里|哪儿|哪家|几点|是不是|有没有|咋")
+
+
+def subrequest_context(whole_context: str, index: int, text: str = "") -> str:
     """XA4.1 上下文 for a subrequest: the first keeps the query's own context; each later one is routed
     as the continuation of an established direct flow (``prev_fast``): in 把座椅通风打开，副驾的也打开
-    the second part continues the first (上一轮快时，当前简单直接动作可继续快). If an earlier part was
-    slow, aggregation makes the whole slow anyway."""
-    return whole_context if index == 0 else "prev_fast"
+    the second part continues the first (上一轮快时，当前简单直接动作可继续快). A later one that asks a
+    question (``text`` asks) is routed as said alone (``none``): 打开车窗 再帮我比比三个停车场哪个最划算 asks
+    no step of the window's flow. If an earlier part was slow, aggregation makes the whole slow anyway."""
+    if index == 0:
+        return whole_context
+    return "none" if _ASKS.search(text) else "prev_fast"
 
 
 #: what the model reads as one request whatever the connectors say: a dependent chain (查天气再决定要不要开窗), and an
