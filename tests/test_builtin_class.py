@@ -120,6 +120,16 @@ def test_polite_tails_without_a_pause_leave_the_subquery(said, quoted):
     assert strip_fillers(said, LEX) == quoted
 
 
+@pytest.mark.parametrize("said, quoted", [
+    ("给我关上车窗", "关上车窗"),                   # before a verb 给我 is politeness
+    ("给我妈打个电话", "给我妈打个电话"),           # before a person and a call it names whom to call
+    ("给我老婆发个微信说我到了", "给我老婆发个微信说我到了"),
+    ("帮我给我爸打视频电话", "给我爸打视频电话"),
+])
+def test_gei_wo_goes_as_politeness_and_stays_before_the_one_called(said, quoted):
+    assert strip_fillers(said, LEX) == quoted
+
+
 @pytest.mark.parametrize("said, heard", [
     ("你好小途音箱声音小一点", "音箱声音小一点"),
     ("嘿小舟副驾车窗开一条缝", "副驾车窗开一条缝"),

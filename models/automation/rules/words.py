@@ -29,6 +29,9 @@ NEGATION_BEFORE = re.compile(r"(?:千万|可)?(?:别|不要|不用|不许|不准
 _SOFT_SUFFIX_MIN = 3
 #: a request this long or longer can end in "that will do" (到家就行 is too short to be one)
 _DONE_AFTER = 5
+#: 给我 names the one to call or write to when a person, not a verb, follows and then the call (给我妈打个电话,
+#: 给我老婆发个消息); before a verb it is politeness (给我关上车窗)
+_RECIPIENT_AFTER_GEI_WO = re.compile(r"[^把打发回拨开关放调]{1,4}?(?:打|发|回|拨)")
 
 
 def strip_fillers(text: str, lex: AutomationLexicons) -> str:
@@ -42,7 +45,8 @@ def strip_fillers(text: str, lex: AutomationLexicons) -> str:
         text = text.strip(EDGE_PUNCT)
         low = lowered(text)
         head = fillers.prefix(low) if low[:1] in lex.filler_firsts else None  # the longest filler at the start
-        if head and head in prefixes and len(text) > len(head):
+        if head and head in prefixes and len(text) > len(head) \
+                and not (head == "给我" and _names_recipient(low[len(head):], lex)):
             text = text[len(head):]
             low = lowered(text)
         if low[-1:] not in lex.filler_lasts:
@@ -56,6 +60,11 @@ def strip_fillers(text: str, lex: AutomationLexicons) -> str:
                 text = text[:-size]  # 把后备箱打开一下 → 把后备箱打开; 鸣笛一下, 提醒我休息一下, 往后调一下 stay
                 break
     return text
+
+
+def _names_recipient(low: str, lex: AutomationLexicons) -> bool:
+    """Is what follows a 给我 a person and a call or message to them (妈打个电话)? Then the 给我 stays."""
+    return not lex.action_verbs.prefix(low) and bool(_RECIPIENT_AFTER_GEI_WO.match(low))
 
 
 def _moved_by_one_verb(low: str, lex: AutomationLexicons) -> bool:
