@@ -436,10 +436,25 @@ def test_a_device_said_right_before_its_condition_is_what_the_condition_is_about
     assert repaired("[A:空调开到二十度][C:到家时][A:关掉]") == [(None, ["空调开到二十度"]), ("到家时", ["关掉空调"])]
 
 
+def test_a_ba_clause_before_jiu_is_the_condition_of_what_follows():
+    # spec 条件定义: 把……就 is a trigger; 复合条件完整性: all before 就 is the condition
+    assert repaired("[A:把空调打开]就[A:把窗户关上]") == [("把空调打开", ["把窗户关上"])]
+    assert repaired("[A:把电视关了] 呃 就[A:打开卧室的灯]") == [("把电视关了", ["打开卧室的灯"])]
+    assert repaired("[A:打开空调]就行") == [(None, ["打开空调"])]  # 就行 ends the request
+    assert repaired("[C:下雨的时候][A:把车窗关上]就[A:打开空调]") == [("下雨的时候", ["把车窗关上", "打开空调"])]
+
+
 def test_a_place_cut_off_a_condition_of_moving_goes_back_to_it():
     assert repaired("[C:出了][A:地库]再[A:把车窗打开]") == [("出了地库", ["把车窗打开"])]
     assert repaired("[C:电饭煲饭煮好了][A:自动保温]") == [("电饭煲饭煮好了", ["自动保温"])]  # a request of its own
     assert repaired("[C:到了][A:空调]") == [("到了", ["打开空调"])]  # a device is what is done
+
+
+def test_a_duration_said_after_its_command_is_that_commands_duration():
+    # 持续时间 said after the command: one group, 持续 + the command
+    assert repaired("[A:方向盘加热打开]，[A:开个][D:五分钟]") == [("持续五分钟", ["打开方向盘加热"])]
+    assert repaired("[A:放点白噪音]，[D:放四十分钟]") == [("持续四十分钟", ["放点白噪音"])]
+    assert repaired("[A:打开空调] [C:半小时后][A:关掉]") == [(None, ["打开空调"]), ("半小时后", ["关掉空调"])]
 
 
 def test_a_bare_switch_under_a_condition_says_what_it_switches():

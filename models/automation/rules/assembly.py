@@ -14,7 +14,7 @@ from fastslow.models.automation.rules.analysis import TextAnalysis
 from fastslow.models.automation.rules.builtin import DEFAULT, builtin_domain, is_reminder
 from fastslow.models.automation.rules.markup import Span, lowered
 from fastslow.models.automation.rules.rewrites import (
-    COMMUNICATION, add_missing_verb, clean_subquery, duration_action, duration_condition, inherit_location,
+    COMMUNICATION, DURATION, add_missing_verb, clean_subquery, duration_action, duration_condition, inherit_location,
     once_condition, remind_say, reminder_from_noun, rewrite_reminder, shared_verb_split, super_task_clause,
     unconditional_kind, without_once,
 )
@@ -247,7 +247,25 @@ def plan_groups(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Group]:
     groups: list[Group] = []
     for raw in bind_scopes(analysis, spans):
         groups.extend(g for g in rewrite_group(analysis, raw) if g.condition is not None or g.subqueries)
-    return complete_bare_switches(groups, analysis.lex)
+    return complete_bare_switches(duration_of_the_command_before(groups, analysis.lex), analysis.lex)
+
+
+def duration_of_the_command_before(groups: list[Group], lex: AutomationLexicons) -> list[Group]:
+    """Spec 持续时间, said after the command: 方向盘加热打开 开个五分钟 is one group, 持续五分钟 + the command. A
+    duration group whose only action is a bare 'on' verb (开个, 开着) takes the last command of the plain group
+    before it instead."""
+    out: list[Group] = []
+    for group in groups:
+        prev = out[-1] if out else None
+        if prev is not None and prev.condition is None and prev.subqueries and len(group.subqueries) == 1 \
+                and (group.condition or "").startswith(DURATION) \
+                and lex.action_verbs.category.get(lowered(group.subqueries[0]).rstrip("个着一下")) == "on":
+            group.subqueries, group.kinds, group.span_intents = \
+                [duration_action(prev.subqueries.pop(), lex)], [prev.kinds.pop()], [prev.span_intents.pop()]
+            if not prev.subqueries:
+                out.pop()
+        out.append(group)
+    return out
 
 
 #: what a bare switch may be said after (再关掉, 就关了): dropped with the object it gets

@@ -12,14 +12,14 @@ from fastslow.models.automation.rules.edges import (
 )
 from fastslow.models.automation.rules.joins import join_fragments, join_split_object, named_super_task
 from fastslow.models.automation.rules.markup import Span
-from fastslow.models.automation.rules.signals import demote_signalless_conditions, question_as_said
+from fastslow.models.automation.rules.signals import ba_jiu_condition, demote_signalless_conditions, question_as_said
 from fastslow.models.automation.rules.splits import (
     command_before_sequence, leading_time_condition, split_inside_action, split_joined_actions, split_run_on,
     split_second_condition, split_trailing_command,
 )
 
 SPAN_REPAIRS = (
-    keep_negation, scope_words_outside, whole_clock_times, whole_durations, media_durations, condition_after_pause,
+    keep_negation, ba_jiu_condition, scope_words_outside, whole_clock_times, whole_durations, media_durations, condition_after_pause,
     event_object_back, whole_words_at_edges, letter_word_before_condition, device_before_condition,
     leading_time_condition, split_inside_action, command_before_sequence, join_fragments, named_super_task,
     split_trailing_command, join_split_object, split_run_on, split_second_condition, give_back_subject,

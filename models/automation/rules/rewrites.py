@@ -18,7 +18,7 @@ REMIND_SAY = "提醒我说"
 DURATION = "持续"
 ONCE = "执行一次"
 
-_DURATION_VERBS = re.compile(r"^(持续|保持|开启|打开|开着|开|维持|共)+")
+_DURATION_VERBS = re.compile(r"^(持续|保持|开启|打开|开着|开|维持|共|来|放)+")
 _ONE_ITEM = re.compile(r"^(一个|一条|个|条)")
 _REMINDED_ME = re.compile(r"^(一下|我一下|我)+")
 #: when a reminder is to come, said before its verb (提前叫我, 准时通知我)
@@ -221,7 +221,10 @@ def without_once(text: str, lex: AutomationLexicons) -> tuple[str, bool]:
 _DURATION_LEAD = re.compile(r"^(?:把|开着|一直开着|继续开|再开|一直开)")
 
 
-_DURATION_TAIL = re.compile(r"(?:就|先|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着|吹|来|运行|工作|转|放|播放|播|听)+$")
+#: (a pause inside it is a breath: 座椅加热打开，开十分钟)
+_DURATION_TAIL = re.compile(r"(?:就|先|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着|吹|来|运行|工作|转|放|播放|播|听)"
+                            r"(?:[，, ]?(?:就|先|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着|吹|来|运行|工作|转|放|播放"
+                            r"|播|听))*$")
 #: the verbs of a duration's tail that play what is named (轻音乐放半小时 → 播放轻音乐)
 _PLAYED = re.compile(r"放|播|听")
 #: a media verb said before what is played as well as after it (放相声放半个小时): a lead only then

@@ -4,6 +4,8 @@ request."""
 
 from __future__ import annotations
 
+import re
+
 from typing import Sequence
 
 from fastslow.features.automation_lexicons import AutomationLexicons
@@ -15,6 +17,24 @@ def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
     """Can ``text`` hold a condition at all (``TextAnalysis.signalled``)? 副驾座椅往后调一点 cannot (its 后 is a
     seat's); 后排有人的时候 can (的时候)."""
     return analyse(text, lex).signalled
+
+
+#: the gap between a 把 clause and the action its 就 leads to (把空调打开就…, 把电视关了 呃 你就…)
+_THEN = re.compile(r"^[\s，,]*(?:呃|嗯)?[\s，,]*你?就[\s，,]*$")
+
+
+def ba_jiu_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """Spec 条件定义 lists 把……就 as a trigger, and 复合条件完整性 makes everything before 就 the condition: an
+    action span that starts with 把, then 就, then another action (把空调打开就把窗户关上) is that action's
+    condition, however the tagger read it."""
+    if "就" not in analysis.text or "把" not in analysis.text:
+        return list(spans)  # nearly every query
+    out = list(spans)
+    for k, (sp, after) in enumerate(zip(spans, spans[1:])):
+        if sp.kind == "A" and after.kind == "A" and (k == 0 or spans[k - 1].kind != "C") \
+                and lowered(sp.text).startswith("把") and _THEN.match(analysis.text[sp.end:after.start]):
+            out[k] = Span("C", sp.start, sp.end, sp.text, sp.intent)
+    return out
 
 
 def demote_signalless_conditions(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
