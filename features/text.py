@@ -51,9 +51,10 @@ def context_state(context, candidates: tuple[str, ...] = ()) -> str:
     ``candidates`` (``candidate_markers()``): when an earlier turn says there are several candidates for
     one name (the user: 我通讯录里有两个张伟; a fast answer: 通讯录里有两个张伟), the state is
     ``prev_candidates`` unless a slow question is pending (its answer is a context reply): a request that
-    names one of them needs disambiguation. When the last answer lists several things of one kind without
+    names one of them needs disambiguation. When the last fast answer lists several things of one kind without
     asking which (已打开阅读灯和化妆镜灯, 附近有A和B) it is ``prev_listed``: a request that names one of them
-    goes on, one that says 它, 那个 or 一个 needs disambiguation (XA4.1 真实消歧)."""
+    goes on, one that says 它, 那个 or 一个 needs disambiguation (XA4.1 真实消歧). A slow answer that lists
+    what it found keeps its state: choosing among its results (离得近的那个) needs that answer."""
     if not context:  # most queries come without earlier turns
         return "none"
     state = _turn_state(context)
@@ -62,7 +63,7 @@ def context_state(context, candidates: tuple[str, ...] = ()) -> str:
     if any(any(m in (turn.get("text") or "") for m in candidates) for turn in context):
         return "prev_candidates"
     answer = next((turn.get("text") or "" for turn in reversed(context) if turn.get("role") == "assistant"), "")
-    if _LISTS.search(answer) and not _ASKS.search(answer):
+    if state == "prev_fast" and _LISTS.search(answer) and not _ASKS.search(answer):
         return "prev_listed"
     return state
 

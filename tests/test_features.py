@@ -184,6 +184,13 @@ def test_an_answer_that_lists_several_things_has_its_own_context_state(answer, s
     assert context_state(context) == "prev_fast"  # no markers given: the turn state alone
 
 
+def test_a_slow_answer_that_lists_its_results_stays_a_slow_result():
+    # choosing among what the slow system found (离得近的那个) depends on that answer: a context reply
+    context = [{"role": "user", "system": None, "text": "帮我找个安静的咖啡馆"},
+               {"role": "assistant", "system": "slow", "text": "找到两家 漫咖啡和Manner 都比较安静"}]
+    assert context_state(context, candidate_markers()) == "slow_result"
+
+
 def test_the_segmenter_freezes_the_candidate_markers_at_fit(tmp_path):
     (tmp_path / "candidates.txt").write_text("有一对\n", encoding="utf-8")
     segmenter = Segmenter(lexicon_dir=tmp_path).fit()
