@@ -87,6 +87,17 @@ def test_parser_round_trips_through_joblib(parser):
     assert loaded.parse_many(queries) == parser.parse_many(queries)
 
 
+def test_the_groups_with_confidences_are_the_groups_the_parser_gives(parser):
+    """Records and the server read groups with their confidences; training scores the groups alone: both
+    come from one assembly, so every bundled automation query parses the same way on both paths."""
+    from conftest import DEV_AND_FIXTURE_FILES, bundled_queries
+
+    queries = bundled_queries([f for f in DEV_AND_FIXTURE_FILES if "automation" in f])
+    groups, confidences = parser.parse_many_with_confidence(queries)
+    assert groups == parser.parse_many(queries)
+    assert [len(c) for c in confidences] == [len(g) for g in groups]
+
+
 def test_a_query_said_again_gets_the_groups_of_its_first_parse_as_dicts_of_its_own(parser):
     """The parser keeps the parses of this process: a repeat answers as a fresh parse does, and no two records
     share a group."""

@@ -38,9 +38,8 @@ from fastslow.features.normalise import chinese_punctuation, clean, normalise, s
 from fastslow.features.spoken import slips, strip_disfluencies, without_false_starts
 from fastslow.features.text import domain_cut
 from fastslow.models.automation.rules import (
-    DEFAULT, Span, analyse, automation_text, bind_scopes, done_tail, group_dict, leading_hesitation,
-    lowered, management_group, missing_super_task_clauses, plain_groups, plan_groups, repair_spans, retracted,
-    rewrite_group, spans_to_tags, tags_to_spans,
+    DEFAULT, Span, analyse, automation_text, done_tail, group_dict, leading_hesitation, lowered, management_group,
+    plain_groups, plan_groups, repair_spans, retracted, spans_to_tags, tags_to_spans,
 )
 from fastslow.models.automation.crf import CODE_POINTS, CRFModel, find_keys
 from fastslow.models.automation.intents import IntentClassifier, follow_named_device
@@ -743,23 +742,10 @@ class AutomationParser(BaseEstimator):
                 confidences.append([None] * len(groups))
                 continue
             tags, marginals = next(tagged)
-            spans = repair_spans(analysis, tags_to_spans(text, tags))
-            if not with_confidence:
-                plans.append(plan_groups(analysis, spans))
-                confidences.append([None] * len(plans[-1]))
-                continue
-            groups, scores = [], []
-            spans = sorted(spans + missing_super_task_clauses(analysis, spans), key=lambda sp: sp.start)
-            for raw in bind_scopes(analysis, spans):
-                members = raw.conditions + raw.actions + raw.durations + raw.once
-                lo, hi = (min(sp.start for sp in members), max(sp.end for sp in members)) if members else (0, len(text))
-                score = round(float(min(marginals[lo:hi], default=1.0)), 4)
-                for g in rewrite_group(analysis, raw):
-                    if g.condition is not None or g.subqueries:
-                        groups.append(g)
-                        scores.append(score)
+            groups = plan_groups(analysis, repair_spans(analysis, tags_to_spans(text, tags)))
             plans.append(groups)
-            confidences.append(scores)
+            confidences.append([round(float(min(marginals[g.bounds[0]:g.bounds[1]], default=1.0)), 4)
+                                if with_confidence else None for g in groups])
         subs = [s for groups in plans for g in groups for s in g.subqueries]
         intents = iter(self.intents_.predict(subs) if subs else [])
         out = [follow_named_device([group_dict(g, [next(intents) for _ in g.subqueries]) for g in groups], self.lexicons_)

@@ -40,6 +40,9 @@ class Group:
     # "appliance" (a home appliance's) or ""
     span_intents: list[str | None]
     builtin: bool = False
+    #: where in the parser's text the spans it was made from lie (start, end): the range its confidence is read
+    #: over; None until ``plan_groups`` sets it
+    bounds: tuple[int, int] | None = None
 
 
 def rewrite_group(analysis: TextAnalysis, raw: RawGroup) -> list[Group]:
@@ -246,7 +249,13 @@ def plan_groups(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Group]:
     spans = sorted(list(spans) + missing_super_task_clauses(analysis, spans), key=lambda s: s.start)
     groups: list[Group] = []
     for raw in bind_scopes(analysis, spans):
-        groups.extend(g for g in rewrite_group(analysis, raw) if g.condition is not None or g.subqueries)
+        members = raw.conditions + raw.actions + raw.durations + raw.once
+        bounds = (min(sp.start for sp in members), max(sp.end for sp in members)) if members \
+            else (0, len(analysis.text))
+        for g in rewrite_group(analysis, raw):
+            if g.condition is not None or g.subqueries:
+                g.bounds = bounds
+                groups.append(g)
     return complete_bare_switches(duration_of_the_command_before(groups, analysis.lex), analysis.lex)
 
 
@@ -262,6 +271,8 @@ def duration_of_the_command_before(groups: list[Group], lex: AutomationLexicons)
                 and lex.action_verbs.category.get(lowered(group.subqueries[0]).rstrip("个着一下")) == "on":
             group.subqueries, group.kinds, group.span_intents = \
                 [duration_action(prev.subqueries.pop(), lex)], [prev.kinds.pop()], [prev.span_intents.pop()]
+            if prev.bounds and group.bounds:
+                group.bounds = (min(prev.bounds[0], group.bounds[0]), max(prev.bounds[1], group.bounds[1]))
             if not prev.subqueries:
                 out.pop()
         out.append(group)
