@@ -46,6 +46,9 @@ def without_terms(lex, *terms: str):
     ("进隧道时", ["空调自动切到内循环"]),           # light sensor, climate by itself
     ("人离开车以后", ["自动锁车", "关窗"]),         # 自动 said once covers both actions
     ("打哈欠的时候", ["提醒我注意安全"]),           # advice
+    ("锁车的时候", ["把车窗都给我关上"]),           # 都给我 said between changes nothing
+    ("一上车", ["打开车载冰箱"]),                   # the car's fridge is a 冰箱
+    ("热水器水烧好了", ["保温"]),
 ])
 def test_new_phrasings_of_the_class_are_built_in(condition, actions):
     assert is_builtin(condition, actions, LEX)
@@ -62,6 +65,7 @@ def test_new_phrasings_of_the_class_are_built_in(condition, actions):
     ("锁车以后", ["提醒我看一下车窗"]),             # a moment and a personal reminder
     ("车门没锁", ["提醒我车内温度"]),               # an event, but a reminder that is no advice
     ("进隧道的时候", ["打开车窗"]),                 # 开车 inside 打开车窗 is no situation
+    ("洗衣机洗完了", ["自动打开烘干机"]),           # 烘干 of 烘干机: another appliance switched on
 ])
 def test_user_tasks_near_the_class_stay_user_tasks(condition, actions):
     assert not is_builtin(condition, actions, LEX)

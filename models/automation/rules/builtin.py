@@ -76,12 +76,18 @@ def _builtin_action(action: str, builtin, lex: AutomationLexicons) -> bool:
         return (any(w.startswith(("提醒", "提示")) for w in builtin.action_words)
                 and (not builtin.bare_reminder or _bare_notice(action)))
     low = lowered(action).replace("自己", "自动")  # 自己断电 is said for 自动断电 (same length: spans hold)
+    low = _SAID_BETWEEN.sub("", low)  # 把车窗都给我关上 is 车窗关上
     words = [w for w in builtin.action_words if w in low]
     if not words:
         return False
     names = [(a, b) for a, b, *_ in lex.device_kinds.find(low)]
-    return any(not any(a <= m.start() and m.end() <= b and b - a > len(w) for a, b in names)
+    # a word inside a longer name that does not end with it names another thing (烘干 of 烘干机); 车载冰箱 is a 冰箱
+    return any(not any(a <= m.start() and m.end() < b for a, b in names)
                for w in words for m in re.finditer(re.escape(w), low))
+
+
+#: words said between a device and what is done to it that change nothing of it (都, 给我)
+_SAID_BETWEEN = re.compile(r"全都|都给我|给我|都")
 
 
 def _bare_notice(reminder: str) -> bool:
