@@ -441,6 +441,9 @@ def test_a_ba_clause_before_jiu_is_the_condition_of_what_follows():
     assert repaired("[A:把空调打开]就[A:把窗户关上]") == [("把空调打开", ["把窗户关上"])]
     assert repaired("[A:把电视关了] 呃 就[A:打开卧室的灯]") == [("把电视关了", ["打开卧室的灯"])]
     assert repaired("[A:打开空调]就行") == [(None, ["打开空调"])]  # 就行 ends the request
+    # a condition said without a trigger the tagger knows, before 就 (no verb first, a signal word in it)
+    assert repaired("[A:热水器水烧到设定温度]就[A:保温]") == [("热水器水烧到设定温度", ["保温"])]
+    assert repaired("[A:导航回家]就[A:放首歌]")[0][0] is None  # said verb first: a command of its own
     assert repaired("[C:下雨的时候][A:把车窗关上]就[A:打开空调]") == [("下雨的时候", ["把车窗关上", "打开空调"])]
 
 

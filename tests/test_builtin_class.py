@@ -49,6 +49,9 @@ def without_terms(lex, *terms: str):
     ("锁车的时候", ["把车窗都给我关上"]),           # 都给我 said between changes nothing
     ("一上车", ["打开车载冰箱"]),                   # the car's fridge is a 冰箱
     ("热水器水烧好了", ["保温"]),
+    ("门锁密码连续输错五次", ["锁住"]),             # the lock's own
+    ("开门的时候后面来电动车了", ["报警"]),         # the car's door-opening warning
+    ("车门没关好的时候", ["仪表上亮红灯"]),
 ])
 def test_new_phrasings_of_the_class_are_built_in(condition, actions):
     assert is_builtin(condition, actions, LEX)
@@ -66,6 +69,7 @@ def test_new_phrasings_of_the_class_are_built_in(condition, actions):
     ("车门没锁", ["提醒我车内温度"]),               # an event, but a reminder that is no advice
     ("进隧道的时候", ["打开车窗"]),                 # 开车 inside 打开车窗 is no situation
     ("洗衣机洗完了", ["自动打开烘干机"]),           # 烘干 of 烘干机: another appliance switched on
+    ("水烧开的时候", ["提醒我"]),                   # a kettle tells no one: the user's own reminder
 ])
 def test_user_tasks_near_the_class_stay_user_tasks(condition, actions):
     assert not is_builtin(condition, actions, LEX)

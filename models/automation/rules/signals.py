@@ -25,16 +25,23 @@ _THEN = re.compile(r"^[\s，,]*(?:呃|嗯)?[\s，,]*你?就[\s，,]*$")
 
 def ba_jiu_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """Spec 条件定义 lists 把……就 as a trigger, and 复合条件完整性 makes everything before 就 the condition: an
-    action span that starts with 把, then 就, then another action (把空调打开就把窗户关上) is that action's
-    condition, however the tagger read it."""
-    if "就" not in analysis.text or "把" not in analysis.text:
+    action span then 就 then another action is that action's condition, however the tagger read it, when it
+    starts with 把 (把空调打开就把窗户关上) or holds a condition signal without starting with a verb
+    (热水器水烧到设定温度就保温); a command said verb first (导航回家就…) is left to the tagger."""
+    if "就" not in analysis.text:
         return list(spans)  # nearly every query
     out = list(spans)
     for k, (sp, after) in enumerate(zip(spans, spans[1:])):
         if sp.kind == "A" and after.kind == "A" and (k == 0 or spans[k - 1].kind != "C") \
-                and lowered(sp.text).startswith("把") and _THEN.match(analysis.text[sp.end:after.start]):
+                and _THEN.match(analysis.text[sp.end:after.start]) \
+                and (lowered(sp.text).startswith("把") or _states_a_condition(lowered(sp.text), analysis.lex)):
             out[k] = Span("C", sp.start, sp.end, sp.text, sp.intent)
     return out
+
+
+def _states_a_condition(low: str, lex: AutomationLexicons) -> bool:
+    """Does ``low`` say a condition (a signal word in it) rather than a command (no verb first)?"""
+    return lex.action_verbs.prefix(low) is None and bool(lex.signal(low))
 
 
 def demote_signalless_conditions(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
