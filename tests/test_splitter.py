@@ -22,6 +22,8 @@ def split():
     ("把空调调到 24 度，然后打开座椅加热", ["把空调调到24度", "打开座椅加热"]),
     ("关客厅灯并打开空调", ["关客厅灯", "打开空调"]),
     ("副驾座椅往前挪 靠背放平一点", ["副驾座椅往前挪", "靠背放平一点"]),  # a seat moved, a backrest laid down
+    ("关电视 关灯", ["关电视", "关灯"]),  # a verb jieba keeps with its device (关灯) is still a verb
+    ("关掉卧室灯 窗帘合上", ["关掉卧室灯", "窗帘合上"]),  # ... and one it cuts in two (合|上)
 ])
 def test_independent_device_controls_are_split(split, query, parts):
     assert split(query) == parts

@@ -7,6 +7,7 @@ automation (上车时打开空调): its condition and action form one request.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import repeat
@@ -38,6 +39,13 @@ class SplitLexicon:
     joiners: frozenset = frozenset()
     questions: frozenset = frozenset()  # question words: a question is not a run of commands (空调开着车窗能开吗)
     corrections: frozenset = frozenset()  # self-corrections (不对, 说错了): what comes before them is cancelled
+
+    @cached_property
+    def said_actions(self) -> re.Pattern | None:
+        """The action verbs of two characters or more, found inside the text of a piece: a verb jieba glued to
+        its object (关灯, 开窗) or split in two (合|上) still makes a request."""
+        longer = sorted((t for t in self.actions if len(t) > 1), key=len, reverse=True)
+        return re.compile("|".join(map(re.escape, longer))) if longer else None
 
     @cached_property
     def cuts(self) -> frozenset:
@@ -140,13 +148,25 @@ def _chains_joined(tokens: tuple[str, ...], pieces: list[tuple[int, int]],
     return out
 
 
+def _verb_and_device(token: str, lexicon: SplitLexicon) -> bool:
+    """A one-character verb jieba kept with its device as one word (关灯, 开窗)."""
+    return len(token) > 1 and token[0] in lexicon.actions and _names_device(token[1:], lexicon.devices)
+
+
 #: a verb right after one of these is said of what is not done (腿伸不开, 空调没开): no request of its own
 NEGATIONS = frozenset({"不", "没"})
 
 
 def _acts(tokens: tuple[str, ...], a: int, b: int, lexicon: SplitLexicon) -> bool:
-    """Does the piece tokens[a:b] hold an action verb that no negation comes right before?"""
-    return any(tokens[k] in lexicon.actions and (k == a or tokens[k - 1] not in NEGATIONS) for k in range(a, b))
+    """Does the piece tokens[a:b] hold an action verb that no negation comes right before, as a token or inside
+    its text (关灯, 窗帘合上)?"""
+    if any((tokens[k] in lexicon.actions or _verb_and_device(tokens[k], lexicon))
+           and (k == a or tokens[k - 1] not in NEGATIONS) for k in range(a, b)):
+        return True
+    said = lexicon.said_actions
+    text = "".join(tokens[a:b])
+    return said is not None and any(m.start() == 0 or text[m.start() - 1] not in NEGATIONS
+                                    for m in said.finditer(text))
 
 
 def _asks(tokens: tuple[str, ...], lexicon: SplitLexicon) -> bool:
