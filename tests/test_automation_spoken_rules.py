@@ -425,6 +425,7 @@ def test_a_known_situation_said_with_le_running_on_into_what_works_by_itself_is_
 def test_who_a_condition_befalls_said_in_the_passive_before_it_is_part_of_it():
     # the tagger starts the condition at 在 and leaves its subject out: 小孩被锁|在车里的时候
     assert repaired("小孩被锁[C:在车里的时候][A:提醒我]") == [("小孩被锁在车里的时候", ["提醒我"])]
+    assert repaired("嗯那个小孩[C:被锁在车里的时候][A:提醒我]") == [("小孩被锁在车里的时候", ["提醒我"])]  # from 被 on
     assert repaired("[C:在公司的时候][A:提醒我喝水]") == [("在公司的时候", ["提醒我喝水"])]
 
 

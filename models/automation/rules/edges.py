@@ -34,6 +34,8 @@ _SHIFT_VERB = re.compile(r"(?:提前|推迟|延后|提早|推后|往后推|往�
 _ABOUT_TO = re.compile(r"(?:快要|就要|将要|马上|快)$")
 #: said before a condition that starts with 在: who it befalls, in the passive (小孩被锁|在车里的时候)
 _PASSIVE_SUBJECT = re.compile(r"[\u4e00-\u9fff]{1,4}被[\u4e00-\u9fff]{1,2}$")
+#: ... and when the condition starts at 被 itself (小孩|被落在车里时): the words right before it, fillers left out
+_SUBJECT_BEFORE_PASSIVE = re.compile(r"[^\W嗯呃啊那这个]{1,4}$")
 #: a self word after the subject of an action (熄火后|车门自己), or how it is delayed (熄火后|大灯延时)
 _SELF_WORDS = re.compile(r"(?:自动|自己|自行|会|延时|延迟)+$")
 _SELF_START = re.compile(r"(?:就|便|会|都)*(?:自动|自己|自行)")
@@ -337,7 +339,7 @@ def give_back_subject(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Spa
 
 def whole_condition_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """A condition span keeps what no span took right before it that says it is about to happen (快|下班的时候)
-    or who it befalls, in the passive (小孩被锁|在车里的时候), and the trigger said right after it (…亮着灯|的话|就 → …亮着灯的话), gives a
+    or who it befalls, in the passive (小孩被锁|在车里的时候, 小孩|被落在车里时), and the trigger said right after it (…亮着灯|的话|就 → …亮着灯的话), gives a
     causative 让/叫 at its end to the action after it (晚上十点一刻让|音箱… → 让音箱…) and drops the 你 it ends in
     before 就 (等我上车了你|就…: the assistant spoken to, no part of the situation) and the 一下 it starts with
     after a managing verb (用超级任务设置一下|到家时); an amount of time said
@@ -351,6 +353,8 @@ def whole_condition_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list
             about = _ABOUT_TO.search(text[lo:cur.start])  # 快|下班的时候: about to happen is part of it
             if about is None and cur.text.startswith("在"):
                 about = _PASSIVE_SUBJECT.search(text[lo:cur.start])  # 小孩被锁|在车里的时候: who it befalls
+            elif about is None and cur.text.startswith("被"):
+                about = _SUBJECT_BEFORE_PASSIVE.search(text[lo:cur.start])  # 小孩|被落在车里时
             if about:
                 a = lo + about.start()
                 out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
