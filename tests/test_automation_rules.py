@@ -215,6 +215,7 @@ def test_execute_once_is_prefixed_to_the_condition():
 def test_location_inheritance_all_seats_listed_together():
     # 继承 trigger 全部位置：动作语义上作用于所有位置时拆分
     assert inheritance_mode("主驾和副驾都有人时", LEX) == ("all", ["主驾", "副驾"])
+    assert inheritance_mode("主驾副驾后排都有人的时候", LEX) == ("all", ["主驾", "副驾", "后排"])  # listed, no 和
     assert groups("[C:主驾和副驾都有人时][A:打开座椅加热]") == \
         [("主驾和副驾都有人时", ["打开主驾座椅加热", "打开副驾座椅加热"], False)]
 

@@ -437,6 +437,11 @@ def test_a_device_said_right_before_its_condition_is_what_the_condition_is_about
     assert repaired("[A:空调开到二十度][C:到家时][A:关掉]") == [(None, ["空调开到二十度"]), ("到家时", ["关掉空调"])]
 
 
+def test_an_amount_cut_in_two_goes_whole_to_its_condition():
+    assert repaired("[C:如果车内温度超过三十][A:五度]") == [("如果车内温度超过三十五度", [])]
+    assert repaired("[C:车速超过八十][A:打开空调]") == [("车速超过八十", ["打开空调"])]
+
+
 def test_a_ba_clause_before_jiu_is_the_condition_of_what_follows():
     # spec 条件定义: 把……就 is a trigger; 复合条件完整性: all before 就 is the condition
     assert repaired("[A:把空调打开]就[A:把窗户关上]") == [("把空调打开", ["把窗户关上"])]

@@ -81,6 +81,28 @@ def whole_clock_times(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Spa
     return out
 
 
+#: the rest of an amount a span boundary fell inside (超过三十|五度): more digits or numerals and maybe a unit
+_AMOUNT_REST = re.compile(r"[\d零一二两三四五六七八九十百千]+(?:度|%|档|级|公里|米|分钟|小时|个)?")
+_NUMERAL_END = re.compile(r"[\d零一二两三四五六七八九十百千]$")
+
+
+def whole_amounts(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """An amount is never cut in two: a condition span that ends inside a number (车内温度超过三十|五度) takes
+    the rest of it from the span right after it, which goes if nothing else is left of it."""
+    text = analysis.text
+    out = list(spans)
+    for k in range(len(out) - 1):
+        cur, nxt = out[k], out[k + 1]
+        if cur is None or nxt is None or cur.kind != "C" or nxt.start != cur.end or not _NUMERAL_END.search(cur.text):
+            continue
+        m = _AMOUNT_REST.match(text, nxt.start)
+        if m is None or m.end() > nxt.end:
+            continue
+        out[k] = Span("C", cur.start, m.end(), text[cur.start:m.end()], cur.intent)
+        out[k + 1] = Span(nxt.kind, m.end(), nxt.end, text[m.end():nxt.end], nxt.intent) if m.end() < nxt.end else None
+    return [sp for sp in out if sp is not None]
+
+
 _LASTING = "持续"
 
 

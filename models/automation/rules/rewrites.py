@@ -131,7 +131,7 @@ def remind_say(action: str, lex: AutomationLexicons) -> str:
     return action
 
 
-_SEAT_LIST_JOINERS = re.compile(r"^(和|与|跟|及|以及|、|,|，|还有)$")
+_SEAT_LIST_JOINERS = re.compile(r"^(和|与|跟|及|以及|、|,|，|还有)?$")  # or nothing: 主驾副驾后排都有人
 
 
 _STATE_JOINERS = ("并且", "而且", "且", "和", "、", "，", ",")
