@@ -113,6 +113,11 @@ def test_a_control_that_names_no_device_acts_on_the_device_named_before_it():
     assert resolve_intent("打开车载冰箱", "设备控制", LEX) == "车载控制"
     assert resolve_intent("把窗户关了", "车载控制", LEX) == "设备控制"  # a home has windows too
     assert resolve_intent("后排左边窗户关上", "设备控制", LEX) == "车载控制"  # a seat makes it the car's
+    # a built-in behaviour keeps the intent its rule gave it (the car's), and still names its device for later
+    builtin = {**group("电池温度太低的时候", ("自动限制充电功率", "车载控制")), "builtin": True}
+    assert intents_after([builtin]) == ["车载控制"]
+    cooker = {**group("扫地机器人没电了", ("自己回去充电", "设备控制")), "builtin": True}
+    assert intents_after([cooker, group("每天早上十点", ("开始扫地", "车载控制"))]) == ["设备控制", "设备控制"]
 
 
 @pytest.mark.parametrize("action", ["那个提醒先关一下", "把所有提醒关掉", "打开提醒"])

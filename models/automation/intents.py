@@ -132,8 +132,10 @@ def follow_named_device(groups: list[dict], lex: AutomationLexicons) -> list[dic
             control = control_intent(query["subquery"], lex)
             if control is not None:
                 named = control
-            elif own or named:
+            elif (own or named) and not group.get("builtin"):  # a built-in's intent is its owner's, by rule
                 query["intent"] = own or named
+        if group.get("builtin") and own:
+            named = own  # 饭煮好了电饭煲自动转保温 另外…开始煮粥: the rice cooker named in its condition
     return groups
 
 
