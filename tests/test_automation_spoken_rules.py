@@ -342,6 +342,8 @@ def test_an_unpunctuated_run_of_commands_is_cut_at_each_command():
     assert pieces("打开雾灯音量调到八") == ["打开雾灯", "音量调到八"]  # a name with a verb of its own
     assert pieces("关上主卧空调打开空气净化器") == ["关上主卧空调", "打开空气净化器"]  # 空调 ends the first object
     assert pieces("关掉空调提醒我找地方充电") == ["关掉空调", "提醒我找地方充电"]  # a reminder after a whole command
+    assert pieces("开灯开空调") == ["开灯", "开空调"]  # a verb and a device is a whole command
+    assert pieces("打开空调") == ["打开空调"]
 
 
 @pytest.mark.parametrize("text", ["打开副驾车窗调到一半", "打开车窗开一半", "打开天窗遮阳帘"])

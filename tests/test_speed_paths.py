@@ -272,7 +272,7 @@ def test_command_cuts_answer_early_only_where_no_cut_can_be(model):
             for p in starts:
                 assert lex.cut_point_words.search(low, p).start() == p, (part, p)  # a cut-point word begins there
             for c in rules.command_cuts(part, lex):
-                assert 3 <= c <= len(part) - 3 and c in starts, (part, c)
+                assert 2 <= c <= len(part) - 2 and c in starts, (part, c)  # a command is two characters or more
                 assert rules.may_hold_command(part[:c], lex) and rules.may_hold_command(part[c:], lex), (part, c)
         cut_somewhere += bool(rules.command_cuts(text, lex))
     assert cut_somewhere > 0

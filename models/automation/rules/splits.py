@@ -338,26 +338,30 @@ def _name_with_own_verb(text: str, lex: AutomationLexicons) -> bool:
     return verb is not None and not lex.device_kinds.find(low[verb:])
 
 
+#: the fewest characters of a whole command on either side of a cut: a verb and a device (开灯开空调)
+_SHORTEST = 2
+
+
 def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     """Where an unpunctuated run of commands (关掉客厅的灯打开扫地机器人, 主驾座椅往前调一点副驾座椅加热打开)
     starts a new one: at a verb of two characters or more (打开, 播放, 导航) when what comes before is a
     whole command (``is_plain_command``) and so is what follows (打开导航回家 is one); at a seat or a device only
     after a command said object first (主驾座椅往前调一点|副驾…), never inside a verb's object (关掉家里所有的灯,
-    打开天窗遮阳帘); at a sequence connector (然后, 再) between two whole commands. A whole command has three
-    characters or more on each side of a cut. Nothing is cut after a joiner (和, 再, 把), after a message's 说, in a
+    打开天窗遮阳帘); at a sequence connector (然后, 再) between two whole commands. A whole command has two
+    characters or more on each side of a cut (开灯|开空调). Nothing is cut after a joiner (和, 再, 把), after a message's 说, in a
     reminder or a prohibition (提醒我打开空调关闭车窗 is one reminder), or in a super-task or memo clause (修改我的
-    回家习惯). So a text shorter than six characters, or in which no verb, name or connector begins where a cut
+    回家习惯). So a text shorter than four characters, or in which no verb, name or connector begins where a cut
     could be (``lex.cut_point_words``), or without a verb, reminder or memo word before the last point or after the
     first (``may_hold_command``), is one command."""
-    if len(text) < 6:
+    if len(text) < 2 * _SHORTEST:
         return []
     low = lowered(text)
-    first = lex.cut_point_words.search(low, 3) if lex.cut_point_words is not None else None
-    if first is None or first.start() > len(text) - 3:
+    first = lex.cut_point_words.search(low, _SHORTEST) if lex.cut_point_words is not None else None
+    if first is None or first.start() > len(text) - _SHORTEST:
         return []
     if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
         return []
-    if not may_hold_command(text[:len(text) - 3], lex):
+    if not may_hold_command(text[:len(text) - _SHORTEST], lex):
         return []
     seats = lex.positions.find(low)
     devices = lex.device_kinds.find(low)
@@ -368,12 +372,12 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
              if starts_a_command(term, cat) or (cat in COMMAND_START_KINDS and b in names)}
     after_seat = {b for _, b, *_ in seats}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
-    points = sorted(p for p in verbs | names | breaks if 3 <= p <= len(text) - 3)
+    points = sorted(p for p in verbs | names | breaks if _SHORTEST <= p <= len(text) - _SHORTEST)
     if not points or not may_hold_command(text[:points[-1]], lex) or not may_hold_command(text[points[0]:], lex):
         return []
     cuts, last = [], 0
     for p in points:
-        if p - last < 3 or (p not in breaks and low[p - 1] in JOINED_BEFORE) or "说" in low[last:p]:
+        if p - last < _SHORTEST or (p not in breaks and low[p - 1] in JOINED_BEFORE) or "说" in low[last:p]:
             continue
         left = strip_fillers(text[last:p], lex)
         right = strip_fillers(text[p:], lex)
