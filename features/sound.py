@@ -164,6 +164,8 @@ class SoundMatcher:
     near: NearSounds = field(repr=False)
     grammar: frozenset = field(repr=False)  # characters at least ``GRAMMAR_FREQUENCY`` frequent
     common: frozenset = field(repr=False)  # characters at least ``COMMON_FREQUENCY`` frequent
+    #: (opening, closing) of the triggers said around their condition (当…时): an opening the text closes stays
+    opened_triggers: tuple = field(default=(), repr=False)
     automaton: ahocorasick.Automaton = field(init=False, repr=False, compare=False)  # of ``spellings``
 
     def __post_init__(self):
@@ -176,9 +178,9 @@ class SoundMatcher:
         object.__setattr__(self, "automaton", automaton)
 
     @classmethod
-    def build(cls, terms, lexicon_terms, near: NearSounds) -> "SoundMatcher":
+    def build(cls, terms, lexicon_terms, near: NearSounds, opened_triggers=()) -> "SoundMatcher":
         """The matcher of ``terms`` (the devices and functions to put back), guarded by ``lexicon_terms``
-        (every lexicon's) and jieba's dictionary."""
+        (every lexicon's), jieba's dictionary and ``opened_triggers`` (当…时: 播放歌当找到…时 keeps its 当)."""
         terms = tuple(sorted({t for t in terms if len(t) >= 2 and is_han(t)}))
         lexicon_terms = frozenset(t for t in lexicon_terms if 2 <= len(t) <= MAX_TERM and is_han(t)) | frozenset(terms)
         reading = char_sounds(near)
@@ -198,9 +200,11 @@ class SoundMatcher:
         plain = {term: tuple(lazy_pinyin(term, style=Style.NORMAL)) for term in terms}
         common = frequent_chars(COMMON_FREQUENCY)
         grammar = frequent_chars(GRAMMAR_FREQUENCY)
+        opened = tuple(sorted(opened_triggers))
         digest = hashlib.sha256(repr((terms, sorted(lexicon_terms), near, sorted(common), sorted(grammar),
-                                      WORD_FREQUENCY, MAX_WORD, MAX_TERM)).encode()).hexdigest()
-        return cls(digest, terms, codes, spellings, plain, lexicon_terms, near, grammar, common)
+                                      WORD_FREQUENCY, MAX_WORD, MAX_TERM) + ((opened,) if opened else ())
+                                     ).encode()).hexdigest()
+        return cls(digest, terms, codes, spellings, plain, lexicon_terms, near, grammar, common, opened)
 
     def candidates(self, text: str) -> dict[int, list[tuple[int, str]]]:
         """Start → (end, term) of every window of ``text`` that sounds like a term, longest first; {} when
@@ -239,6 +243,7 @@ class SoundMatcher:
 
         * the window is a common dictionary word or a lexicon term (车床, 分量);
         * it keeps no character of the term and sounds like it only with a near sound folded (常听 ≠ 餐厅);
+        * it changes the opening of a trigger the text closes after it (当 of 当…时);
         * it changes a grammatical character (``grammar``: 的, 到, 等) and keeps no rare character of the term
           (高的 ≠ 高德, 搞得 neither; 到航 → 导航 and 氛围等 → 氛围灯 keep 航 and 氛);
         * a character it changes is part of a lexicon term, or of a dictionary word that reaches beyond the window
@@ -260,6 +265,9 @@ class SoundMatcher:
             return False
         if text[end:end + 1] == "了" and any(self._other_reading(text[k], term, k - i) for k in changed):
             return False
+        if any(text[k] == opening and closing in text[end:]
+               for k in changed for opening, closing in self.opened_triggers):
+            return False  # 歌当找附近的加油站时: the 当 of 当…时, no 歌单
         longest = max(MAX_WORD, MAX_TERM)
         for a in range(max(0, i - longest + 1), end):
             for b in range(max(a + 2, i + 1), min(len(text), a + longest) + 1):

@@ -179,7 +179,12 @@ def sound_matcher(folder: Path, lexicon_dir: Path) -> SoundMatcher | None:
     user_dict = lexicon_dir / "user_dict.txt"
     if user_dict.is_file():
         lexicon_terms |= {word for word, _ in read_user_dict(user_dict)}
-    return SoundMatcher.build(terms, lexicon_terms, NearSounds.of(read_entries(folder / "near_sounds.txt")))
+    # a trigger said in two parts around its condition (当…时): its one-character opening and its closing
+    triggers = lexicon_dir / "triggers.txt"
+    opened = {tuple(t.split(GAP)) for t, _ in read_entries(triggers) if GAP in t and len(t.split(GAP)[0]) == 1} \
+        if triggers.is_file() else set()
+    return SoundMatcher.build(terms, lexicon_terms, NearSounds.of(read_entries(folder / "near_sounds.txt")),
+                              opened_triggers=opened)
 
 
 @lru_cache(maxsize=4)
@@ -558,8 +563,9 @@ def _said_once(chunks: list[str]) -> list[int]:
         return list(range(len(chunks)))
     kept = [i for i, (c, after) in enumerate(zip(chunks, chunks[1:])) if not (len(c) >= 2 and after.startswith(c))]
     kept.append(len(chunks) - 1)
-    return kept[:1] + [i for before, i in zip(kept, kept[1:])
-                       if not ((len(chunks[i]) >= 2 or chunks[i] in _RESAID_ONE) and chunks[before].endswith(chunks[i]))]
+    echo = [(len(chunks[i]) >= 2 or chunks[i] in _RESAID_ONE) and chunks[before].endswith(chunks[i])
+            for before, i in zip(kept, kept[1:])]
+    return kept[:1] + [i for i, dropped in zip(kept[1:], echo) if not dropped]
 
 
 def _without_restarts(text: str) -> str:

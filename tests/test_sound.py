@@ -53,6 +53,7 @@ def test_a_device_or_function_said_with_other_characters_of_its_sound_is_put_bac
     "门锁一关就关掉全屋灯",       # 屋灯 sounds like 雾灯, but 全屋 is a place of the home
     "大开眼界",
     "电池空掉了",                 # 空掉 sounds like 空调 read diao, but 了 after it makes it a verb
+    "播放歌当找到加油站时打开收音机",  # 歌当 sounds like 歌单, but 当 opens the 当…时 the text closes
 ])
 def test_real_words_that_sound_like_a_term_stay_themselves(text):
     assert put_back(text) == text
