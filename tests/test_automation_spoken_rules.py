@@ -439,6 +439,12 @@ def test_a_device_said_right_before_its_condition_is_what_the_condition_is_about
     assert repaired("[A:空调开到二十度][C:到家时][A:关掉]") == [(None, ["空调开到二十度"]), ("到家时", ["关掉空调"])]
 
 
+def test_a_change_said_after_a_super_task_named_alone_is_its_management():
+    # 超级任务: 明确修改/删除/取消某个已命名习惯 — one request, not a new super task and a bare command
+    assert repaired("[A:把睡眠那个自定义场景] [A:重命名成晚安]") == [("default", ["把睡眠那个自定义场景 重命名成晚安"])]
+    assert repaired("[A:新建一个自动化] [C:上车时][A:打开空调]") == [("default", ["新建一个自动化"]), ("上车时", ["打开空调"])]
+
+
 def test_an_amount_cut_in_two_goes_whole_to_its_condition():
     assert repaired("[C:如果车内温度超过三十][A:五度]") == [("如果车内温度超过三十五度", [])]
     assert repaired("[C:车速超过八十][A:打开空调]") == [("车速超过八十", ["打开空调"])]

@@ -102,6 +102,31 @@ def named_super_task(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span
     return out
 
 
+#: what may lie between a super task named alone and the change said of it after a pause (先, 就)
+_BEFORE_CHANGE = re.compile(r"^[\s，,]*(?:先|就|再)?$")
+
+
+def change_after_super_task(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """Spec 超级任务: a super task named alone (把睡眠那个自定义场景, 小米任务大师里面的离家模式) and, after a pause, the
+    change said of it with no device of its own (重命名成晚安, 先停用一下) are one management request, not a new
+    super task and a bare command."""
+    lex = analysis.lex
+    if lex.super_task.search(analysis.low) is None:
+        return list(spans)
+    out: list[Span] = []
+    for sp in spans:
+        prev = out[-1] if out else None
+        if prev is not None and prev.kind == "A" and sp.kind == "A" \
+                and _BEFORE_CHANGE.match(analysis.text[prev.end:sp.start]) \
+                and is_super_task_mention(prev.text, lex) \
+                and not lex.manage_verbs.prefix(lowered(prev.text).lstrip("把")) \
+                and lex.manage_verbs.prefix(lowered(strip_fillers(sp.text, lex))) and not devices_in(sp.text, lex):
+            out[-1] = Span("A", prev.start, sp.end, analysis.text[prev.start:sp.end], prev.intent)
+            continue
+        out.append(sp)
+    return out
+
+
 def join_fragments(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """Two action spans that touch (or have only a filler between them: 把钓鱼出行|那个|习惯删掉), one of them
     a fragment (``is_fragment``: 打开|导航回家, 把窗帘|拉上), are one action; and the words a condition span took
