@@ -21,7 +21,8 @@ from fastslow.models.automation.rules.rewrites import (
 from fastslow.models.automation.rules.scopes import RawGroup, bind_scopes, condition_text
 from fastslow.models.automation.rules.splits import command_cuts
 from fastslow.models.automation.rules.words import (
-    devices_in, has_time_expression, has_verb, is_bare_device, is_super_task_mention, plain_breaks,
+    devices_in, has_time_expression, has_verb, is_bare_device, is_super_task_mention, is_switch_verb,
+    plain_breaks,
 )
 
 INTENT_SYSTEM = "系统控制"
@@ -291,7 +292,7 @@ def complete_bare_switches(groups: list[Group], lex: AutomationLexicons) -> list
     def bare_switch(group: Group, sub: str) -> str | None:
         verb = sub.lstrip(_BEFORE_SWITCH)
         conditioned = group.condition not in (None, DEFAULT)
-        return verb if conditioned and lex.action_verbs.category.get(lowered(verb)) in ("on", "off") else None
+        return verb if conditioned and is_switch_verb(lowered(verb), lex) else None
 
     if not any(bare_switch(g, s) for g in groups for s in g.subqueries):
         return groups  # nearly every query: no bare switch, nothing to look up
@@ -329,11 +330,11 @@ def switched_object(sub: str, device: str, lex: AutomationLexicons) -> str:
     obj = sub
     if low.startswith("把"):
         said = low.rstrip("了吧")  # 把卧室的灯关了
-        obj = next((sub[1:len(said) - n] for n in (3, 2, 1) if len(said) > n + 1
-                    and lex.action_verbs.category.get(said[-n:]) in ("on", "off")), sub)
+        obj = next((sub[1:len(said) - n] for n in (3, 2, 1) if len(said) > n + 1 and is_switch_verb(said[-n:], lex)),
+                   sub)
     else:
         verb = lex.action_verbs.prefix(low)
-        if verb and lex.action_verbs.category.get(verb) in ("on", "off"):
+        if verb and is_switch_verb(verb, lex):
             obj = sub[len(verb):]
     return obj if device in obj and len(obj) <= len(device) + _OBJECT_WORDS else device
 

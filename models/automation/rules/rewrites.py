@@ -10,8 +10,8 @@ from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.models.automation.rules.builtin import DEFAULT, function_words, is_reminder
 from fastslow.models.automation.rules.markup import lowered
 from fastslow.models.automation.rules.words import (
-    REMIND, devices_in, has_time_expression, has_verb, is_bare_device, is_super_task_mention, seat_mentions,
-    strip_fillers,
+    REMIND, devices_in, has_time_expression, has_verb, is_bare_device, is_super_task_mention, is_switch_verb,
+    seat_mentions, strip_fillers,
 )
 
 REMIND_SAY = "提醒我说"
@@ -103,7 +103,7 @@ def _switches(text: str, lex: AutomationLexicons) -> bool:
     """Does ``text`` start with a verb that switches something on or off (actions.txt, automation ``on`` / ``off``)?
     One character (开, 关) is too short to tell: 开会提醒 is a reminder to go to a meeting."""
     head = lex.action_verbs.prefix(lowered(text))
-    return len(head or "") > 1 and lex.action_verbs.category.get(head) in ("on", "off")
+    return len(head or "") > 1 and is_switch_verb(head, lex)
 
 
 def rewrite_reminder(action: str, lex: AutomationLexicons) -> str:

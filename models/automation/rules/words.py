@@ -263,6 +263,11 @@ def devices_in(text: str, lex: AutomationLexicons) -> list[tuple[int, int, str, 
     return [(a, b, text[a:b], cat) for a, b, _, cat in lex.device_kinds.find(lowered(text))]
 
 
+def is_switch_verb(word: str, lex: AutomationLexicons) -> bool:
+    """Is ``word`` (lower case) a verb that switches something on or off (actions.txt, automation ``on`` / ``off``)?"""
+    return lex.action_verbs.category.get(word) in ("on", "off")
+
+
 def has_verb(text: str, lex: AutomationLexicons) -> bool:
     """Does the text hold an action verb outside its device names (座椅加热 is a device, not 加热)?"""
     low = lowered(text)
