@@ -221,10 +221,10 @@ def without_once(text: str, lex: AutomationLexicons) -> tuple[str, bool]:
 _DURATION_LEAD = re.compile(r"^(?:把|开着|一直开着|继续开|再开|一直开)")
 
 
-#: (a pause inside it is a breath: 座椅加热打开，开十分钟)
-_DURATION_TAIL = re.compile(r"(?:就|先|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着|吹|来|运行|工作|转|放|播放|播|听)"
-                            r"(?:[，, ]?(?:就|先|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着|吹|来|运行|工作|转|放|播放"
-                            r"|播|听))*$")
+#: the words a duration's action may end in (空调开|着, 轻音乐放), one or more, a pause between them a breath
+#: (座椅加热打开，开十分钟)
+_TAIL_WORDS = "就|先|再|继续|一直|持续|保持|维持|开着|开启|打开|开|关闭|关掉|关上|关|着|吹|来|运行|工作|转|放|播放|播|听"
+_DURATION_TAIL = re.compile(rf"(?:{_TAIL_WORDS})(?:[，, ]?(?:{_TAIL_WORDS}))*$")
 #: the verbs of a duration's tail that play what is named (轻音乐放半小时 → 播放轻音乐)
 _PLAYED = re.compile(r"放|播|听")
 #: a media verb said before what is played as well as after it (放相声放半个小时): a lead only then

@@ -5,7 +5,6 @@ request."""
 from __future__ import annotations
 
 import re
-
 from typing import Sequence
 
 from fastslow.features.automation_lexicons import AutomationLexicons
