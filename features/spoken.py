@@ -107,6 +107,17 @@ class SpokenLexicon:
         return tuple(out)
 
     @cached_property
+    def command_start_set(self) -> frozenset:
+        """``command_starts`` as a set, for a whole piece said before a restart (帮我|打给，呃，打给老周)."""
+        return frozenset(self.command_starts)
+
+    @cached_property
+    def longer_command_starts(self) -> tuple[str, ...]:
+        """The command starts of two characters or more: across a pause a one-character one could end a whole
+        command (打开空调，那个，…: 调)."""
+        return tuple(t for t in self.command_starts if len(t) > 1)
+
+    @cached_property
     def greeting_firsts(self) -> frozenset:
         """First characters of the greetings and of an assistant name (小): ``_without_assistant_name``
         returns any other text at once."""
@@ -603,7 +614,7 @@ def _without_paused_demonstratives(text: str, lex: SpokenLexicon) -> str:
             pause = _PAUSES.match(out, end)
             start = len(out[:at].rstrip(_PAUSE))  # a pause before it goes with it
             # across a pause, a one-character start could end a whole command (打开空调，那个，…)
-            starts = lex.command_starts if start == at else tuple(t for t in lex.command_starts if len(t) > 1)
+            starts = lex.command_starts if start == at else lex.longer_command_starts
             if pause is not None and pause.end() < len(out) and start > 0 \
                     and (out.endswith(starts, 0, start) or out[start - 1] in _PLACE_AFTER) \
                     and not out.startswith(_STILL_POINTING, pause.end()):
@@ -619,7 +630,7 @@ def _strip(text: str, lex: SpokenLexicon) -> str:
         out = _without_paused_demonstratives(_without_restarts(out), lex)
     inner = lex.inner_hesitation
     if inner is not None and inner.search(out):
-        out = _without_inner_hesitations(out, inner, frozenset(lex.command_starts))
+        out = _without_inner_hesitations(out, inner, lex.command_start_set)
     starts, ends = lex.edge_chars
     first = out[:1].lower()  # the lists are lower case, a text may not be (NOMI 打开车窗)
     if not out or (first not in starts and out[-1] not in ends and not out.endswith(lex.stripped_wake_words)):
