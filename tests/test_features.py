@@ -246,6 +246,8 @@ def test_lexicon_extractors_see_their_words(utterances):
     assert "devices:home_device" in names_hit(DeviceLexicon, automation)
     assert "demonstratives:that" in names_hit(Demonstratives, nickname)
     assert {"questions:time", "questions:mark"} <= names_hit(QuestionMarkers, clock)
+    fault = Segmenter().fit().transform(["车门关不严咋办"])[0]
+    assert "questions:how" in names_hit(QuestionMarkers, fault)  # 咋 is spoken 怎么
     assert {"ctx:slow_question", "ctx:slow_question&short"} <= names_hit(ContextFeatures, confirm)
     assert {"endpoint:home", "endpoint:home&trigger"} <= names_hit(EndpointFeatures, automation)
     assert {"number", "len<=16"} <= names_hit(NumbersUnits, automation)

@@ -93,6 +93,8 @@ def test_unknown_kind_is_refused_by_name():
     ("这首不喜欢，跳过好吗", "这首不喜欢，跳过"),
     ("开一下宠物模式好吗", "开一下宠物模式"),
     ("你好吗", "你好吗"),
+    ("先把空调调到二十三度再把座椅加热打开就这样", "先把空调调到二十三度再把座椅加热打开"),  # "that is all"
+    ("对就这样", "对就这样"),                     # ... said alone it is the answer itself
     ("空调开一下", "空调开一下"),                 # 一下 ends the command itself
     ("来点轻音乐吧小爱同学", "来点轻音乐吧"),     # a wake word said last
     ("打开空调，小度", "打开空调"),
