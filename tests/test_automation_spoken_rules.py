@@ -343,10 +343,12 @@ def test_an_unpunctuated_run_of_commands_is_cut_at_each_command():
     assert pieces("关上主卧空调打开空气净化器") == ["关上主卧空调", "打开空气净化器"]  # 空调 ends the first object
     assert pieces("关掉空调提醒我找地方充电") == ["关掉空调", "提醒我找地方充电"]  # a reminder after a whole command
     assert pieces("开灯开空调") == ["开灯", "开空调"]  # a verb and a device is a whole command
+    assert pieces("关掉客厅灯拉上窗帘") == ["关掉客厅灯", "拉上窗帘"]  # a verb of adjusting right before a device
+    assert pieces("把窗帘打开放点轻音乐") == ["把窗帘打开", "放点轻音乐"]
     assert pieces("打开空调") == ["打开空调"]
 
 
-@pytest.mark.parametrize("text", ["打开副驾车窗调到一半", "打开车窗开一半", "打开天窗遮阳帘"])
+@pytest.mark.parametrize("text", ["打开副驾车窗调到一半", "打开车窗开一半", "打开天窗遮阳帘", "打开座椅加热方向盘加热"])
 def test_a_name_inside_a_verbs_object_starts_no_command(text):
     assert pieces(text) == [text]
 
@@ -700,3 +702,14 @@ def test_a_change_of_state_after_a_pause_is_the_next_commands_condition():
     assert repaired("[C:下雨时][A:关闭车窗]，[A:雨停了打开车窗]") == [("下雨时", ["关闭车窗"]), ("雨停了", ["打开车窗"])]
     assert repaired("[C:下雨时][A:关闭车窗]，[A:算了打开车窗]") == [("下雨时", ["关闭车窗", "算了打开车窗"])]  # too short
     assert repaired("[A:打开空调]，[A:雨停了打开车窗]") == [(None, ["打开空调", "雨停了打开车窗"])]  # no condition before
+
+
+def test_what_a_message_is_to_say_stays_in_it():
+    # a duration or a condition said right after 说 is what the message says, not the request's
+    assert repaired("[A:给老王发个微信说我晚到][D:二十分钟]再[A:导航去他公司]") == \
+        [(None, ["给老王发个微信说我晚到二十分钟", "导航去他公司"])]
+    assert repaired("[A:发消息给老婆说][C:我半小时后到家]") == [(None, ["发消息给老婆说我半小时后到家"])]
+    # not across a pause, and not after a command that sends nothing
+    assert repaired("[A:打开空调]，[D:二十分钟]") == [("持续二十分钟", ["打开空调"])]
+    assert repaired("[A:给老婆发消息说我到了]，[C:到家的时候][A:打开空调]") == \
+        [(None, ["给老婆发消息说我到了"]), ("到家的时候", ["打开空调"])]

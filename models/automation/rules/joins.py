@@ -231,3 +231,33 @@ def _said_to_happen_by_itself(before: str, after: str, lex: AutomationLexicons) 
         return False
     head = function_prefix(lowered(after), lex)
     return bool(head) and functions.category.get(head) == "self"
+
+
+#: what opens the words a message or a reminder is to say (发个微信说, 跟他说, 提醒我告诉)
+_SAYS = ("说", "告诉")
+
+
+def message_content_as_said(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """What a message or a reminder is to say is its content, whatever it holds: a duration or a condition the
+    tagger found right after the command that says it (给老王发个微信说我晚到|二十分钟, 发消息给老婆说|我半小时后到家)
+    joins that command. Only with nothing between them: across a pause or a connector (再, 然后) the next span is
+    a request of its own."""
+    text, lex = analysis.text, analysis.lex
+    out = sorted(spans, key=lambda sp: sp.start)
+    k = 0
+    while k < len(out) - 1:
+        sp, nxt = out[k], out[k + 1]
+        if sp.kind == "A" and nxt.kind in "CD" and nxt.start == sp.end and _says(sp.text, lex):
+            out[k] = Span("A", sp.start, nxt.end, text[sp.start:nxt.end], sp.intent)
+            del out[k + 1]
+            continue
+        k += 1
+    return out
+
+
+def _says(action: str, lex: AutomationLexicons) -> bool:
+    """Does ``action`` send a message or set a reminder (actions.txt, automation ``comm`` / ``remind``) and then
+    start what it is to say (``_SAYS``)?"""
+    low = lowered(action)
+    at = max(low.rfind(word) for word in _SAYS)
+    return at > 0 and any(cat in ("comm", "remind") and b <= at for a, b, _, cat in lex.action_verbs.find(low))

@@ -11,7 +11,7 @@ from fastslow.models.automation.rules.edges import (
     whole_amounts, whole_clock_times, whole_condition_edges, whole_durations, whole_words_at_edges,
 )
 from fastslow.models.automation.rules.joins import (
-    change_after_super_task, join_fragments, join_split_object, named_super_task,
+    change_after_super_task, join_fragments, join_split_object, message_content_as_said, named_super_task,
 )
 from fastslow.models.automation.rules.markup import Span
 from fastslow.models.automation.rules.signals import ba_jiu_condition, demote_signalless_conditions, question_as_said
@@ -22,11 +22,11 @@ from fastslow.models.automation.rules.splits import (
 
 SPAN_REPAIRS = (
     keep_negation, ba_jiu_condition, scope_words_outside, whole_clock_times, whole_amounts, whole_durations,
-    media_durations, condition_after_pause, event_object_back, whole_words_at_edges, letter_word_before_condition,
-    device_before_condition, leading_time_condition, split_inside_action, command_before_sequence, join_fragments,
-    named_super_task, change_after_super_task, split_trailing_command, join_split_object, split_run_on,
-    split_second_condition, give_back_subject, whole_condition_edges, split_joined_actions, once_markers_as_said,
-    snap_once_spans, demote_signalless_conditions, question_as_said,
+    media_durations, message_content_as_said, condition_after_pause, event_object_back, whole_words_at_edges,
+    letter_word_before_condition, device_before_condition, leading_time_condition, split_inside_action,
+    command_before_sequence, join_fragments, named_super_task, change_after_super_task, split_trailing_command,
+    join_split_object, split_run_on, split_second_condition, give_back_subject, whole_condition_edges,
+    split_joined_actions, once_markers_as_said, snap_once_spans, demote_signalless_conditions, question_as_said,
 )
 
 

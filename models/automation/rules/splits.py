@@ -342,6 +342,11 @@ def _name_with_own_verb(text: str, lex: AutomationLexicons) -> bool:
 _SHORTEST = 2
 
 
+def _inside_a_name(start: int, end: int, names) -> bool:
+    """Does ``start:end`` lie inside a longer name of ``names`` (device matches: the 加热 of 座椅加热)?"""
+    return any(a <= start and end <= b and b - a > end - start for a, b, *_ in names)
+
+
 def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     """Where an unpunctuated run of commands (关掉客厅的灯打开扫地机器人, 主驾座椅往前调一点副驾座椅加热打开)
     starts a new one: at a verb of two characters or more (打开, 播放, 导航) when what comes before is a
@@ -366,10 +371,12 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
     seats = lex.positions.find(low)
     devices = lex.device_kinds.find(low)
     names = {a for a, *_ in seats} | {a for a, *_ in devices}
-    # a verb of two characters or more, or 开/关 right before a device (打开雾灯|开双闪); a reminder after a whole
-    # command (关掉空调|提醒我找地方充电)
+    # a verb of two characters or more, or 开/关 right before a device (打开雾灯|开双闪), or a verb of adjusting
+    # right before one and no part of a name (关掉客厅灯|拉上窗帘; not the 加热 of 座椅加热); a reminder after a
+    # whole command (关掉空调|提醒我找地方充电)
     verbs = {a for a, b, term, cat in lex.action_verbs.find(low)
-             if starts_a_command(term, cat) or (cat in COMMAND_START_KINDS and b in names)}
+             if starts_a_command(term, cat) or (b in names and (cat in COMMAND_START_KINDS or (
+                 cat == "adjust" and len(term) >= 2 and not _inside_a_name(a, b, devices))))}
     after_seat = {b for _, b, *_ in seats}
     breaks = {a for a, _, kind in plain_breaks(low, lex) if kind == "break"}  # 然后, 再, 顺便 before a command
     points = sorted(p for p in verbs | names | breaks if _SHORTEST <= p <= len(text) - _SHORTEST)
