@@ -17,7 +17,7 @@ from fastslow.models.capture.candidates import capture_candidates
 from fastslow.models.record import DEFAULT_MAX_QUERY_CHARS, InputError, build_record, error_record, validate_input
 from fastslow.models.routing.explain import DEFAULT_TOP_K, explain_utterances
 from fastslow.models.routing.router import Router
-from fastslow.models.routing.rules import aggregate, review_required, routed_parts, subrequest_context
+from fastslow.models.routing.rules import aggregate, missing_slot, review_required, routed_parts, subrequest_context
 from fastslow.models.routing.splitter import SplitLexicon, split_subrequests
 
 
@@ -116,7 +116,7 @@ class FastslowModel:
         pieces = [piece(segmenter, u, a, b, k)
                   for u, item_spans in zip(wholes, spans) if len(item_spans) > 1
                   for k, (a, b) in enumerate(item_spans)]
-        routes = self.router.route(wholes + pieces)
+        routes = [missing_slot(route) for route in self.router.route(wholes + pieces)]  # HARD RULE: 缺关键槽位
         whole_routes, routed_pieces = routes[: len(wholes)], iter(zip(pieces, routes[len(wholes):]))
         analyses = []
         for utterance, whole, item_spans, automation, confidences in zip(wholes, whole_routes, spans, groups,

@@ -3,7 +3,8 @@
 import pytest
 
 from fastslow.models.routing.rules import (
-    Route, aggregate, controls_several, default_route, device_controls, fast_system_pending, review_required, routed_parts, subrequest_context,
+    Route, aggregate, controls_several, default_route, device_controls, fast_system_pending, missing_slot, review_required,
+    routed_parts, subrequest_context,
 )
 
 
@@ -207,3 +208,18 @@ def test_independent_parts_are_routed_apart():
     whole = r("打开空调然后播放音乐", "快", "DIRECT_ACTION", device=True)
     parts = [r("打开空调", "快", "DIRECT_ACTION", device=True), r("播放音乐", "快", "DIRECT_ACTION")]
     assert routed_parts(whole, parts) == parts
+
+
+@pytest.mark.parametrize("text", ["空调温度调到", "音量调成,呃", "打个电话,打给", "导航,去", "帮我录段语音发给", "把空调温度调到呃",
+                                  "导航", "帮我导航"])
+def test_a_request_that_stops_at_the_verb_taking_its_value_misses_its_slot(text):
+    # spec 真实消歧、补槽: 缺少执行所必需且不能稳定默认的槽位 → 慢, whatever the model read in the device
+    route = missing_slot(r(text, "快", "DIRECT_OPERATION_FLOW", device=True, confidence=0.8))
+    assert (route.label, route.primary_reason_code, route.device_control) == ("慢", "MISSING_REQUIRED_SLOT", False)
+    assert route.reason_codes[0] == "MISSING_REQUIRED_SLOT" and route.confidence == 1.0
+
+
+@pytest.mark.parametrize("text", ["空调温度调到二十二度", "导航去机场", "打给老王", "退出导航", "开始导航", "还有多久能到", "导航过去"])
+def test_a_request_with_its_value_keeps_its_route(text):
+    route = r(text, "快", "DIRECT_ACTION", device=True)
+    assert missing_slot(route) is route

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 from fastslow.models.taxonomy import (
     AMBIGUOUS, AUTOMATION_SLOW_POLICY, CONTEXT_REQUIRED, DEFAULT_ROUTE, DIRECT_DETERMINISTIC_QUERY,
-    EXPLICIT_DEVICE_MULTI_ACTION, FAST, MULTI_STEP_PLANNING, POLICY_UNCERTAIN, SLOW,
+    EXPLICIT_DEVICE_MULTI_ACTION, FAST, MISSING_REQUIRED_SLOT, MULTI_STEP_PLANNING, POLICY_UNCERTAIN, SLOW,
 )
 
 #: 聚合: risk-dominant order 慢 > 模糊 > 快.
@@ -29,6 +29,24 @@ class Route:
     #: a control verb (on, off, adjust) with no device, content, place or app named: what a later part of
     #: a multi-command says when it goes on with the device before it (副驾的也打开, 开到三档)
     elliptical_control: bool = False
+
+
+#: a request that stops at the verb taking its value or whom it is for (空调温度调到, 音量调成, 导航去, 打电话 打给),
+#: a hesitation after it at most (调到呃), or navigation said alone (导航, 帮我导航): no value, place or person follows
+_STOPS_AT_ITS_SLOT = re.compile(r"(?:调到|调成|调为|设成|设为|设到|开到|改成|换成|打给|发给|导航\W*去|导航到)\W*(?:呃|额|嗯)?\W*$"
+                                r"|^(?:帮我|给我|我要)?导航(?:一下)?\W*$")
+
+
+def missing_slot(route: Route) -> Route:
+    """XA4.1 真实消歧、补槽和上下文推理 (缺少执行所必需且不能稳定默认的槽位 → 慢): a (sub)request whose text stops at
+    the verb that takes its value, place or person (``_STOPS_AT_ITS_SLOT``; the text the router read, hesitations
+    and a cut-off 呃 stripped) is 慢 ``MISSING_REQUIRED_SLOT``, whatever the model read in the device before it
+    (音量调成 reads like a fast volume control). The standard decides it, so its confidence is 1."""
+    if route.primary_reason_code == MISSING_REQUIRED_SLOT or not _STOPS_AT_ITS_SLOT.search(route.text):
+        return route
+    return replace(route, label=SLOW, primary_reason_code=MISSING_REQUIRED_SLOT,
+                   reason_codes=(MISSING_REQUIRED_SLOT, *(c for c in route.reason_codes if c != MISSING_REQUIRED_SLOT)),
+                   confidence=1.0, device_control=False, elliptical_control=False)
 
 
 def is_explicit_device_control(route: Route) -> bool:
