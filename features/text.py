@@ -32,9 +32,10 @@ CANDIDATES_LEXICON = "candidates"
 _WHITE = re.compile(r"\s")
 _ASKS = re.compile(r"[?？]|吗|是否|要不要|哪个|哪一|哪家|哪天|几点|什么时候|还是|可以吗|好吗|请问|几位|几个人|多少|哪里|哪儿|去哪"
                    r"|什么|谁")
-#: a slow answer that gives what it found, planned or booked (为你找到, 推荐你去, 为你规划了, 已为你预约): a change to it
-#: that follows (换一家, 改到后天, 走国道吧) depends on it, where a question after an answer that explains keeps its kind
-_RESULTS = re.compile(r"找到|推荐你|为你推荐|为你规划|规划了|已为你|已预订|已预约|已订|订好|约好")
+#: a slow answer that gives what it found, recommended, planned or booked (为你找到, 推荐两家, 第一家…, 为你规划了,
+#: 已为你预约): a change to it or a choice among it that follows (换一家, 离得近的那个, 改到后天) depends on it, where a
+#: question after an answer that explains keeps its kind
+_RESULTS = re.compile(r"找到|推荐|第一家|第一个|为你规划|规划了|已为你|已预订|已预约|已订|订好|约好")
 #: an answer that names several things of one kind (已打开阅读灯和氛围灯, 客厅灯、卧室灯都开着, 附近有A和B)
 _LISTS = re.compile(r"[\u4e00-\u9fffA-Za-z0-9]{2,}(?:和|、|跟|以及)[\u4e00-\u9fffA-Za-z0-9]{2,}")
 

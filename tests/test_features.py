@@ -189,6 +189,9 @@ def test_a_slow_answer_that_lists_its_results_stays_a_slow_result():
     context = [{"role": "user", "system": None, "text": "帮我找个安静的咖啡馆"},
                {"role": "assistant", "system": "slow", "text": "找到两家 漫咖啡和Manner 都比较安静"}]
     assert context_state(context, candidate_markers()) == "slow_result"
+    for answer in ("推荐两家：A亲子餐厅距离3公里，B主题餐厅距离8公里。", "第一家森林餐厅有儿童乐园 第二家在商场里"):
+        context[-1] = {"role": "assistant", "system": "slow", "text": answer}  # what it recommends is a result too
+        assert context_state(context, candidate_markers()) == "slow_result"
 
 
 def test_the_segmenter_freezes_the_candidate_markers_at_fit(tmp_path):
