@@ -653,7 +653,8 @@ def test_a_call_or_a_question_said_before_a_condition_is_its_own_request():
                                    "任务大师里那个周末洗车的任务删了", "关闭下班回家那个习惯",
                                    "把早上八点开窗帘的规则删掉", "那个下雨关天窗的智能任务重新打开",
                                    "我那个离家关灯的自动化还在吗", "小米任务里那个到家开空调的先停用",
-                                   "取消早上放新闻的习惯", "删除回家开空调的规则"])  # the change said first
+                                   "取消早上放新闻的习惯", "删除回家开空调的规则",  # the change said first
+                                   "把每天早上放新闻那个自动化改到七点半"])
 def test_an_automation_described_by_what_it_does_is_managed_as_one_default_request(query):
     from fastslow.models.automation.rules import management_group
     group = management_group(query, LEX)
@@ -675,6 +676,8 @@ def test_a_task_or_device_that_is_not_being_changed_is_no_management(query):
     ("[C:上车以后来半小时][A:轻音乐]", "上车以后持续半小时", "播放轻音乐"),
     ("[A:空调开][D:半小时]", "持续半小时", "打开空调"),  # a device's duration is still switched on
     ("[A:给孩子放一个小时儿歌]", "持续一个小时", "播放儿歌"),  # who it is played for is no request of its own
+    ("[C:给宝宝放半小时][A:儿歌]", "持续半小时", "播放儿歌"),  # ... nor a condition
+    ("[C:讲半个小时][A:的有声书]", "持续半个小时", "播放有声书"),
     ("[C:晚上十点开始][A:放相声放][D:半个小时]", "晚上十点开始持续半个小时", "播放相声"),  # played before and after
     ("[A:放平座椅][D:十分钟]", "持续十分钟", "放平座椅"),  # 放 of 放平 plays nothing
 ])

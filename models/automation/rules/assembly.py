@@ -159,8 +159,8 @@ _DESCRIBED_TASK = re.compile(rf"(?:{'|'.join(_DEMONSTRATIVES)})(?:[^，,。；;]
 _DESCRIBED_ALONE = re.compile(rf"[^，,。；;]{{2,12}}的{_TASK_WORD}")
 #: a change said first, right before such a description (取消早上放新闻的习惯, 帮我删除回家开空调的规则)
 _TASK_CHANGE_FIRST = re.compile(r"(?:帮我|请|麻烦)?(?:取消|删掉|删除|去掉|暂停|停掉|停用|禁用|恢复|启用)(?:掉|一下)?")
-#: what is done to it: dropped, paused, changed, brought back or asked after
-_TASK_CHANGE = re.compile(r"不要了|不用了|删掉|删了|删除|去掉|取消|暂停|停掉|停了|停用|禁用|关掉|关了|关闭|换成|改成|改为|恢复|启用"
+#: what is done to it: dropped, paused, changed (改成, 改到七点半), brought back or asked after
+_TASK_CHANGE = re.compile(r"不要了|不用了|删掉|删了|删除|去掉|取消|暂停|停掉|停了|停用|禁用|关掉|关了|关闭|换成|改成|改为|改到|挪到|恢复|启用"
                           r"|重新打开|重新开启|还在吗|还在不在|还有吗|还有没有")
 
 

@@ -130,12 +130,14 @@ def whole_durations(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]
 
 
 #: a media verb and an amount of time said before what is played (来|半小时|轻音乐, 放|一个小时的|白噪音)
-_MEDIA_DURATION = re.compile(rf"(?:来点|来|放点|放|播放|播|听)(?P<amount>{_NUMBER}个?半?个?(?:小时|钟头|分钟|刻钟))的?")
+_MEDIA_DURATION = re.compile(rf"(?:来点|来|放点|放|播放|播|听|讲)(?P<amount>{_NUMBER}个?半?个?(?:小时|钟头|分钟|刻钟))的?")
+#: who media is played for, said right before its verb (给宝宝|放半小时儿歌): no condition
+_PLAYED_FOR = re.compile(r"给[^，,。；;\s]{1,4}")
 
 
 def media_durations(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     """Spec 持续时间 said of media: a media verb, an amount of time and what is played after it (来半小时轻音乐,
-    放一个小时的白噪音, 播放二十分钟新闻, 上车以后来半小时轻音乐) is the duration (持续半小时) and what is played,
+    放一个小时的白噪音, 播放二十分钟新闻, 讲半个小时的有声书, 上车以后来半小时轻音乐) is the duration (持续半小时) and what is played,
     whatever the tagger made of the verb and the amount (a condition 来半小时, an action 播放 on its own); a
     condition said before keeps its part. What is played runs to the end of the action it starts; it gets its
     verb back from the rewrites (播放 before media content, ``add_missing_verb``). One media duration a query."""
@@ -150,11 +152,13 @@ def media_durations(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]
     played = holding[0]
     out = []
     for sp in spans:
+        if sp.kind == "C" and sp.start < start <= sp.end and _PLAYED_FOR.fullmatch(text[sp.start:start].strip()):
+            continue
         if sp.end <= start or sp.start >= played.end:
             out.append(sp)
         elif sp.start < start and (sp.kind == "C" or has_verb(text[sp.start:start], analysis.lex)):
             # a condition said before the verb (上车以后|来半小时…) keeps its part, and so does a request; who it is
-            # played for (给孩子|放一个小时儿歌) is no request of its own
+            # played for (给孩子|放一个小时儿歌) is no request of its own, nor a condition when the tagger made it one
             out.append(Span(sp.kind, sp.start, start, text[sp.start:start], sp.intent))
     a, b = m.span("amount")
     out += [Span("D", a, b, text[a:b]), Span("A", end, played.end, text[end:played.end], played.intent)]
