@@ -252,6 +252,7 @@ def chinese_to_int(text: str) -> int:
     return total + (digit or 0)
 
 
+_DIGIT = re.compile(r"\d")
 _TIME_DIGITS = re.compile(r"(\d{1,2})[:：点](\d{1,2})(?:分)?(?!\d)")
 _PERCENT_DIGITS = re.compile(r"(\d{1,3})%")
 _INT_DIGITS = re.compile(r"(?<![\d.])(\d{1,4})(?![\d.%:])")
@@ -263,13 +264,35 @@ _NUM_CN = re.compile(rf"([{_CN_NUM}]{{1,5}})(?=({'|'.join(map(re.escape, _UNITS)
 def digits_as_said(text: str) -> str:
     """Every number written in digits as the Chinese numerals it is said as (24度 → 二十四度, 7:45 → 七点四十五,
     30% → 百分之三十); a decimal or a number past 9999 stays as written."""
+    return _INT_DIGITS.sub(lambda m: int_to_chinese(int(m[1])), _clock_and_percent_as_said(text))
+
+
+def _clock_and_percent_as_said(text: str) -> str:
+    """7:45 → 七点四十五, 2点10 → 两点十, 30% → 百分之三十."""
     def hour(h: int) -> str:
         return "两" if h == 2 else int_to_chinese(h)
 
     text = _TIME_DIGITS.sub(lambda m: f"{hour(int(m[1]))}点{int_to_chinese(int(m[2]))}"
                             if int(m[1]) <= 24 and int(m[2]) < 60 else m[0], text)
-    text = _PERCENT_DIGITS.sub(lambda m: "百分之" + int_to_chinese(int(m[1])), text)
-    return _INT_DIGITS.sub(lambda m: int_to_chinese(int(m[1])), text)
+    return _PERCENT_DIGITS.sub(lambda m: "百分之" + int_to_chinese(int(m[1])), text)
+
+
+#: the units after which a number in digits is read as said by the router (``amounts_as_said``): a clock time, an
+#: amount of time, a temperature, a level, a share or a count; not 天 (7天酒店), 号 (92号) or 次 (执行1次 is a term)
+_AMOUNT_UNITS = ("点", "分钟", "小时", "秒", "度", "档", "个", "公里")
+_AMOUNT_DIGITS = re.compile(rf"(?<![\d.a-zA-Z])(\d{{1,4}})(?=(?:{'|'.join(_AMOUNT_UNITS)}))")
+
+
+def amounts_as_said(text: str) -> str:
+    """The numbers of clock times (8点, 7:45) and of amounts with their unit (10分钟, 24度, 30%) in digits as the
+    Chinese numerals they are said as (八点, 七点四十五, 十分钟, 二十四度, 百分之三十): ASR writes them either way, and the
+    router reads one. Other digits stay as written (5G, 4S店, 7天酒店, 360影像, 92号)."""
+    if not _DIGIT.search(text):
+        return text
+    text = _clock_and_percent_as_said(text)
+    # 2 is 两 before 点 and 个 (两点, 两个), as it is said
+    return _AMOUNT_DIGITS.sub(lambda m: "两" if m[1] == "2" and text[m.end()] in "点个" else int_to_chinese(int(m[1])),
+                              text)
 
 
 def _to_digits(text: str) -> str:

@@ -21,7 +21,7 @@ try:  # jieba-rs: the same algorithm and dictionary, compiled (see RustCut)
     import rjieba
 except ImportError:  # pragma: no cover - rjieba is a dependency; jieba stays the definition
     rjieba = None
-from fastslow.features.spoken import spoken_lexicon, strip_disfluencies
+from fastslow.features.spoken import amounts_as_said, spoken_lexicon, strip_disfluencies
 
 jieba.setLogLevel(logging.WARNING)
 
@@ -381,14 +381,14 @@ class Segmenter(BaseEstimator, TransformerMixin):
         return self._build([item])[0]
 
     def _build(self, items: list) -> list[Utterance]:
-        """The utterances of raw inputs: each text normalised and stripped of disfluencies, then every text
-        segmented (one cut after another: the cutter's tables stay in cache, ~0.5 us a row in a batch), then
-        each matched with the lexicons (``annotate``)."""
+        """The utterances of raw inputs: each text normalised, its amounts in digits read as said (``amounts_as_said``)
+        and stripped of disfluencies, then every text segmented (one cut after another: the cutter's tables stay in
+        cache, ~0.5 us a row in a batch), then each matched with the lexicons (``annotate``)."""
         spoken, candidates = self.spoken_, self.candidates_
         texts, rest = [], []
         for item in items:
             query, context, endpoint = as_fields(item)
-            normalised = normalise(query)
+            normalised = amounts_as_said(normalise(query))  # 8点 and 八点 are one word to every feature
             texts.append(normalised if spoken is None else strip_disfluencies(normalised, spoken))
             rest.append((context_state(context, candidates), endpoint, parse_signals(item)))
         annotate = self.annotate

@@ -19,7 +19,7 @@ def split():
 
 @pytest.mark.parametrize("query, parts", [
     # spec 快的规则/多个明确设备控制
-    ("把空调调到 24 度，然后打开座椅加热", ["把空调调到24度", "打开座椅加热"]),
+    ("把空调调到 24 度，然后打开座椅加热", ["把空调调到二十四度", "打开座椅加热"]),  # amounts read as said
     ("关客厅灯并打开空调", ["关客厅灯", "打开空调"]),
     ("副驾座椅往前挪 靠背放平一点", ["副驾座椅往前挪", "靠背放平一点"]),  # a seat moved, a backrest laid down
     ("关电视 关灯", ["关电视", "关灯"]),  # a verb jieba keeps with its device (关灯) is still a verb
@@ -65,7 +65,7 @@ def test_a_question_next_to_a_connector_is_routed_apart(split, query, parts):
 @pytest.mark.parametrize("query, parts", [
     # device controls said one after another with no pause written, as ASR delivers them
     ("后视镜折叠车门锁上", ["后视镜折叠", "车门锁上"]),
-    ("主驾调到22度副驾调到25度", ["主驾调到22度", "副驾调到25度"]),
+    ("主驾调到22度副驾调到25度", ["主驾调到二十二度", "副驾调到二十五度"]),
     ("打开空调关闭车窗", ["打开空调", "关闭车窗"]),
     ("把空调调到二十四度风量调成三档", ["把空调调到二十四度", "风量调成三档"]),
     ("关闭主驾车窗打开副驾车窗", ["关闭主驾车窗", "打开副驾车窗"]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fastslow.features.spoken import (
-    VARIANT_KINDS, augment_rows, chinese_to_int, filler, homophone, int_to_chinese, no_punct, numerals,
+    VARIANT_KINDS, amounts_as_said, augment_rows, chinese_to_int, filler, homophone, int_to_chinese, no_punct, numerals,
     slips, spoken_lexicon, spoken_variants, strip_disfluencies, stutter, tail, wake, without_false_starts,
 )
 from fastslow.features.text import Segmenter
@@ -247,3 +247,15 @@ def test_a_punctuated_row_always_gets_its_unpunctuated_twin():
     assert [r["query"] for r in out] == [f"把温度调到{t}度然后打开座椅加热" for t in range(18, 30)]
     unpunctuated = augment_rows([{**rows[0], "query": "把温度调到24度"}], 1, seed=13)
     assert unpunctuated[0]["source"] != "core+spoken:no_punct"  # nothing to drop: another kind
+
+
+@pytest.mark.parametrize("written, said", [
+    ("晚上8点提醒我看球赛", "晚上八点提醒我看球赛"), ("10分钟以后提醒我", "十分钟以后提醒我"), ("再加一个7点10的", "再加一个七点十的"),
+    ("4个窗户都关严了没", "四个窗户都关严了没"), ("空调调到24度", "空调调到二十四度"), ("7:45叫我", "七点四十五叫我"),
+    ("亮度调到30%", "亮度调到百分之三十"), ("2点叫我", "两点叫我"), ("2个", "两个"),
+    # other digits are names or terms: left as written
+    ("7天酒店", "7天酒店"), ("5G网络", "5G网络"), ("打开360影像", "打开360影像"), ("92号汽油", "92号汽油"),
+    ("PM2.5多少", "PM2.5多少"), ("调到2.5度", "调到2.5度"), ("执行1次", "执行1次"),
+])
+def test_the_router_reads_amounts_in_digits_as_said(written, said):
+    assert amounts_as_said(written) == said
