@@ -17,7 +17,9 @@ from fastslow.models.capture.candidates import capture_candidates
 from fastslow.models.record import DEFAULT_MAX_QUERY_CHARS, InputError, build_record, error_record, validate_input
 from fastslow.models.routing.explain import DEFAULT_TOP_K, explain_utterances
 from fastslow.models.routing.router import Router
-from fastslow.models.routing.rules import aggregate, missing_slot, review_required, routed_parts, subrequest_context
+from fastslow.models.routing.rules import (
+    aggregate, asked_again, is_follow_up, missing_slot, review_required, routed_parts, subrequest_context,
+)
 from fastslow.models.routing.splitter import SplitLexicon, split_subrequests
 
 
@@ -118,6 +120,12 @@ class FastslowModel:
                   for k, (a, b) in enumerate(item_spans)]
         routes = [missing_slot(route) for route in self.router.route(wholes + pieces)]  # HARD RULE: 缺关键槽位
         whole_routes, routed_pieces = routes[: len(wholes)], iter(zip(pieces, routes[len(wholes):]))
+        follow_ups = [i for i, (item, u) in enumerate(zip(items, wholes)) if item["context"] and is_follow_up(u.text)]
+        if follow_ups:  # few: the user's turn before each, routed as said alone
+            earlier = [{"query": last_user_turn(items[i]["context"]), "endpoint": items[i].get("endpoint"),
+                        "context": []} for i in follow_ups]
+            for i, before in zip(follow_ups, self.router.route(self.with_parses(earlier))):
+                whole_routes[i] = asked_again(whole_routes[i], before)
         analyses = []
         for utterance, whole, item_spans, automation, confidences in zip(wholes, whole_routes, spans, groups,
                                                                           group_confidences):
@@ -126,6 +134,11 @@ class FastslowModel:
             utterances = [u for u, _ in pairs] if len(subs) > 1 else [utterance]
             analyses.append((whole, subs, automation, confidences, utterances))
         return analyses
+
+
+def last_user_turn(context: list[dict]) -> str:
+    """The text of the user's last earlier turn ("" when the context holds none)."""
+    return next((turn.get("text") or "" for turn in reversed(context) if turn.get("role") == "user"), "")
 
 
 def memo_key(item: dict) -> tuple:

@@ -243,6 +243,9 @@ CHAT_TURN = [{"role": "user", "system": None, "text": "你觉得猫和狗哪个�
     # two contacts of one name (candidates.txt → prev_candidates): naming it needs a choice; after other turns it is direct
     ("给周明打个电话", NAMESAKES, "慢", "TRUE_DISAMBIGUATION"),
     ("给周明打个电话", CHAT_TURN, "快", "DIRECT_ACTION"),
+    # a follow-up naming only what changes asks what the question before it asked
+    ("后排呢", [{"role": "user", "system": None, "text": "前排温度多少"},
+               {"role": "assistant", "system": "slow", "text": "前排二十三度"}], "模糊", "DEVICE_OR_ENV_STATE_QUERY"),
 ])
 def test_the_earlier_turn_counts_only_when_the_query_needs_it(model, query, context, label, code):
     record = model.score([{"query": query, "context": context, "endpoint": "car"}])[0]

@@ -3,8 +3,8 @@
 import pytest
 
 from fastslow.models.routing.rules import (
-    Route, aggregate, controls_several, default_route, device_controls, fast_system_pending, missing_slot, review_required,
-    routed_parts, subrequest_context,
+    Route, aggregate, asked_again, controls_several, default_route, device_controls, fast_system_pending, is_follow_up,
+    missing_slot, review_required, routed_parts, subrequest_context,
 )
 
 
@@ -223,3 +223,24 @@ def test_a_request_that_stops_at_the_verb_taking_its_value_misses_its_slot(text)
 def test_a_request_with_its_value_keeps_its_route(text):
     route = r(text, "快", "DIRECT_ACTION", device=True)
     assert missing_slot(route) is route
+
+
+@pytest.mark.parametrize("text", ["后排呢", "那电动窗帘呢", "那个卧室呢", "后来呢", "再来一个"])
+def test_a_follow_up_of_an_information_question_asks_the_same_kind_of_question(text):
+    # spec 上下文: 前排温度多少 → 后排呢 is a state query too; 讲个笑话 → 再来一个 chat
+    assert is_follow_up(text)
+    earlier = r("前排温度多少", "模糊", "DEVICE_OR_ENV_STATE_QUERY", confidence=0.8)
+    route = asked_again(r(text, "慢", "CONTEXT_REQUIRED"), earlier)
+    assert (route.label, route.primary_reason_code, route.confidence, route.text) == \
+        ("模糊", "DEVICE_OR_ENV_STATE_QUERY", 0.8, text)
+
+
+def test_a_follow_up_of_any_other_request_stays_the_models():
+    follow_up = r("那后天呢", "慢", "CONTEXT_REQUIRED")
+    assert asked_again(follow_up, r("明天会下雨吗", "快", "DIRECT_DETERMINISTIC_QUERY")) is follow_up
+    assert asked_again(follow_up, r("明天八点提醒我", "模糊", "POLICY_UNCERTAIN")) is follow_up
+
+
+@pytest.mark.parametrize("text", ["再便宜点的呢", "打开后排空调", "后排空调现在是多少度呢你告诉我", "好的"])
+def test_a_request_of_its_own_or_a_narrowing_is_no_follow_up(text):
+    assert not is_follow_up(text)

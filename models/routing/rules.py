@@ -49,6 +49,28 @@ def missing_slot(route: Route) -> Route:
                    confidence=1.0, device_control=False, elliptical_control=False)
 
 
+#: a follow-up that names only what changes (后排呢, 那电动窗帘呢, 后来呢) or asks for one more (再来一个); not one that
+#: narrows what was found (再便宜点的呢)
+_FOLLOW_UP = re.compile(r"^(?:那|那么|那个)?(?:(?!再|更)[^,，。？?！!]{1,6}的?呢|再来一个|再讲一个|再说一个)$")
+
+
+def is_follow_up(text: str) -> bool:
+    """Does the (stripped) text only name what changes from the question before it, or ask for one more?"""
+    return _FOLLOW_UP.match(text) is not None
+
+
+def asked_again(route: Route, earlier: Route) -> Route:
+    """XA4.1 上下文: a follow-up (``is_follow_up``) of an information question asks the same kind of question
+    (前排温度多少 → 后排呢; 这个音箱能控制空调吗 → 那电动窗帘呢; 讲个笑话 → 再来一个): 模糊 with the code of
+    ``earlier``, the route of the user's turn before it said alone. After any other request (a weather query, a
+    command) the route stays the model's: 那后天呢 after 明天会下雨吗 needs that turn (CONTEXT_REQUIRED)."""
+    if earlier.label != AMBIGUOUS or earlier.primary_reason_code == POLICY_UNCERTAIN:
+        return route
+    code = earlier.primary_reason_code
+    return replace(route, label=AMBIGUOUS, primary_reason_code=code, reason_codes=(code,),
+                   confidence=earlier.confidence, device_control=False, elliptical_control=False)
+
+
 def is_explicit_device_control(route: Route) -> bool:
     """A fast, side-effecting command on a car or home device (not a query about it)."""
     return route.device_control and route.label == FAST and route.primary_reason_code != DIRECT_DETERMINISTIC_QUERY
