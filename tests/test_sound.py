@@ -30,6 +30,7 @@ def put_back(text: str) -> str:
     ("把闹总关掉", "把闹钟关掉"),                 # zh heard as z
     ("稳度调高一点", "温度调高一点"),             # 稳度 is in the dictionary, but rare
     ("空掉开到二十二度", "空调开到二十二度"),     # 调 heard by its common reading, diao
+    ("到公司的时候踢心我买咖啡", "到公司的时候提醒我买咖啡"),  # a reminder's verb: ing heard as in
 ])
 def test_a_device_or_function_said_with_other_characters_of_its_sound_is_put_back(said, meant):
     assert put_back(said) == meant
@@ -54,6 +55,7 @@ def test_a_device_or_function_said_with_other_characters_of_its_sound_is_put_bac
     "大开眼界",
     "电池空掉了",                 # 空掉 sounds like 空调 read diao, but 了 after it makes it a verb
     "播放歌当找到加油站时打开收音机",  # 歌当 sounds like 歌单, but 当 opens the 当…时 the text closes
+    "这个题型有点难",             # 题型 sounds like 提醒, and is a word
 ])
 def test_real_words_that_sound_like_a_term_stay_themselves(text):
     assert put_back(text) == text
