@@ -156,9 +156,13 @@ SIGNAL_MATCHERS = ("time_words", "triggers", "once", "reminder_verbs", "super_ta
 #: memo words that signal on their own: the items (日程, 备忘录) and 记…; a bare 加 / 查 / 设置 does not
 SIGNAL_MEMO = ("item",)
 SIGNAL_MEMO_WORDS = frozenset(("记", "记一下", "记下", "记录", "帮我记"))
-#: a situation said with 了 running on into what acts by itself (洗衣机洗完了自动断电, 电饭煲饭煮好了，自动保温, 人走远了
-#: 车门自己锁上): no trigger word is said, yet the text holds a condition
-SIGNAL_RUN_ON = ("了自动", "了，自动", "自己", "完自动", "好自动")
+#: a situation said with 了 running on into what works by itself, maybe after a pause or the part that works (洗衣机洗完了|
+#: 自动断电, 水开了|自己断电, 人走远了|车门自己锁上, 走远了|车门自动落锁) or into the appliance's own notice (尘盒满了|告诉我);
+#: or a finished work said without 了 (扫地机扫完|自动集尘, 饭煮好|自动保温): no trigger word is said, yet the text
+#: holds a condition (a signal, ``Signal``), which ends where this matches (``condition_inside_action``)
+RUN_ON_SELF = re.compile(r"了(?=[，,]?[\u4e00-\u9fff]{0,6}?(?:自动|自己)|(?:提醒|提示|告诉|通知)我)|(?<=[完好])(?=自动|自己)")
+#: and 自己 said of what works by itself anywhere (车门自己锁上)
+SIGNAL_RUN_ON = ("自己",)
 #: single characters too common to signal anything on their own
 SIGNAL_STOP = frozenset("一在到等点分号月日天秒")
 _CN = "零一二两三四五六七八九十百半几"
@@ -178,10 +182,10 @@ _TIME_MARK = re.compile(r"[分时钟秒号%度点:]")
 class Signal:
     """One regular expression for "might this query hold more than plain unconditional actions?".
 
-    ``pattern`` is the definition: any of ``terms`` or the time/number shapes. A call answers with the
-    terms' trie (``words``, built with the signal) and the short time/number expression (a regular
-    expression of a thousand alternatives tries them at every position); the answer is the same, which
-    a test holds."""
+    ``pattern`` is the definition: any of ``terms``, the time/number shapes or a situation running on into what
+    works by itself (``RUN_ON_SELF``). A call answers with the terms' trie (``words``, built with the signal),
+    the short time/number expression (a regular expression of a thousand alternatives tries them at every
+    position) and ``RUN_ON_SELF``; the answer is the same, which a test holds."""
 
     pattern: re.Pattern
     terms: tuple[str, ...]  # the literal alternatives of ``pattern``
@@ -193,7 +197,7 @@ class Signal:
     def __call__(self, lowered_text: str) -> bool:
         return (self.words is not None and self.words.search(lowered_text) is not None) or (
             _NUMERAL.search(lowered_text) is not None and _TIME_MARK.search(lowered_text) is not None
-            and _TIME_NUMBER_RE.search(lowered_text) is not None)
+            and _TIME_NUMBER_RE.search(lowered_text) is not None) or RUN_ON_SELF.search(lowered_text) is not None
 
 
 #: each matcher of ``AutomationLexicons``: its lexicon file (by name) and column (None: the first)
@@ -234,4 +238,4 @@ def build_signal(matchers: list[Matcher], memo: Matcher) -> Signal:
     terms |= {t for t, c in memo.category.items() if c in SIGNAL_MEMO or t in SIGNAL_MEMO_WORDS}
     terms |= set(SIGNAL_RUN_ON)
     ordered = tuple(sorted(terms, key=lambda t: (-len(t), t)))  # deterministic order
-    return Signal(re.compile("|".join([re.escape(t) for t in ordered] + [_TIME_NUMBER])), ordered)
+    return Signal(re.compile("|".join([re.escape(t) for t in ordered] + [_TIME_NUMBER, RUN_ON_SELF.pattern])), ordered)

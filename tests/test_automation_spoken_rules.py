@@ -80,7 +80,7 @@ def test_waiting_for_someone_is_a_condition_signal_and_waiting_a_moment_is_not()
 def test_a_situation_with_le_running_on_into_what_acts_by_itself_is_a_condition_signal():
     # no trigger word, yet a condition: 洗衣机洗完了|自动断电 (an appliance's own behaviour, 条件负例's kin)
     for conditional in ("洗衣机洗完了自动断电", "电饭煲饭煮好了自动保温", "水开了自己断电", "扫地机扫完自动集尘",
-                        "洗碗机洗完了，自动烘干", "人走远了车门自己锁上"):
+                        "洗碗机洗完了，自动烘干", "人走远了车门自己锁上", "走远了车门自动落锁"):
         assert has_condition_signal(conditional, LEX), conditional
     assert not has_condition_signal("把洗衣机设成自动模式", LEX)
 

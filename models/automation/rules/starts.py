@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from fastslow.features.automation_lexicons import AutomationLexicons
+from fastslow.features.automation_lexicons import RUN_ON_SELF, AutomationLexicons
 from fastslow.models.automation.rules.builtin import builtin_function_action
 from fastslow.models.automation.rules.edges import inner_suffix_ends
 from fastslow.models.automation.rules.markup import lowered
@@ -95,12 +95,6 @@ def trailing_command_start(condition: str, lex: AutomationLexicons) -> int | Non
     return None
 
 
-#: a situation said with 了 running on into what works by itself, maybe after a pause or the part that works (洗衣机洗完了|
-#: 自动断电, 水开了|自己断电, 人走远了|车门自己锁上) or into the
-#: appliance's own notice (尘盒满了|告诉我); or a finished work said without 了 (扫地机扫完|自动集尘, 饭煮好|自动保温)
-_RUN_ON_SELF = re.compile(r"了(?=[，,]?[\u4e00-\u9fff]{0,6}?(?:自动|自己)|(?:提醒|提示|告诉|通知)我)|(?<=[完好])(?=自动|自己)")
-
-
 def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
     """Where the condition ends in a first action span that holds one (前方有行人突然横穿时|自动紧急制动): after a
     suffix trigger (时, 的时候, 以后) with no whole command before it and a command or a built-in function
@@ -110,7 +104,7 @@ def condition_inside_action(action: str, lex: AutomationLexicons) -> int | None:
     builtin_behaviours.txt). None when the span is one request (打开空调,
     查一下明天什么时候下雨), or holds none of those triggers (``lex.cutting_suffix_words``)."""
     low = lowered(action)
-    said = _RUN_ON_SELF.search(low)  # 洗衣机洗完了|自动断电: a known situation right before 了, running on into 自动
+    said = RUN_ON_SELF.search(low)  # 洗衣机洗完了|自动断电: a known situation right before 了, running on into 自动
     if said and lex.builtin_condition_words is not None and not lex.action_verbs.prefix(low) and any(
             m.end() in (said.start(), said.end()) for m in lex.builtin_condition_words.finditer(low[:said.end()])):
         return said.end()
