@@ -526,8 +526,8 @@ def _hesitation_demonstrative(rest: str, lex: SpokenLexicon) -> bool:
     return False
 
 
-_ASSISTANT_FIRSTS = "小阿"  # an assistant's name said as 小X or 阿X (小途, 小舟, 阿福), maybe with 同学 (小柚同学)
-_ASSISTANT_NAME = re.compile(f"[{_ASSISTANT_FIRSTS}]" + r"[\u4e00-\u9fff](?:同学)?")
+_ASSISTANT_FIRSTS = "小阿"  # an assistant's name said as 小X or 阿X (小途, 小舟, 阿福, 小V), maybe with 同学 (小柚同学)
+_ASSISTANT_NAME = re.compile(f"[{_ASSISTANT_FIRSTS}]" + r"[\u4e00-\u9fffa-zA-Z](?:同学)?")
 
 
 def _without_assistant_name(out: str, text: str, lex: SpokenLexicon) -> str:
@@ -545,8 +545,9 @@ def _without_assistant_name(out: str, text: str, lex: SpokenLexicon) -> str:
     name, rest = m.group(), out[m.end():]
     if rest.startswith("你好"):
         rest = rest[2:]
-    greeted = greeting or any(g + name in text.lower() for g in lex.greetings)  # 嘿 may have gone as a hesitation
-    if greeted or (name + name) in text or (rest and rest[0] in _PAUSE) or rest.startswith(lex.hesitations) \
+    said = text.lower()
+    greeted = greeting or any(g + name.lower() in said for g in lex.greetings)  # 嘿 may have gone as a hesitation
+    if greeted or (name + name).lower() in said or (rest and rest[0] in _PAUSE) or rest.startswith(lex.hesitations) \
             or rest.startswith(lex.command_starts):
         return rest
     return out
