@@ -241,10 +241,14 @@ def test_review_out_holds_errors_review_required_and_low_confidence_rows(trained
     path = tmp_path / "in.jsonl"
     write_input(path, INPUT_ROWS, "jsonl")
     out, review = tmp_path / "out.jsonl", tmp_path / "review.csv"
-    status, err = run(tmp_path, path, out, model=trained["path"], review_out=review, review_below=0.95)
+    assert run(tmp_path, path, out, model=trained["path"])[0] == 0
+    # a threshold inside the model's own spread of confidences: some scored rows fall below it, some do not
+    confidences = sorted(r["confidence"] for r in read_records(out) if "error" not in r)
+    below = (confidences[0] + confidences[-1]) / 2
+    status, err = run(tmp_path, path, out, model=trained["path"], review_out=review, review_below=below)
     assert status == 0, err
     recs = list(read_records(out))
-    expected = [r["id"] for r in recs if "error" in r or r["review_required"] or r["confidence"] < 0.95]
+    expected = [r["id"] for r in recs if "error" in r or r["review_required"] or r["confidence"] < below]
     rows = list(read_records(review, layout=REVIEW))
     assert [r["id"] for r in rows] == expected and "r3" in expected and 0 < len(rows) < len(recs)
     by_id = {r["id"]: r for r in rows}
