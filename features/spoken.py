@@ -362,7 +362,7 @@ def no_punct(text: str, seed: int = 0, lexicon: SpokenLexicon | None = None) -> 
 def numerals(text: str, seed: int = 0, lexicon: SpokenLexicon | None = None) -> str:
     """Digits said as Chinese numerals (24度 → 二十四度, 7点45 → 七点四十五), or the other way round
     when the query has no digits (二十四度 → 24度)."""
-    if re.search(r"\d", text):
+    if _DIGIT.search(text):
         return digits_as_said(text)
     return _to_digits(text)
 

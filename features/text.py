@@ -63,10 +63,15 @@ def context_state(context, candidates: tuple[str, ...] = ()) -> str:
         return state
     if any(any(m in (turn.get("text") or "") for m in candidates) for turn in context):
         return "prev_candidates"
-    answer = next((turn.get("text") or "" for turn in reversed(context) if turn.get("role") == "assistant"), "")
+    answer = last_turn_text(context, "assistant")
     if state == "prev_fast" and _LISTS.search(answer) and not _ASKS.search(answer):
         return "prev_listed"
     return state
+
+
+def last_turn_text(context, role: str) -> str:
+    """The text of the last earlier turn of ``role`` (``user`` or ``assistant``); "" when the context holds none."""
+    return next((turn.get("text") or "" for turn in reversed(context) if turn.get("role") == role), "")
 
 
 def _turn_state(context) -> str:

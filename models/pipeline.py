@@ -11,7 +11,7 @@ import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from fastslow.features.text import Utterance
+from fastslow.features.text import Utterance, last_turn_text
 from fastslow.models.automation.parser import AutomationParser
 from fastslow.models.capture.candidates import capture_candidates
 from fastslow.models.record import DEFAULT_MAX_QUERY_CHARS, InputError, build_record, error_record, validate_input
@@ -122,7 +122,7 @@ class FastslowModel:
         whole_routes, routed_pieces = routes[: len(wholes)], iter(zip(pieces, routes[len(wholes):]))
         follow_ups = [i for i, (item, u) in enumerate(zip(items, wholes)) if item["context"] and is_follow_up(u.text)]
         if follow_ups:  # few: the user's turn before each, routed as said alone
-            earlier = [{"query": last_user_turn(items[i]["context"]), "endpoint": items[i].get("endpoint"),
+            earlier = [{"query": last_turn_text(items[i]["context"], "user"), "endpoint": items[i].get("endpoint"),
                         "context": []} for i in follow_ups]
             for i, before in zip(follow_ups, self.router.route(self.with_parses(earlier))):
                 whole_routes[i] = asked_again(whole_routes[i], before)
@@ -134,11 +134,6 @@ class FastslowModel:
             utterances = [u for u, _ in pairs] if len(subs) > 1 else [utterance]
             analyses.append((whole, subs, automation, confidences, utterances))
         return analyses
-
-
-def last_user_turn(context: list[dict]) -> str:
-    """The text of the user's last earlier turn ("" when the context holds none)."""
-    return next((turn.get("text") or "" for turn in reversed(context) if turn.get("role") == "user"), "")
 
 
 def memo_key(item: dict) -> tuple:
