@@ -50,7 +50,7 @@ def test_the_retired_blind_sets_are_scored_by_default_as_dev_blind_vN():
     names = [automation_training.automation_dev_name(p) for p in args.automation_dev_also]
     expected = {"dev_v2", "dev_blind_v2", "dev_blind_v3", "dev_blind_v4", "dev_blind_v5", "dev_blind_v6", "dev_blind_v7",
                 "dev_blind_v8", "dev_blind_v9", "dev_blind_v10", "dev_blind_v11", "dev_blind_v12", "dev_blind_v13", "dev_blind_v14",
-                "dev_blind_v15", "dev_blind_v16", "dev_blind_v17", "dev_blind_v18", "dev_blind_v19",
+                "dev_blind_v15", "dev_blind_v16", "dev_blind_v17", "dev_blind_v18", "dev_blind_v19", "dev_blind_v20",
                 "dev_study_v3"}
     assert expected <= set(names)
     assert len(set(names)) == len(names)  # one name per set: their metrics never overwrite each other

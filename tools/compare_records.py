@@ -39,7 +39,7 @@ SNAPSHOT_FILES = ("data/fixtures/routing_v1.jsonl", "data/fixtures/automation_v1
                   "data/dev/routing_blind_v11.jsonl", "data/dev/routing_blind_v12.jsonl", "data/dev/routing_blind_v13.jsonl",
                   "data/dev/routing_blind_v14.jsonl", "data/dev/routing_blind_v15.jsonl",
                   "data/dev/routing_blind_v16.jsonl", "data/dev/routing_blind_v17.jsonl", "data/dev/routing_blind_v18.jsonl",
-                  "data/dev/routing_blind_v19.jsonl",
+                  "data/dev/routing_blind_v19.jsonl", "data/dev/routing_blind_v20.jsonl",
                   "data/automation/dev/automation_dev.jsonl", "data/automation/dev/automation_dev_v2.jsonl",
                   "data/automation/dev/automation_spoken_dev.jsonl", "data/automation/dev/automation_study_v3.jsonl",
                   "data/automation/dev/automation_blind.jsonl", "data/automation/dev/automation_blind_v1.jsonl",
@@ -53,7 +53,8 @@ SNAPSHOT_FILES = ("data/fixtures/routing_v1.jsonl", "data/fixtures/automation_v1
                   "data/automation/dev/automation_blind_v15.jsonl",
                   "data/automation/dev/automation_blind_v16.jsonl", "data/automation/dev/automation_blind_v17.jsonl",
                   "data/automation/dev/automation_blind_v18.jsonl",
-                  "data/automation/dev/automation_blind_v19.jsonl")
+                  "data/automation/dev/automation_blind_v19.jsonl",
+                  "data/automation/dev/automation_blind_v20.jsonl")
 TRAINING_FILES = ("data/train/core.jsonl", "data/train/generated.jsonl",
                   "data/automation/train/core.jsonl", "data/automation/train/generated.jsonl")
 FILES = SNAPSHOT_FILES + TRAINING_FILES

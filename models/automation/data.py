@@ -62,6 +62,8 @@ AUTOMATION_RETIRED_BLIND_V17_FILE = AUTOMATION_DIR / "dev" / "automation_blind_v
 AUTOMATION_RETIRED_BLIND_V18_FILE = AUTOMATION_DIR / "dev" / "automation_blind_v18.jsonl"
 #: the nineteenth, retired when the twentieth arrived (its figures had been read three times)
 AUTOMATION_RETIRED_BLIND_V19_FILE = AUTOMATION_DIR / "dev" / "automation_blind_v19.jsonl"
+#: the twentieth, retired when the twenty-first arrived (its figures had been read three times)
+AUTOMATION_RETIRED_BLIND_V20_FILE = AUTOMATION_DIR / "dev" / "automation_blind_v20.jsonl"
 #: 200 queries written from the spec alone for study (70 built-in behaviours), read with its errors
 AUTOMATION_STUDY_V3_FILE = AUTOMATION_DIR / "dev" / "automation_study_v3.jsonl"
 #: dev sets scored every run beside the hand-written dev set (``train.py --automation-dev-also``)
@@ -74,7 +76,7 @@ AUTOMATION_EXTRA_DEV_FILES = (AUTOMATION_DEV_V2_FILE, AUTOMATION_RETIRED_BLIND_V
                               AUTOMATION_RETIRED_BLIND_V14_FILE, AUTOMATION_RETIRED_BLIND_V15_FILE,
                               AUTOMATION_RETIRED_BLIND_V16_FILE, AUTOMATION_RETIRED_BLIND_V17_FILE,
                               AUTOMATION_RETIRED_BLIND_V18_FILE, AUTOMATION_RETIRED_BLIND_V19_FILE,
-                              AUTOMATION_STUDY_V3_FILE)
+                              AUTOMATION_RETIRED_BLIND_V20_FILE,                               AUTOMATION_STUDY_V3_FILE)
 AUTOMATION_FIXTURE_FILE = DATA_DIR / "fixtures" / "automation_v1.jsonl"
 AUTOMATION_BLIND_FILE = DATA_DIR / "blind" / "automation_blind.jsonl"  # ``expected`` groups, no markup
 

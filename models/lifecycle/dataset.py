@@ -52,6 +52,8 @@ RETIRED_BLIND_V17_FILE = DATA_DIR / "dev" / "routing_blind_v17.jsonl"
 RETIRED_BLIND_V18_FILE = DATA_DIR / "dev" / "routing_blind_v18.jsonl"
 #: the nineteenth, retired when the twentieth arrived (its figures had been read three times): ``dev_blind_v19``
 RETIRED_BLIND_V19_FILE = DATA_DIR / "dev" / "routing_blind_v19.jsonl"
+#: the twentieth, retired when the twenty-first arrived (its figures had been read three times): ``dev_blind_v20``
+RETIRED_BLIND_V20_FILE = DATA_DIR / "dev" / "routing_blind_v20.jsonl"
 #: written from the specs alone by someone who never saw the training data, and never studied: the
 #: router's temperature is fitted on it (its rows and errors are not read while changing the model)
 CALIBRATION_FILE = DATA_DIR / "calibration" / "routing_calibration.jsonl"
@@ -63,7 +65,7 @@ EXTRA_DEV_FILES = (RETIRED_BLIND_FILE, RETIRED_BLIND_V2_FILE, RETIRED_BLIND_V3_F
                    RETIRED_BLIND_V9_FILE, RETIRED_BLIND_V10_FILE, RETIRED_BLIND_V11_FILE, RETIRED_BLIND_V12_FILE,
                    RETIRED_BLIND_V13_FILE, RETIRED_BLIND_V14_FILE, RETIRED_BLIND_V15_FILE,
                    RETIRED_BLIND_V16_FILE, RETIRED_BLIND_V17_FILE, RETIRED_BLIND_V18_FILE,
-                   RETIRED_BLIND_V19_FILE, DEV_V2_FILE)
+                   RETIRED_BLIND_V19_FILE, RETIRED_BLIND_V20_FILE, DEV_V2_FILE)
 FIXTURE_FILE = FIXTURES_DIR / "routing_v1.jsonl"
 BLIND_DIR = DATA_DIR / "blind"
 BLIND_FILE = BLIND_DIR / "routing_blind.jsonl"

@@ -99,7 +99,7 @@ def build_parser(parser: argparse.ArgumentParser | None = None) -> argparse.Argu
     parser.add_argument("--dev", type=Path, default=DEV_FILE, help="hand-written dev set")
     parser.add_argument("--dev-also", type=Path, nargs="*", default=list(EXTRA_DEV_FILES), metavar="PATH",
                         help="more labelled dev sets, scored every run and reported as dev_<stem> (default: the "
-                             "retired blind sets routing_blind_vN → dev_blind_vN (N = 1 … 19), "
+                             "retired blind sets routing_blind_vN → dev_blind_vN (N = 1 … 20), "
                              "routing_dev_v2 → dev_v2); never trained on")
     parser.add_argument("--calibrate-on", type=Path, nargs="*", default=[CALIBRATION_FILE], metavar="PATH",
                         help="labelled sets written apart from the training data and never studied: the router's "
