@@ -1,6 +1,8 @@
 """Automation metrics that need no trained parser: the built-in behaviour count and the group structure."""
 
-from fastslow.models.automation.metrics import builtin_recognised, evaluate_automation, structure_matches
+from fastslow.models.automation.metrics import (
+    builtin_recognised, conditions_match, evaluate_automation, groups_match, structure_matches,
+)
 
 
 def group(condition, sub, builtin=False, intent=None):
@@ -56,3 +58,14 @@ def test_evaluation_reports_the_structure_beside_the_exact_groups():
              "expected": [group("熄火以后", "折叠后视镜", builtin=True)]}]
     ev = evaluate_automation(_Fixed([group("熄火以后", "后视镜自己折起来", builtin=True)]), rows, "x")
     assert (ev.metrics["automation_x_group_exact"], ev.metrics["automation_x_group_structure"]) == (0.0, 1.0)
+
+
+def test_no_groups_in_the_gold_is_no_automation_and_agrees_only_with_a_plain_parse():
+    plain = [group(None, "几点了", intent="查询")]
+    for agrees in (groups_match, structure_matches, conditions_match):
+        assert agrees(plain, [])
+        assert agrees([], [])
+        assert not agrees([group("周末的时候", "去哪里玩比较好")], [])  # a condition where there is none
+        assert not agrees([group("default", "查询备忘录")], [])
+        assert not agrees([group(None, "后视镜下翻", builtin=True)], [])
+        assert not agrees([], plain)  # the reverse: a plain request the parser dropped is still an error

@@ -11,6 +11,10 @@ Group structure is the same comparison without the subqueries' wording: as many 
 with the same intents. The spec rewrites actions beyond its listed rules (打开空调 said after 主驾有人上车时
 is 打开主驾空调), and writers differ in how far they reword an action (后视镜自己折起来 or 折叠后视镜); the
 structure says whether the parser found what triggers what kind of action, whatever the wording.
+
+No groups at all (``expected: []``) is how some writers mark a query that is no automation (几点了, 周末的时候
+一般去哪里玩): the spec has no such form (a plain request is one ``null`` group), so the parser never gives it, and
+any prediction without a condition, a ``default`` or a built-in group agrees with it, in every comparison.
 """
 
 from __future__ import annotations
@@ -37,14 +41,23 @@ def _intents_agree(pred: dict, gold: dict) -> bool:
                for p, g in zip(pred.get("querys") or [], gold.get("querys") or []))
 
 
+def no_automation(groups: list[dict]) -> bool:
+    """Do ``groups`` say the query is no automation: no condition, no ``default``, nothing built in?"""
+    return all(g.get("condition") is None and not g.get("builtin") for g in groups)
+
+
 def groups_match(pred: list[dict], gold: list[dict], intents: bool = True) -> bool:
     """Exact match of a query's groups (see the module doc)."""
+    if not gold:
+        return no_automation(pred)
     return len(pred) == len(gold) and all(
         _group_key(p) == _group_key(g) and (not intents or _intents_agree(p, g)) for p, g in zip(pred, gold))
 
 
 def structure_matches(pred: list[dict], gold: list[dict]) -> bool:
     """The groups agree in everything but the subqueries' wording (see the module doc)."""
+    if not gold:
+        return no_automation(pred)
     return len(pred) == len(gold) and all(
         _group_key(p, wording=False) == _group_key(g, wording=False) and _intents_agree(p, g)
         for p, g in zip(pred, gold))
@@ -58,6 +71,8 @@ def rules_output(text: str, spans, lexicons) -> list[dict]:
 
 def conditions_match(pred: list[dict], gold: list[dict]) -> bool:
     """The query's conditions, in order, are exactly the gold ones (``default`` and null included)."""
+    if not gold:
+        return no_automation(pred)
     return [g.get("condition") for g in pred] == [g.get("condition") for g in gold]
 
 
