@@ -536,6 +536,21 @@ def test_a_second_condition_that_leaves_out_its_subject_is_cut_after_the_command
     assert repaired("[A:打开座椅通风][C:车里超过三十度的时候]") == [(None, ["打开座椅通风"]), ("车里超过三十度的时候", [])]
 
 
+def test_a_command_of_a_condition_running_on_into_a_bare_event_of_its_own_is_cut_there():
+    # 不向左回溯 with no pause and no trigger word: two events side by side, each with its command
+    assert repaired("[C:到家][A:开灯离家][A:关灯]") == [("到家", ["开灯"]), ("离家", ["关灯"])]
+    assert repaired("[C:下雨][A:关天窗天晴开天窗]") == [("下雨", ["关天窗"]), ("天晴", ["开天窗"])]
+    assert repaired("[C:主驾上车][A:开主驾座椅加热副驾上车开副驾座椅加热]") == \
+        [("主驾上车", ["开主驾座椅加热"]), ("副驾上车", ["开副驾座椅加热"])]
+    # an event as the object of the command is no condition of its own
+    assert repaired("[C:下班的时候][A:导航回家]") == [("下班的时候", ["导航回家"])]
+
+
+def test_a_day_said_last_before_a_time_belongs_to_the_condition_after_it():
+    assert repaired("[C:周一早上][A:提醒我开例会周五][C:下午][A:提醒我写周报]") == \
+        [("周一早上", ["提醒我开例会"]), ("周五下午", ["提醒我写周报"])]
+
+
 def test_a_second_condition_starts_at_the_person_it_happens_to():
     assert repaired("[C:老人上车时打开座椅加热老人下车后][A:提醒我关座椅加热]") == \
         [("老人上车时", ["打开座椅加热"]), ("老人下车后", ["提醒我关座椅加热"])]
@@ -549,6 +564,16 @@ def test_a_day_said_first_is_the_condition_of_a_reminder_or_command_after_it():
     assert repaired("[A:下周三提醒我还书]") == [("下周三", ["提醒我还书"])]
     assert repaired("[A:今天好热，把空调打开]") == [(None, ["今天好热，把空调打开"])]
     assert repaired("[A:今晚有什么好看的电影]") == [(None, ["今晚有什么好看的电影"])]
+
+
+def test_a_question_after_a_trigger_asks_and_sets_up_nothing():
+    # asked how or where, a verb is no request; the trigger is what the question is about
+    assert repaired("[C:晚上开车的时候][A:远光灯怎么开]") == [(None, ["晚上开车的时候远光灯怎么开"])]
+    assert repaired("[C:周末的时候][A:一般去哪里玩比较好]") == [(None, ["周末的时候一般去哪里玩比较好"])]
+    assert repaired("[C:下车的时候][A:要注意点什么]") == [(None, ["下车的时候要注意点什么"])]
+    # a request asked as a question stays a task: its verb is asked for, not about
+    assert repaired("[C:下雨的时候][A:能不能把天窗关上]") == [("下雨的时候", ["能不能把天窗关上"])]
+    assert repaired("[C:到家的时候][A:提醒我明天天气怎么样]")[0][0] == "到家的时候"
 
 
 def test_an_action_fragment_joins_the_action_it_touches():

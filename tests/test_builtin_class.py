@@ -555,6 +555,8 @@ def test_the_cars_behaviours_stay_the_cars():
 def test_a_set_time_makes_a_known_behaviour_the_users_task():
     assert builtin_domain("家门没关好的时候", ["报警"], LEX) == "home"
     assert builtin_domain("每天晚上十点半家门没关好的时候", ["报警"], LEX) is None
+    assert builtin_domain("下车后", ["打开哨兵模式"], LEX) == "car"
+    assert builtin_domain("下车后持续三个小时", ["打开哨兵模式"], LEX) is None  # how long: the user says
 
 
 @pytest.mark.parametrize("condition, actions, builtin", [
@@ -564,6 +566,7 @@ def test_a_set_time_makes_a_known_behaviour_the_users_task():
     ("洗衣机洗完了", ["断电"], False),                   # not said to happen by itself
     ("每天晚上十点洗衣机洗完了", ["自动断电"], False),    # a clock time the user sets
     ("空调开着的时候", ["自动关窗"], False),              # 空调 is the car's too: no home appliance alone
+    ("燃气灶开了两个小时以后", ["自动断气"], False),      # an amount of time the user sets
 ])
 def test_a_home_appliance_doing_something_by_itself_in_its_own_state_is_built_in(condition, actions, builtin):
     assert is_builtin(condition, actions, LEX) is builtin

@@ -9,7 +9,7 @@ from typing import Sequence
 
 from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.models.automation.rules.markup import lowered
-from fastslow.models.automation.rules.words import REMIND, devices_in, has_clock
+from fastslow.models.automation.rules.words import REMIND, TIME_AMOUNT, devices_in, has_clock
 
 DEFAULT = "default"
 
@@ -149,10 +149,11 @@ def function_prefix(low: str, lex: AutomationLexicons) -> str | None:
 
 
 def _set_time(condition: str, lex: AutomationLexicons) -> bool:
-    """A clock time, a day or a weekday in the condition (每天晚上十点半如果车库门没关): a time the user sets, so
-    the task is the user's own, whatever the car senses besides."""
+    """A clock time, a day, a weekday or an amount of time in the condition (每天晚上十点半如果车库门没关, 空调开了两个
+    小时以后): a time the user sets, so the task is the user's own, whatever the car or the appliance senses besides."""
     low = lowered(condition)
-    return has_clock(low) or any(cat in ("day", "week") for *_, cat in lex.time_words.find(low))
+    return has_clock(low) or bool(TIME_AMOUNT.search(low)) \
+        or any(cat in ("day", "week") for *_, cat in lex.time_words.find(low))
 
 
 def _function_words(action: str, lex: AutomationLexicons) -> set[str]:

@@ -11,11 +11,9 @@ from fastslow.models.automation.rules.analysis import TextAnalysis
 from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
 from fastslow.models.automation.rules.words import (
     NEGATION_BEFORE, RUN_ON_SHORT, clock_times, devices_in, has_time_expression, has_verb, is_bare_device,
-    is_fragment, is_plain_command, is_super_task_mention,
+    TIME_AMOUNT, is_fragment, is_plain_command, is_super_task_mention, is_whole_request,
 )
 
-#: an amount of time said before a delay or a duration (一个半小时, 两个钟头, 四十五分钟后)
-_TIME_AMOUNT = re.compile(r"(?:\d+|[零一二两三四五六七八九十百几]+)个?半?(?:个)?(?:小时|钟头|分钟|分|秒钟|秒|刻钟)(?:后|以后|之后|过后)?")
 #: a number said in digits or in Chinese numerals (1.5, 一个半 of 一个半小时: its 一)
 _NUMBER = r"(?:\d+(?:\.\d+)?|[零一二两三四五六七八九十百半几]+)"
 #: an amount of time said whole (一个半小时, 两个钟头, 1.5小时, 半个小时)
@@ -278,18 +276,19 @@ def whole_words_at_edges(analysis: TextAnalysis, spans: Sequence[Span]) -> list[
     out = list(spans)
     if not any(sp.kind == "C" and sp.start > 0 for sp in out):
         return out  # only a condition span with text before it changes: what it takes comes from before it
-    words = [(a, b) for a, b, *_ in analysis.found["events"]] + [m.span() for m in _TIME_AMOUNT.finditer(analysis.low)]
+    words = [(a, b) for a, b, *_ in analysis.found["events"]] + [m.span() for m in TIME_AMOUNT.finditer(analysis.low)]
+    days = [(a, b) for a, b, _, cat in analysis.found["time_words"] if cat in ("day", "week")]
     prefixes = lex.triggers.terms("prefix")
     for k, cur in enumerate(out):
         if cur.kind != "C":
             continue
         prev = out[k - 1] if k > 0 else None
         if prev is not None and prev.kind == "A" and prev.end == cur.start:
-            ending = [(a, b) for a, b in words if b == prev.end and a > prev.start]
-            if ending:  # 创建一个智能场景下班|上车的时候: an event said last belongs to the condition after it
+            ending = [(a, b) for a, b in words + days if b == prev.end and a > prev.start]
+            if ending:  # 创建一个智能场景下班|上车的时候, 提醒我开例会周五|下午: said last, it opens the condition after it
                 a = min(a for a, _ in ending)
                 rest = text[prev.start:a]
-                if not is_fragment(rest, lex) and (is_super_task_mention(rest, lex) or is_plain_command(rest, lex)):
+                if not is_fragment(rest, lex) and (is_super_task_mention(rest, lex) or is_whole_request(rest, lex)):
                     out[k - 1] = prev = Span("A", prev.start, a, rest, prev.intent)
                     out[k] = cur = Span("C", a, cur.end, text[a:cur.end], cur.intent)
                     continue

@@ -76,16 +76,23 @@ def question_as_said(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span
     lex, found = analysis.lex, analysis.found
     if lex.questions is None or not any(sp.kind == "C" for sp in spans):
         return list(spans)
-    if any(sp.kind not in "CA" for sp in spans) or not found["questions"] or found["action_verbs"] \
+    if any(sp.kind not in "CA" for sp in spans) or not found["questions"] \
+            or any(_requested(analysis, spans, a, b) for a, b, *_ in found["action_verbs"]) \
             or found["reminder_verbs"] or found["super_task"] or found["once"] \
             or any(cat == "item" for *_, cat in found["memo"]):  # 明天有什么安排: a memo query
         return list(spans)
-    for sp in spans:
-        cond = lowered(sp.text) if sp.kind == "C" else ""
-        times = [(a, b) for a, b, *_ in lex.time_words.find(cond)]
-        if any(not any(ta <= a and b <= tb for ta, tb in times) for a, b, *_ in lex.triggers.find(cond)):
-            return list(spans)  # a trigger of its own (下雨的时候), not the 后 of 后天
     text = analysis.text
     body = text.strip(EDGE_PUNCT)
     start = text.index(body) if body else 0
     return [Span("A", start, start + len(body), body)]
+
+
+def _requested(analysis: TextAnalysis, spans: Sequence[Span], at: int, end: int) -> bool:
+    """Is the action verb at ``at``…``end`` a request: in no condition span, and neither asked how (远光灯怎么开)
+    nor asked where or what (去哪里玩比较好)?"""
+    if any(sp.kind == "C" and sp.start <= at < sp.end for sp in spans):
+        return False
+    questions = analysis.found["questions"]
+    asked_how = any(b == at and cat == "how" for _, b, _, cat in questions)
+    asked_where = any(a == end and cat in ("where", "which", "what") for a, _, _, cat in questions)
+    return not (asked_how or asked_where)

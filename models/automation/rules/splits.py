@@ -16,8 +16,8 @@ from fastslow.models.automation.rules.starts import (
 )
 from fastslow.models.automation.rules.words import (
     clock_times, comparison_prefix, has_time_expression, has_verb, is_bare_device, is_plain_command,
-    is_plain_question, is_super_task_mention, management_after_command, may_hold_command, plain_breaks,
-    sentence_break, sequence_connector, strip_fillers, takes_place, time_prefix,
+    is_plain_question, is_super_task_mention, is_whole_request, management_after_command, may_hold_command,
+    plain_breaks, sentence_break, sequence_connector, strip_fillers, takes_place, time_prefix,
 )
 
 _SENTENCE_STOPS = re.compile("[。！？；!?;]+")
@@ -241,10 +241,11 @@ def split_second_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> lis
     (提醒我带伞|中午十二点|提醒我订餐, 提醒我减速|到公司后|关掉空调) is the action, the condition and the command:
     spec 不向左回溯, each condition binds the command after it. See ``second_condition`` for when it is cut. After a
     condition, an action span said after a pause that starts with a change of state and then a whole command
-    (下雨时关闭车窗，|雨停了|打开车窗) is that state's condition and its command (``state_change``)."""
+    (下雨时关闭车窗，|雨停了|打开车窗) is that state's condition and its command (``state_change``). The command of a
+    condition that runs on into a bare event and its command (到家|开灯离家关灯) is cut there too (``second_event``)."""
     text, lex = analysis.text, analysis.lex
     out: list[Span] = []
-    for sp in spans:
+    for sp in _event_run_ons_cut(text, spans, lex):
         if sp.kind == "A" and any(o.kind == "C" for o in out) and out[-1].kind == "A" \
                 and text[out[-1].end:sp.start].strip(" ") in _PAUSES:
             said = state_change(sp.text, lex)
@@ -259,7 +260,10 @@ def split_second_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> lis
                 out += [Span("A", sp.start, c, text[sp.start:c], sp.intent), Span("C", c, a, text[c:a]),
                         Span("A", a, sp.end, text[a:sp.end])]
                 continue
-        cut = second_condition(sp.text, lex) if sp.kind == "A" else None
+        cut = None
+        if sp.kind == "A":
+            after_condition = bool(out) and out[-1].kind == "C"
+            cut = second_condition(sp.text, lex) or (second_event(sp.text, lex) if after_condition else None)
         if cut is None:
             out.append(sp)
             continue
@@ -281,7 +285,7 @@ def second_condition(action: str, lex: AutomationLexicons) -> tuple[int, int] | 
     starts = set(time_starts(low, lex)) | set(spoken_condition_starts(low, lex)) | set(
         condition_starts(low, lex, events=True, compared=True))
     for p in sorted(q for q in starts if q >= 3):
-        if not _whole_before_condition(action[:p], lex):
+        if not is_whole_request(action[:p], lex):
             continue
         end = time_prefix(low[p:], lex) or next(
             (b for a, b, _, cat in lex.triggers.find(low[p:]) if cat == "suffix" and b < len(low) - p), 0) \
@@ -289,6 +293,39 @@ def second_condition(action: str, lex: AutomationLexicons) -> tuple[int, int] | 
         rest = strip_fillers(action[p + end:], lex)
         if end and (is_plain_command(rest, lex) or lex.reminder_verbs.prefix(lowered(rest))):
             return p, p + end
+    return None
+
+
+def _event_run_ons_cut(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """Two action spans after a condition that touch and together run on into a bare event of their own and its
+    command (到家|开灯离家|关灯), cut where ``second_event`` says: the command, the event, its command."""
+    out: list[Span] = []
+    for sp in spans:
+        if sp.kind == "A" and len(out) >= 2 and out[-1].kind == "A" and out[-2].kind == "C" \
+                and out[-1].end == sp.start:
+            start = out[-1].start
+            cut = second_event(text[start:sp.end], lex)
+            if cut:
+                c, a = start + cut[0], start + cut[1]
+                out[-1:] = [Span("A", start, c, text[start:c], out[-1].intent), Span("C", c, a, text[c:a])]
+                sp = Span("A", a, sp.end, text[a:sp.end], sp.intent)
+        out.append(sp)
+    return out
+
+
+def second_event(action: str, lex: AutomationLexicons) -> tuple[int, int] | None:
+    """(where the condition starts, where its command starts) inside ``action``, the command of a condition, when
+    it runs on into a bare event of its own (到家开灯|离家|关灯, 进隧道开大灯|出隧道|关大灯, 主驾上车开主驾座椅加热|副驾上车|
+    开副驾座椅加热): a whole command, an event word (events.txt, with the seat it happens at and a 了 after it), then a
+    plain command. Cut only in the command of a condition, whose two events stand side by side; 导航回家 is one
+    command, its 回家 no event after a whole command."""
+    low = lowered(action)
+    for a, b, *_ in lex.events.find(low):
+        seat = next((s for s, e, *_ in lex.positions.find(low[:a]) if e == a), a)
+        end = b + (low[b:b + 1] == "了")
+        if seat >= _SHORTEST and is_whole_request(action[:seat], lex) \
+                and is_plain_command(strip_fillers(action[end:], lex), lex):
+            return seat, end
     return None
 
 
@@ -305,7 +342,7 @@ def state_change_after_command(action: str, lex: AutomationLexicons) -> tuple[in
         return None
     for p in range(max(3, j - 6), j - 1):
         said = state_change(action[p:], lex)
-        if said == j + 1 - p and _whole_before_condition(action[:p], lex):
+        if said == j + 1 - p and is_whole_request(action[:p], lex):
             return p, p + said
     return None
 
@@ -318,16 +355,6 @@ def state_change(action: str, lex: AutomationLexicons) -> int:
     if m is None or has_verb(m.group("state"), lex) or lex.reminder_verbs.prefix(lowered(action)):
         return 0
     return m.end() if is_plain_command(action[m.end():], lex) else 0
-
-
-def _whole_before_condition(head: str, lex: AutomationLexicons) -> bool:
-    """Is ``head`` a request on its own: a plain command, or a reminder whose content is said before any time?"""
-    low = lowered(strip_fillers(head, lex))
-    verb = lex.reminder_verbs.prefix(low)
-    if verb:
-        content = low[len(verb):]
-        return bool(content) and not has_time_expression(content, lex) and lex.triggers.search(content) is None
-    return is_plain_command(head, lex)
 
 
 def _name_with_own_verb(text: str, lex: AutomationLexicons) -> bool:

@@ -122,6 +122,8 @@ _CN_NUM = "零一二两三四五六七八九十百半"
 CLOCK = re.compile(rf"(\d+|[{_CN_NUM}]+)(点|點|:\d\d|号|日|月份|月)")
 #: a character every match of ``CLOCK`` holds
 CLOCK_MARKS = frozenset("点點:号日月")
+#: an amount of time said before a delay or a duration (一个半小时, 两个钟头, 四十五分钟后)
+TIME_AMOUNT = re.compile(r"(?:\d+|[零一二两三四五六七八九十百几]+)个?半?(?:个)?(?:小时|钟头|分钟|分|秒钟|秒|刻钟)(?:后|以后|之后|过后)?")
 _DURATION_AFTER = re.compile(rf"(\d+|[{_CN_NUM}几]+)(个)?(分钟|小时|钟头|秒钟|秒|天|周|刻钟)(后|以后|之后)")
 _AFTER_ONE_OCLOCK = re.compile(r"(钟|半|\d|[一二三四五六七八九十]+分)")
 _HOUR_ONLY = re.compile(r".+点钟?|.+:")
@@ -328,6 +330,17 @@ def is_plain_command(text: str, lex: AutomationLexicons) -> bool:
     if lex.triggers.search(low) is None:
         return True  # no trigger word at all: blanking names out cannot add one
     return not any(cat != "prefix" or b - a >= 2 for a, b, _, cat in lex.triggers.find(signal_text(text, lex)))
+
+
+def is_whole_request(head: str, lex: AutomationLexicons) -> bool:
+    """Is ``head`` a request on its own, said before a condition: a plain command, or a reminder whose content is
+    said before any time (提醒我开例会, not 提醒我下午)?"""
+    low = lowered(strip_fillers(head, lex))
+    verb = lex.reminder_verbs.prefix(low)
+    if verb:
+        content = low[len(verb):]
+        return bool(content) and not has_time_expression(content, lex) and lex.triggers.search(content) is None
+    return is_plain_command(head, lex)
 
 
 def is_plain_question(text: str, lex: AutomationLexicons) -> bool:
