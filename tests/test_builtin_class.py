@@ -557,6 +557,7 @@ def test_a_set_time_makes_a_known_behaviour_the_users_task():
     assert builtin_domain("每天晚上十点半家门没关好的时候", ["报警"], LEX) is None
     assert builtin_domain("下车后", ["打开哨兵模式"], LEX) == "car"
     assert builtin_domain("下车后持续三个小时", ["打开哨兵模式"], LEX) is None  # how long: the user says
+    assert builtin_domain("连续开车超过四小时", ["提醒我"], LEX) == "car"  # a threshold the car watches
 
 
 @pytest.mark.parametrize("condition, actions, builtin", [

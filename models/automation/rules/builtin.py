@@ -149,11 +149,12 @@ def function_prefix(low: str, lex: AutomationLexicons) -> str | None:
 
 
 def _set_time(condition: str, lex: AutomationLexicons) -> bool:
-    """A clock time, a day, a weekday or an amount of time in the condition (每天晚上十点半如果车库门没关, 空调开了两个
-    小时以后): a time the user sets, so the task is the user's own, whatever the car or the appliance senses besides."""
+    """A clock time, a day, a weekday, a delay or a duration in the condition (每天晚上十点半如果车库门没关, 空调开了两个
+    小时以后, 下车后持续三个小时): a time the user sets, so the task is the user's own, whatever the car or the
+    appliance senses besides. A threshold the car watches (连续开车超过四小时) is no such time."""
     low = lowered(condition)
-    return has_clock(low) or bool(TIME_AMOUNT.search(low)) \
-        or any(cat in ("day", "week") for *_, cat in lex.time_words.find(low))
+    return has_clock(low) or any(cat in ("day", "week") for *_, cat in lex.time_words.find(low)) \
+        or any(m.group().endswith("后") or low[:m.start()].endswith("持续") for m in TIME_AMOUNT.finditer(low))
 
 
 def _function_words(action: str, lex: AutomationLexicons) -> set[str]:
