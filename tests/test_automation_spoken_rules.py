@@ -741,3 +741,20 @@ def test_what_a_message_is_to_say_stays_in_it():
     assert repaired("[A:打开空调]，[D:二十分钟]") == [("持续二十分钟", ["打开空调"])]
     assert repaired("[A:给老婆发消息说我到了]，[C:到家的时候][A:打开空调]") == \
         [(None, ["给老婆发消息说我到了"]), ("到家的时候", ["打开空调"])]
+
+
+def test_a_number_said_with_dian_that_is_no_hour_is_part_of_the_request():
+    # a radio frequency is no clock time: the tagger's condition goes back to the request it belongs to
+    assert repaired("[A:打开电台FM][C:一零三点七]") == [(None, ["打开电台FM一零三点七"])]
+    assert repaired("[C:收听一零三点九][A:交通台]") == [(None, ["收听一零三点九交通台"])]
+    assert repaired("[C:九点半][A:把空调打开]") == [("九点半", ["把空调打开"])]  # an hour stays a condition
+
+
+def test_a_value_set_is_a_request_and_a_value_reached_a_condition():
+    assert repaired("[A:把灯打开] [C:亮度调到百分之五十]") == [(None, ["把灯打开", "亮度调到百分之五十"])]
+    assert repaired("[C:电量到百分之二十][A:提醒我]")[0][0] == "电量到百分之二十"
+    assert repaired("[C:温度调到二十六度的时候][A:打开风扇]")[0][0] == "温度调到二十六度的时候"
+
+
+def test_a_percent_sign_stays_with_its_number():
+    assert repaired("[A:把灯打开][A:亮度调到50]%") == [(None, ["把灯打开", "亮度调到50%"])]

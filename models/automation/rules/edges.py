@@ -101,6 +101,17 @@ def whole_amounts(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
     return [sp for sp in out if sp is not None]
 
 
+def percent_sign_kept(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A span that ends on a number right before a % no span covers takes it (亮度调到50|%): it is the number's."""
+    text = analysis.text
+    if "%" not in text:
+        return list(spans)
+    starts = {sp.start for sp in spans}
+    return [Span(sp.kind, sp.start, sp.end + 1, text[sp.start:sp.end + 1], sp.intent)
+            if text[sp.end:sp.end + 1] == "%" and sp.end not in starts and sp.text[-1:].isdigit() else sp
+            for sp in spans]
+
+
 _LASTING = "持续"
 
 

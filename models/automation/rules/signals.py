@@ -10,6 +10,7 @@ from typing import Sequence
 from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.models.automation.rules.analysis import TextAnalysis, analyse
 from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
+from fastslow.models.automation.rules.words import CLOCK, has_clock
 
 
 def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
@@ -67,6 +68,55 @@ def demote_signalless_conditions(analysis: TextAnalysis, spans: Sequence[Span]) 
         out.append(sp)
         demoted = was_condition
     return out
+
+
+def _conditions_as_requests(analysis: TextAnalysis, spans: Sequence[Span], is_request) -> list[Span]:
+    """The condition spans ``is_request(lowered text)`` holds to be part of the request become actions, one with the
+    action spans they touch."""
+    text = analysis.text
+    out: list[Span] = []
+    demoted = False  # was the last span of ``out`` such a condition, or joined to one?
+    for sp in spans:
+        was_condition = sp.kind == "C" and is_request(lowered(sp.text))
+        if was_condition:
+            sp = Span("A", sp.start, sp.end, sp.text, sp.intent)
+        if sp.kind == "A" and out and out[-1].kind == "A" and out[-1].end == sp.start and (demoted or was_condition):
+            prev = out.pop()
+            sp = Span("A", prev.start, sp.end, text[prev.start:sp.end], prev.intent)
+            was_condition = True
+        out.append(sp)
+        demoted = was_condition
+    return out
+
+
+def numbers_with_no_time(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A condition span whose only signal is a number said with 点 that is no clock time (FM一零三点七, 九十七点四: a
+    frequency; ``has_clock``) is part of the request."""
+    lex = analysis.lex
+    if "点" not in analysis.low or not any(sp.kind == "C" for sp in spans):
+        return list(spans)
+    return _conditions_as_requests(analysis, spans, lambda low: "点" in low and not has_clock(low)
+                                   and not lex.signal(CLOCK.sub("", low)))
+
+
+def settings_as_requests(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A condition span that sets a value and holds no trigger or event word (亮度调到百分之五十, 温度设成二十六度) is
+    a request: the amount is what it is set to, not a threshold reached (电量到百分之二十)."""
+    lex = analysis.lex
+    if not any(sp.kind == "C" for sp in spans) \
+            or not any(cat == "adjust" for *_, cat in analysis.found["action_verbs"]):
+        return list(spans)
+
+    def sets_a_value(low: str) -> bool:
+        setting = [(a, b) for a, b, _, cat in lex.action_verbs.find(low) if cat == "adjust" and _AMOUNT_NEXT.match(low, b)]
+        return bool(setting) and not lex.events.find(low) and all(  # the 到 of 调到 is the verb's, no trigger
+            any(a <= ta and tb <= b for a, b in setting) for ta, tb, *_ in lex.triggers.find(low))
+
+    return _conditions_as_requests(analysis, spans, sets_a_value)
+
+
+#: what a verb that sets a value is followed by when the value is an amount (百分之五十, 二十六度, 50, 三档)
+_AMOUNT_NEXT = re.compile(r"百分之|\d|[零一二两三四五六七八九十]")
 
 
 def question_as_said(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:

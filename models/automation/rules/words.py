@@ -159,6 +159,8 @@ def has_clock(low: str) -> bool:
             continue
         if m.group(2) in ("号", "日") and _number(m.group(1)) > 31:
             continue  # 九十五号的油, 一百号: a grade or a number, no day of the month
+        if m.group(2) == "点" and _number(m.group(1)) > 24:
+            continue  # 九十七点四, 一零三点七: a radio frequency or a decimal, no hour
         return True
     return False
 
