@@ -542,6 +542,13 @@ def test_a_command_of_a_condition_running_on_into_a_bare_event_of_its_own_is_cut
     assert repaired("[C:下雨][A:关天窗天晴开天窗]") == [("下雨", ["关天窗"]), ("天晴", ["开天窗"])]
     assert repaired("[C:主驾上车][A:开主驾座椅加热副驾上车开副驾座椅加热]") == \
         [("主驾上车", ["开主驾座椅加热"]), ("副驾上车", ["开副驾座椅加热"])]
+    # the tagger's cut after the second condition, or a 就 it left out, changes nothing
+    assert repaired("[C:温度高于二十八度][A:开空调低于二十度][A:开暖气]") == \
+        [("温度高于二十八度", ["开空调"]), ("低于二十度", ["开暖气"])]
+    assert repaired("[C:下午三点][A:提醒我开会五点][A:提醒我去接孩子]") == \
+        [("下午三点", ["提醒我开会"]), ("五点", ["提醒我去接孩子"])]
+    assert repaired("[C:我出门]就[A:打开扫地机我回]来就[A:关掉扫地机]") == \
+        [("我出门", ["打开扫地机"]), ("我回来", ["关掉扫地机"])]
     # an event as the object of the command is no condition of its own
     assert repaired("[C:下班的时候][A:导航回家]") == [("下班的时候", ["导航回家"])]
 

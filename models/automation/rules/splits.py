@@ -245,7 +245,7 @@ def split_second_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> lis
     condition that runs on into a bare event and its command (到家|开灯离家关灯) is cut there too (``second_event``)."""
     text, lex = analysis.text, analysis.lex
     out: list[Span] = []
-    for sp in _event_run_ons_cut(text, spans, lex):
+    for sp in _run_ons_cut(text, spans, lex):
         if sp.kind == "A" and any(o.kind == "C" for o in out) and out[-1].kind == "A" \
                 and text[out[-1].end:sp.start].strip(" ") in _PAUSES:
             said = state_change(sp.text, lex)
@@ -267,18 +267,23 @@ def split_second_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> lis
         if cut is None:
             out.append(sp)
             continue
-        c, a = sp.start + cut[0], sp.start + cut[1]
-        out += [Span("A", sp.start, c, text[sp.start:c], sp.intent), Span("C", c, a, text[c:a]),
-                Span("A", a, sp.end, text[a:sp.end])]
+        out += _cut_at(text, sp.start, sp.end, cut, sp.intent)
     return out
 
 
-def second_condition(action: str, lex: AutomationLexicons) -> tuple[int, int] | None:
-    """(where the condition starts, where its command starts) inside ``action``, or None. Cut only where
-    everything is whole: before the condition a plain command or a reminder with content of its own (提醒我带伞;
+def _cut_at(text: str, start: int, end: int, cut: tuple[int, int, int], intent) -> list[Span]:
+    """The spans of ``text[start:end]`` cut where ``cut`` says (``second_condition``'s places in it): the command,
+    the condition, its command."""
+    c, e, a = (start + k for k in cut)
+    return [Span("A", start, c, text[start:c], intent), Span("C", c, e, text[c:e]), Span("A", a, end, text[a:end])]
+
+
+def second_condition(action: str, lex: AutomationLexicons) -> tuple[int, int, int] | None:
+    """(where the condition starts, where it ends, where its command starts) inside ``action``, or None. Cut only
+    where everything is whole: before the condition a plain command or a reminder with content of its own (提醒我带伞;
     提醒我下午三点开会 keeps its time as the reminder's content, spec 提醒我说), then a time point (中午十二点), a
-    condition ending in a suffix trigger (到公司后) or a state compared with an amount (低于二十二度), then a plain
-    command or a reminder (提醒我订餐, 关掉空调)."""
+    condition ending in a suffix trigger (到公司后), a state compared with an amount (低于二十二度) or what is said
+    before 就 (我回来|就), then, after a 就 if one is said, a plain command or a reminder (提醒我订餐, 关掉空调)."""
     low = lowered(action)
     if len(low) < 8 or (not has_time_expression(low, lex) and lex.triggers.search(low) is None):
         return None
@@ -289,43 +294,63 @@ def second_condition(action: str, lex: AutomationLexicons) -> tuple[int, int] | 
             continue
         end = time_prefix(low[p:], lex) or next(
             (b for a, b, _, cat in lex.triggers.find(low[p:]) if cat == "suffix" and b < len(low) - p), 0) \
-            or comparison_prefix(low[p:], lex, subject=False) or comparison_prefix(low[p:], lex)
-        rest = strip_fillers(action[p + end:], lex)
+            or comparison_prefix(low[p:], lex, subject=False) or comparison_prefix(low[p:], lex) \
+            or _said_before_then(low[p:], lex)
+        command = p + end + (low[p + end:p + end + 1] == "就")
+        rest = strip_fillers(action[command:], lex)
         if end and (is_plain_command(rest, lex) or lex.reminder_verbs.prefix(lowered(rest))):
-            return p, p + end
+            return p, p + end, command
     return None
 
 
-def _event_run_ons_cut(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
-    """Two action spans after a condition that touch and together run on into a bare event of their own and its
-    command (到家|开灯离家|关灯), cut where ``second_event`` says: the command, the event, its command."""
+#: the most characters a condition said before 就 inside a run of commands may have (我回来|就…)
+_BEFORE_THEN_REACH = 6
+
+
+def _said_before_then(low: str, lex: AutomationLexicons) -> int:
+    """How many characters at the start of ``low`` are said before a 就 that ends them as a condition (spec
+    复合条件完整性: 就 之前的所有内容整体构成 condition): a few words that start with no request verb; 0 when none."""
+    j = low.find("就", 1, _BEFORE_THEN_REACH + 1)
+    return j if j > 0 and lex.action_verbs.prefix(low) is None and not lex.reminder_verbs.prefix(low) else 0
+
+
+def _run_ons_cut(text: str, spans: Sequence[Span], lex: AutomationLexicons) -> list[Span]:
+    """Two action spans after a condition that touch and together run on into a condition of their own and its
+    command, the tagger's cut put after that condition (到家|开灯离家|关灯, 温度高于二十八度|开空调低于二十度|开暖气,
+    下午三点|提醒我开会五点|提醒我去接孩子), cut where ``second_condition`` or ``second_event`` says: the command, the
+    condition, its command."""
     out: list[Span] = []
     for sp in spans:
         if sp.kind == "A" and len(out) >= 2 and out[-1].kind == "A" and out[-2].kind == "C" \
-                and out[-1].end == sp.start:
-            start = out[-1].start
-            cut = second_event(text[start:sp.end], lex)
+                and _THEN_GAP.fullmatch(text, out[-1].end, sp.start):
+            said = text[out[-1].start:sp.end]
+            cut = second_condition(said, lex) or second_event(said, lex)
             if cut:
-                c, a = start + cut[0], start + cut[1]
-                out[-1:] = [Span("A", start, c, text[start:c], out[-1].intent), Span("C", c, a, text[c:a])]
-                sp = Span("A", a, sp.end, text[a:sp.end], sp.intent)
+                *before, sp = _cut_at(text, out[-1].start, sp.end, cut, out[-1].intent)
+                out[-1:] = before
         out.append(sp)
     return out
 
 
-def second_event(action: str, lex: AutomationLexicons) -> tuple[int, int] | None:
-    """(where the condition starts, where its command starts) inside ``action``, the command of a condition, when
-    it runs on into a bare event of its own (到家开灯|离家|关灯, 进隧道开大灯|出隧道|关大灯, 主驾上车开主驾座椅加热|副驾上车|
-    开副驾座椅加热): a whole command, an event word (events.txt, with the seat it happens at and a 了 after it), then a
-    plain command. Cut only in the command of a condition, whose two events stand side by side; 导航回家 is one
-    command, its 回家 no event after a whole command."""
+#: what the tagger may leave out between the command of a second condition and the one before it: the condition's
+#: last characters and its 就 (提醒我充电电量低于|十就|关掉空调), or nothing
+_THEN_GAP = re.compile(r"(?:[^，,。；;\s]{0,4}就)?")
+
+
+def second_event(action: str, lex: AutomationLexicons) -> tuple[int, int, int] | None:
+    """(where the condition starts, where it ends, where its command starts) inside ``action``, the command of a
+    condition, when it runs on into a bare event of its own (到家开灯|离家|关灯, 进隧道开大灯|出隧道|关大灯,
+    主驾上车开主驾座椅加热|副驾上车|开副驾座椅加热): a whole command, an event word (events.txt, with the seat it
+    happens at and a 了 after it), then a plain command, maybe after a 就. Cut only in the command of a condition,
+    whose two events stand side by side; 导航回家 is one command, its 回家 no event after a whole command."""
     low = lowered(action)
     for a, b, *_ in lex.events.find(low):
         seat = next((s for s, e, *_ in lex.positions.find(low[:a]) if e == a), a)
         end = b + (low[b:b + 1] == "了")
+        command = end + (low[end:end + 1] == "就")
         if seat >= _SHORTEST and is_whole_request(action[:seat], lex) \
-                and is_plain_command(strip_fillers(action[end:], lex), lex):
-            return seat, end
+                and is_plain_command(strip_fillers(action[command:], lex), lex):
+            return seat, end, command
     return None
 
 
