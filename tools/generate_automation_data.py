@@ -110,6 +110,9 @@ SHORT_ACTIONS = [("开灯", "设备控制"), ("关灯", "设备控制"), ("开�
                  ("关暖气", "设备控制"), ("开风扇", "设备控制"), ("关电视", "设备控制"), ("开加湿器", "设备控制"),
                  ("放歌", "音乐播放"), ("放音乐", "音乐播放"), ("放新闻", "音乐播放"), ("开香氛", "车载控制"),
                  ("关香氛", "车载控制"), ("开天窗", "车载控制"), ("关车窗", "车载控制"), ("开座椅加热", "车载控制")]
+#: events that come in pairs, said bare one after the other with a short action each (到家开灯离家关灯)
+PAIRED_EVENTS = [("到家", "离家"), ("进隧道", "出隧道"), ("上车", "下车"), ("下雨", "天晴"), ("上高速", "下高速"),
+                 ("有人回家", "家里没人"), ("我出门", "我回来"), ("主驾上车", "副驾上车"), ("天黑", "天亮"), ("起床", "睡觉")]
 ONCE = ["只执行一次", "仅一次", "执行一次", "单次执行", "只执行一次就行", "仅执行一次"]
 SCOPE_END = ["另外", "此外", "对了", "现在", "另外现在"]
 SUPER_VERBS = ["删除", "打开", "关闭", "创建", "新建", "查看", "编辑", "修改", "删掉", "开启", "停用"]
@@ -219,8 +222,9 @@ class Gen:
         if kind == "arrive":
             form = self.pick(["到达{}时", "到达{}后", "到{}的时候", "到了{}", "到达{}的时候", "快到{}时"])
             return [("C", form.format(self.pick(PLACES)))] + ([(None, "就")] if form == "到了{}" else [])
-        if kind == "yi":
-            return [("C", "一" + self.pick(YI_EVENTS)), (None, "就")]
+        if kind == "yi":  # 一到家就开空调, and said without its 就 (天一黑把阳台灯打开)
+            return [("C", "一" + self.pick(YI_EVENTS)), (None, "就")] if self.maybe(0.7) else \
+                [("C", self.pick(["", "", "天", "我", "车"]) + "一" + self.pick(YI_EVENTS))]
         return [("C", self.pick(BA_EVENTS)), (None, "就")]
 
     def state_condition(self) -> list:
@@ -325,7 +329,7 @@ class Gen:
         return self.condition() + self.optional_pause() + self.action_pieces(), ["bind_right", "condition_extraction"]
 
     def optional_pause(self):
-        return [(None, self.pick(["，", ","]))] if self.maybe(0.2) else ([(None, self.pick(["帮我", "请", "就", "自动", "帮我自动"]))] if self.maybe(0.15) else [])
+        return [(None, self.pick(["，", ","]))] if self.maybe(0.2) else ([(None, self.pick(["帮我", "请", "就", "自动", "帮我自动", "你", "你就"]))] if self.maybe(0.15) else [])
 
     def t_jiu(self):
         return self.jiu_compound() + self.action_pieces(), ["compound_jiu"]
@@ -346,11 +350,16 @@ class Gen:
         """Two or three times (or moments) in a row, each with a short action and mostly no pause between:
         早上七点开灯七点半开窗帘八点关灯, 早上上车的时候开香氛晚上下车的时候关香氛."""
         pieces = []
-        events = self.maybe(0.25)
+        events, pair = self.maybe(0.25), None
         for k in range(self.pick([2, 2, 3])):
             if k:
                 pieces.append((None, self.pick(["", "", "", "，", "然后"])))
-            if events:
+            if events and k == 0 and self.maybe(0.4):  # two events side by side, said bare: 到家开灯离家关灯
+                pair = self.pick(PAIRED_EVENTS)
+                cond = pair[0]
+            elif events and k and pair:
+                cond, pair = pair[1], None
+            elif events:
                 form = self.weighted(MARKERS[:3])
                 cond = self.pick(["", "早上", "晚上", "中午"]) + form.format(self.pick(YI_EVENTS))
             else:
@@ -534,7 +543,7 @@ class Gen:
             return self.t_single()
         return self.event_condition() + [("A", bare, intent)], ["missing_verb"]
 
-    TEMPLATES = [("t_single", 30), ("t_jiu", 7), ("t_and", 6), ("t_or", 5), ("t_multi", 6), ("t_schedule", 3), ("t_no_left", 7),
+    TEMPLATES = [("t_single", 30), ("t_jiu", 7), ("t_and", 6), ("t_or", 5), ("t_multi", 6), ("t_schedule", 5), ("t_no_left", 7),
                  ("t_duration", 7), ("t_reminder", 8), ("t_remind_say", 5), ("t_once", 3), ("t_super_task", 6),
                  ("t_memo", 5), ("t_plain", 9), ("t_statement", 6), ("t_pure", 2), ("t_location", 6), ("t_builtin", 5),
                  ("t_scope_end", 2), ("t_reminder_noun", 4), ("t_missing_verb", 1)]
