@@ -7,10 +7,11 @@ import sys
 
 import numpy as np
 import pytest
+from scipy.special import log_softmax, logsumexp
 from sklearn.base import clone
 
 from fastslow.models.lifecycle.dataset import load_training
-from fastslow.models.routing.router import Router
+from fastslow.models.routing.router import Router, fit_temperature
 from fastslow.models.taxonomy import CODE_LABEL
 
 
@@ -101,3 +102,22 @@ def test_the_router_gives_the_same_floats_whatever_the_process_hash_seed(trained
         mp.setattr(sys, "stdout", printed)
         exec(_LOGITS_OF, {})  # the same lines, in this process
     assert printed.getvalue() == done.stdout
+
+
+def test_the_temperature_fits_the_labels_whose_probability_the_confidence_is():
+    rng = np.random.default_rng(0)
+    label_of_class = np.array([0, 0, 0, 1, 1, 2])
+    y = rng.integers(0, 6, 300)
+    logits = rng.normal(0, 1, (300, 6))
+    logits[np.arange(300), y] += 2.0
+    # the gold label's probability is spread over its codes: the codes' own NLL wants it softer than the labels'
+    logits[:, :3] += rng.normal(0, 1.5, (300, 3))
+
+    def label_nll(t):
+        by_code = log_softmax(logits / t, axis=1)
+        by_label = np.stack([logsumexp(by_code[:, label_of_class == k], axis=1) for k in range(3)], axis=1)
+        return -by_label[np.arange(300), label_of_class[y]].mean()
+
+    t = fit_temperature(logits, y, label_of_class)
+    assert label_nll(t) <= min(label_nll(t * 0.9), label_nll(t * 1.1))
+    assert label_nll(t) <= label_nll(fit_temperature(logits, y, np.arange(6)))  # each code its own label: the old fit

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
-from scipy.special import log_softmax
+from scipy.special import log_softmax, logsumexp
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, cross_val_predict
@@ -41,11 +41,19 @@ def row_softmax(x: np.ndarray) -> np.ndarray:
     return shifted / np.add.reduce(shifted, axis=1, keepdims=True)
 
 
-def fit_temperature(logits: np.ndarray, y: np.ndarray) -> float:
-    """Temperature scaling (Guo et al. 2017): the T minimising the NLL of softmax(logits / T)."""
+def fit_temperature(logits: np.ndarray, y: np.ndarray, label_of_class: np.ndarray) -> float:
+    """Temperature scaling (Guo et al. 2017) for the label: the T minimising the NLL of each row's gold label, whose
+    probability is the sum of its classes' in softmax(logits / T) (``label_of_class``: the label index of each
+    class). A record's confidence is its label's probability; the T that fits the 17 codes' own NLL left that
+    confidence below the label accuracy on nearly every held-out set (by 0.016 on average, on both seeds)."""
+    labels = np.unique(label_of_class)
+    members = [label_of_class == k for k in labels]
+    gold = np.searchsorted(labels, label_of_class[y])
 
     def nll(t):
-        return -log_softmax(logits / t, axis=1)[np.arange(len(y)), y].mean()
+        by_code = log_softmax(logits / t, axis=1)
+        by_label = np.stack([logsumexp(by_code[:, m], axis=1) for m in members], axis=1)
+        return -by_label[np.arange(len(y)), gold].mean()
 
     return float(minimize_scalar(nll, bounds=(0.05, 20.0), method="bounded").x)
 
@@ -141,7 +149,7 @@ class Router(BaseEstimator, ClassifierMixin):
             folds = StratifiedKFold(self.calibration_folds, shuffle=True, random_state=self.random_state)
             logits = cross_val_predict(clone(model), utterances, y, cv=folds, method="decision_function")
             y_index = np.searchsorted(self.classes_, y)
-            self.temperature_ = fit_temperature(logits, y_index)
+            self.temperature_ = fit_temperature(logits, y_index, self._label_of_class())
         self._compile()
         return self
 
@@ -154,8 +162,12 @@ class Router(BaseEstimator, ClassifierMixin):
         if not known.any():
             raise ValueError("no calibration row has a reason code the router was trained on")
         logits = self.decision_function([x for x, k in zip(X, known) if k])
-        self.temperature_ = fit_temperature(logits, np.searchsorted(self.classes_, y[known]))
+        self.temperature_ = fit_temperature(logits, np.searchsorted(self.classes_, y[known]), self._label_of_class())
         return self
+
+    def _label_of_class(self) -> np.ndarray:
+        """The index in ``LABELS`` of each class's label."""
+        return np.array([LABELS.index(label) for label in self.class_labels_])
 
     def _compile(self):
         """The inference path's learned state, derived from the fitted pipeline (pickled with it): the
@@ -195,7 +207,7 @@ class Router(BaseEstimator, ClassifierMixin):
         self.actions_ = extractors["actions"].lexicon_
         self.control_columns_ = frozenset(
             i for i, c in enumerate(self.actions_.categories) if c in CONTROL_ACTIONS)
-        self.label_of_class_ = np.array([LABELS.index(label) for label in self.class_labels_])
+        self.label_of_class_ = self._label_of_class()
         self.label_sums_ = np.eye(len(LABELS))[self.label_of_class_]  # (classes, labels): sums probability per label
         self.in_label_ = self.label_sums_.T.astype(bool)  # (labels, classes): the classes of each label
         self.class_names_ = [str(c) for c in self.classes_]
