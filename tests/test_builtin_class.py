@@ -566,8 +566,11 @@ def test_a_set_time_makes_a_known_behaviour_the_users_task():
     ("洗衣机洗完了", ["自动打开烘干机"], False),         # another appliance switched on: the user's task
     ("洗衣机洗完了", ["断电"], False),                   # not said to happen by itself
     ("每天晚上十点洗衣机洗完了", ["自动断电"], False),    # a clock time the user sets
-    ("空调开着的时候", ["自动关窗"], False),              # 空调 is the car's too: no home appliance alone
+    ("空调开着的时候", ["自动关窗"], False),              # a window is another device: the user's task
     ("燃气灶开了两个小时以后", ["自动断气"], False),      # an amount of time the user sets
+    ("冰箱停电恢复以后", ["自动开始制冷"], True),         # an appliance a car may have too, and no car named
+    ("加湿器水箱没水的时候", ["自动关机"], True),
+    ("风量调高时", ["自动导航到最近的充电站"], False),    # no appliance navigates by itself
 ])
 def test_a_home_appliance_doing_something_by_itself_in_its_own_state_is_built_in(condition, actions, builtin):
     assert is_builtin(condition, actions, LEX) is builtin

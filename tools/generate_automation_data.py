@@ -607,10 +607,11 @@ def inner_auto(pieces: list) -> list:
 
 
 def expected_groups(text, spans, lex) -> list[dict]:
-    """The spec rules on the gold spans; a control intent follows the device/seat rule."""
+    """The spec rules on the gold spans; a control intent follows the device/seat rule, but in a built-in behaviour,
+    whose intent is its owner's by rule (a car's 自动关窗 is 车载控制)."""
     groups = assemble(analyse(text, lex), spans)
     for g in groups:
-        for q in g["querys"]:
+        for q in ([] if g.get("builtin") else g["querys"]):
             if q["intent"] in CONTROL_INTENTS or q["intent"] is None:
                 q["intent"] = control_intent(q["subquery"], lex) or q["intent"]
     return groups

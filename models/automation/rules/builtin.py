@@ -23,7 +23,7 @@ _USER_THRESHOLD = re.compile(r"(?:超过|高于|低于|不足|少于|小于|大�
 _ADVICE_CHARS = 3
 #: what an appliance's own notice that its work is done says besides 提醒我 (提醒我换): more is the user's errand
 _NOTICE_CHARS = 1
-#: what no car does by itself as a built-in: requests of these kinds (actions.txt, automation view)
+#: what no car or appliance does by itself as a built-in: requests of these kinds (actions.txt, automation view)
 _NOT_THE_CARS = frozenset({"media", "nav", "comm", "query", "remind", "manage", "create", "search"})
 _WARN = re.compile(r"^(?:警告|告警|报警|预警|提示|提醒|警示)")
 
@@ -122,17 +122,19 @@ def appliance_by_itself(condition: str, actions: Sequence[str], lex: AutomationL
     """The home's counterpart of ``builtin_by_class``: the condition is a state of one home appliance (燃气灶火灭了,
     烤箱到时间了, 热水壶水开了; no car, no threshold or clock time the user sets) and every action is said to
     happen by itself (自动, 自己) and names no device but that one: 自动断气, 自己跳闸. 洗衣机洗完了自动打开烘干机
-    switches another appliance on, a task of the user's; a reminder is never the appliance's by this class."""
+    switches another appliance on, a task of the user's; a reminder is never the appliance's by this class. An
+    appliance a car may have too (冰箱, 加湿器: ``shared`` in devices.txt) counts, since no car is named."""
     if "车" in condition or _USER_THRESHOLD.search(condition) or _set_time(condition, lex):
         return False
-    named = {lowered(name) for *_, name, kind in devices_in(condition, lex) if kind == "home"}
+    named = {lowered(name) for *_, name, kind in devices_in(condition, lex) if kind in ("home", "shared")}
     if len(named) != 1 or lex.builtin_functions is None:
         return False
     said = lex.builtin_functions.terms("self")
     for action in actions:
         low = lowered(action)
-        if is_reminder(action) or not any(word in low for word in said):
-            return False
+        if is_reminder(action) or not any(word in low for word in said) \
+                or any(cat in _NOT_THE_CARS for *_, cat in lex.action_verbs.find(low)):
+            return False  # 风量调高时自动导航到充电站: no appliance navigates, plays or calls by itself
         if any(lowered(name) not in named for *_, name, _ in devices_in(action, lex)):
             return False
     return True
