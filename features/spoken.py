@@ -460,7 +460,21 @@ def _collapse_repeats(text: str, lex: SpokenLexicon) -> str:
     if lex.repeat_pattern.search(text) is None:  # most queries repeat nothing: one search finds either pattern
         return text
     text = _REPEAT.sub(lambda m: m[0] if m[1][0] == m[1][1] else m[1], text)  # 谢谢谢谢, 哈哈哈哈 stay; 小爱小爱小爱 → 小爱
-    return lex.stutter_pattern.sub(r"\1", text)
+    return lex.stutter_pattern.sub(lambda m: m[0] if _two_words_meet(text, m) else m[1], text)
+
+
+def _two_words_meet(text: str, m: re.Match) -> bool:
+    """Is a character said twice the end of one word and the start of the next (上车|车载冰箱, 开关|关闭: common words
+    of jieba's dictionary), not a stutter? Not when the character before it belongs to a word of its own (打开|车车窗:
+    开 is 打开's, and 车 said twice a stutter)."""
+    a, b = m.start(), m.end()
+    return 0 < a and b < len(text) and b - a == 2 and _common_word(text[a - 1:a + 1]) \
+        and _common_word(text[b - 1:b + 1]) and not (a >= 2 and _common_word(text[a - 2:a]))
+
+
+def _common_word(word: str) -> bool:
+    """Is ``word`` a word of jieba's dictionary at least ``WORD_FREQUENCY`` frequent?"""
+    return dictionary().get(word, 0) >= WORD_FREQUENCY
 
 
 def _without_leading_stutter(text: str) -> str:
@@ -470,7 +484,7 @@ def _without_leading_stutter(text: str) -> str:
         return text
     if text[2] == text[0]:
         return text[1:]
-    return text if dictionary().get(text[:2], 0) >= WORD_FREQUENCY else text[1:]
+    return text if _common_word(text[:2]) else text[1:]
 
 
 def _corrected(text: str, lex: SpokenLexicon) -> str:

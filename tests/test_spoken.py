@@ -59,6 +59,9 @@ def test_unknown_kind_is_refused_by_name():
     ("那个，打开空调", "打开空调"),               # ... after a pause: a hesitation
     ("小爱同学嗯那个把把空调打开谢谢", "把空调打开"),
     ("空调空调开一下", "空调开一下"),
+    ("打开车车窗", "打开车窗"),                   # a character said twice is said once
+    ("把边上那个开关关闭", "把边上那个开关关闭"),  # ... unless it ends one word and starts the next
+    ("一上车车载冰箱就开始制冷", "一上车车载冰箱就开始制冷"),
     ("打开空调，好吗", "打开空调"),
     ("你好小鹏，导航回家", "导航回家"),
     ("那个灯打开", "那个灯打开"),                 # 那个 before a noun points at it
