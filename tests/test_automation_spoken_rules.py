@@ -765,3 +765,9 @@ def test_a_value_set_is_a_request_and_a_value_reached_a_condition():
 
 def test_a_percent_sign_stays_with_its_number():
     assert repaired("[A:把灯打开][A:亮度调到50]%") == [(None, ["把灯打开", "亮度调到50%"])]
+
+
+def test_a_home_appliance_said_with_the_verb_that_starts_it_is_told_to_start():
+    assert repaired("[C:洗衣机启动] [A:快洗模式]") == [(None, ["洗衣机启动", "快洗模式"])]
+    assert repaired("[C:洗衣机启动的时候][A:关窗]")[0][0] == "洗衣机启动的时候"  # a trigger of its own
+    assert repaired("[C:车辆启动以后][A:打开空调]")[0][0] == "车辆启动以后"          # the car's start is an event

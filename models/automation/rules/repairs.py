@@ -15,7 +15,8 @@ from fastslow.models.automation.rules.joins import (
 )
 from fastslow.models.automation.rules.markup import Span
 from fastslow.models.automation.rules.signals import (
-    ba_jiu_condition, demote_signalless_conditions, numbers_with_no_time, question_as_said, settings_as_requests,
+    appliances_started_as_requests, ba_jiu_condition, demote_signalless_conditions, numbers_with_no_time,
+    question_as_said, settings_as_requests,
 )
 from fastslow.models.automation.rules.splits import (
     command_before_sequence, leading_time_condition, split_inside_action, split_joined_actions, split_run_on,
@@ -30,7 +31,7 @@ SPAN_REPAIRS = (
     command_before_sequence, join_fragments, named_super_task, change_after_super_task, split_trailing_command,
     join_split_object, split_run_on, split_second_condition, give_back_subject, whole_condition_edges,
     split_joined_actions, once_markers_as_said, snap_once_spans, demote_signalless_conditions, numbers_with_no_time,
-    settings_as_requests, question_as_said,
+    settings_as_requests, appliances_started_as_requests, question_as_said,
 )
 
 

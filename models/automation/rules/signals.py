@@ -10,7 +10,7 @@ from typing import Sequence
 from fastslow.features.automation_lexicons import AutomationLexicons
 from fastslow.models.automation.rules.analysis import TextAnalysis, analyse
 from fastslow.models.automation.rules.markup import EDGE_PUNCT, Span, lowered
-from fastslow.models.automation.rules.words import CLOCK, has_clock
+from fastslow.models.automation.rules.words import CLOCK, devices_in, has_clock
 
 
 def has_condition_signal(text: str, lex: AutomationLexicons) -> bool:
@@ -113,6 +113,25 @@ def settings_as_requests(analysis: TextAnalysis, spans: Sequence[Span]) -> list[
             any(a <= ta and tb <= b for a, b in setting) for ta, tb, *_ in lex.triggers.find(low))
 
     return _conditions_as_requests(analysis, spans, sets_a_value)
+
+
+def appliances_started_as_requests(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
+    """A condition span that is a home appliance said with the verb that starts it and no trigger word (洗衣机启动,
+    净化器开启: the 启动 of a car's start is an event) is a request: the appliance is told to start."""
+    lex = analysis.lex
+    if not any(sp.kind == "C" for sp in spans) or not analysis.found["events"]:
+        return list(spans)
+
+    def starts_an_appliance(low: str) -> bool:
+        named = [(a, b) for a, b, _, kind in devices_in(low, lex) if kind == "home"]
+        return bool(named) and lex.triggers.search(low) is None and any(
+            low.startswith(_STARTED, b) and b == len(low.rstrip(EDGE_PUNCT)) - 2 for _, b in named)
+
+    return _conditions_as_requests(analysis, spans, starts_an_appliance)
+
+
+#: the verbs a home appliance is started with when said after it (洗衣机启动)
+_STARTED = ("启动", "开启", "打开")
 
 
 #: what a verb that sets a value is followed by when the value is an amount (百分之五十, 二十六度, 50, 三档)
