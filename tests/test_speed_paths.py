@@ -269,10 +269,15 @@ def test_command_cuts_answer_early_only_where_no_cut_can_be(model):
             starts = {a for m in points for a, *_ in m.find(low)} | {a for a, _, kind in rules.plain_breaks(low, lex)
                                                                     if kind == "break"}
             starts |= {a for a, b, _, cat in lex.action_verbs.find(low) if b - a >= 2 and cat in rules.COMMAND_START_KINDS}
+            names = {a for m in points for a, *_ in m.find(low)}
+            # 开 or 关 right before a name (开灯|关窗): the name one character on is the cut-point word
+            before_name = {a for a, b, _, cat in lex.action_verbs.find(low) if b in names and cat in rules.COMMAND_START_KINDS}
             for p in starts:
                 assert lex.cut_point_words.search(low, p).start() == p, (part, p)  # a cut-point word begins there
+            for p in before_name - starts:
+                assert lex.cut_point_words.search(low, p).start() == p + 1, (part, p)
             for c in rules.command_cuts(part, lex):
-                assert 2 <= c <= len(part) - 2 and c in starts, (part, c)  # a command is two characters or more
+                assert 2 <= c <= len(part) - 2 and c in starts | before_name, (part, c)  # a command is two characters or more
                 assert rules.may_hold_command(part[:c], lex) and rules.may_hold_command(part[c:], lex), (part, c)
         cut_somewhere += bool(rules.command_cuts(text, lex))
     assert cut_somewhere > 0

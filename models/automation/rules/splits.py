@@ -414,7 +414,7 @@ def command_cuts(text: str, lex: AutomationLexicons) -> list[int]:
         return []
     low = lowered(text)
     first = lex.cut_point_words.search(low, _SHORTEST) if lex.cut_point_words is not None else None
-    if first is None or first.start() > len(text) - _SHORTEST:
+    if first is None or first.start() > len(text) - _SHORTEST + 1:  # 开/关 is cut at one before its name (开灯|关窗)
         return []
     if lex.reminder_verbs.prefix(low) or low.startswith(("提醒", "别", "不要")):
         return []
