@@ -52,32 +52,23 @@ def demote_signalless_conditions(analysis: TextAnalysis, spans: Sequence[Span]) 
     if "\x00" not in masked or not any(sp.kind == "C" for sp in spans):
         return list(spans)  # no name blanked out, or no condition: nothing to demote, and nothing joins
     then = lex.triggers.terms("then")
-    out: list[Span] = []
-    demoted = False  # was the last span of ``out`` a demoted condition?
-    for sp in spans:
-        was_condition = False
-        if sp.kind == "C":
-            named = "\x00" in masked[sp.start:sp.end]
-            follows = analysis.low[sp.end:sp.end + 2]
-            if named and not lex.signal(masked[sp.start:sp.end]) and not any(follows.startswith(t) for t in then):
-                sp, was_condition = Span("A", sp.start, sp.end, sp.text, sp.intent), True
-        if sp.kind == "A" and out and out[-1].kind == "A" and out[-1].end == sp.start and (demoted or was_condition):
-            prev = out.pop()
-            sp = Span("A", prev.start, sp.end, analysis.text[prev.start:sp.end], prev.intent)
-            was_condition = True
-        out.append(sp)
-        demoted = was_condition
-    return out
+
+    def names_without_signal(sp: Span) -> bool:
+        follows = analysis.low[sp.end:sp.end + 2]
+        return "\x00" in masked[sp.start:sp.end] and not lex.signal(masked[sp.start:sp.end]) \
+            and not any(follows.startswith(t) for t in then)
+
+    return _conditions_as_requests(analysis, spans, names_without_signal)
 
 
 def _conditions_as_requests(analysis: TextAnalysis, spans: Sequence[Span], is_request) -> list[Span]:
-    """The condition spans ``is_request(lowered text)`` holds to be part of the request become actions, one with the
-    action spans they touch."""
+    """The condition spans ``is_request(span)`` holds to be part of the request become actions, one with the action
+    spans they touch."""
     text = analysis.text
     out: list[Span] = []
     demoted = False  # was the last span of ``out`` such a condition, or joined to one?
     for sp in spans:
-        was_condition = sp.kind == "C" and is_request(lowered(sp.text))
+        was_condition = sp.kind == "C" and is_request(sp)
         if was_condition:
             sp = Span("A", sp.start, sp.end, sp.text, sp.intent)
         if sp.kind == "A" and out and out[-1].kind == "A" and out[-1].end == sp.start and (demoted or was_condition):
@@ -95,8 +86,11 @@ def numbers_with_no_time(analysis: TextAnalysis, spans: Sequence[Span]) -> list[
     lex = analysis.lex
     if "点" not in analysis.low or not any(sp.kind == "C" for sp in spans):
         return list(spans)
-    return _conditions_as_requests(analysis, spans, lambda low: "点" in low and not has_clock(low)
-                                   and not lex.signal(CLOCK.sub("", low)))
+    def no_time(sp: Span) -> bool:
+        low = lowered(sp.text)
+        return "点" in low and not has_clock(low) and not lex.signal(CLOCK.sub("", low))
+
+    return _conditions_as_requests(analysis, spans, no_time)
 
 
 def settings_as_requests(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
@@ -107,7 +101,8 @@ def settings_as_requests(analysis: TextAnalysis, spans: Sequence[Span]) -> list[
             or not any(cat == "adjust" for *_, cat in analysis.found["action_verbs"]):
         return list(spans)
 
-    def sets_a_value(low: str) -> bool:
+    def sets_a_value(sp: Span) -> bool:
+        low = lowered(sp.text)
         setting = [(a, b) for a, b, _, cat in lex.action_verbs.find(low) if cat == "adjust" and _AMOUNT_NEXT.match(low, b)]
         return bool(setting) and not lex.events.find(low) and all(  # the 到 of 调到 is the verb's, no trigger
             any(a <= ta and tb <= b for a, b in setting) for ta, tb, *_ in lex.triggers.find(low))
@@ -122,7 +117,8 @@ def appliances_started_as_requests(analysis: TextAnalysis, spans: Sequence[Span]
     if not any(sp.kind == "C" for sp in spans) or not analysis.found["events"]:
         return list(spans)
 
-    def starts_an_appliance(low: str) -> bool:
+    def starts_an_appliance(sp: Span) -> bool:
+        low = lowered(sp.text)
         named = [(a, b) for a, b, _, kind in devices_in(low, lex) if kind == "home"]
         return bool(named) and lex.triggers.search(low) is None and any(
             low.startswith(_STARTED, b) and b == len(low.rstrip(EDGE_PUNCT)) - 2 for _, b in named)
@@ -139,9 +135,10 @@ _AMOUNT_NEXT = re.compile(r"百分之|\d|[零一二两三四五六七八九十]"
 
 
 def question_as_said(analysis: TextAnalysis, spans: Sequence[Span]) -> list[Span]:
-    """README 如何标注 5: a question with a condition span but no request in it (今晚有什么好看的电影, 下周三限行吗:
-    questions.txt, and no action or reminder verb, trigger, duration, once marker, super-task or memo word) is one
-    plain request; its time words are what it asks about, never a condition."""
+    """README 如何标注 5: a question with a condition span but no request in it (今晚有什么好看的电影, 下周三限行吗,
+    晚上开车的时候远光灯怎么开: questions.txt, and no reminder, once marker, super-task or memo word, nor a verb
+    requested outside the condition: ``_requested``) is one plain request; its time words and triggers are what it
+    asks about, never a condition."""
     lex, found = analysis.lex, analysis.found
     if lex.questions is None or not any(sp.kind == "C" for sp in spans):
         return list(spans)
