@@ -256,9 +256,7 @@ def split_second_condition(analysis: TextAnalysis, spans: Sequence[Span]) -> lis
         if sp.kind == "A" and out and out[-1].kind == "C":
             cut = state_change_after_command(sp.text, lex)
             if cut is not None:
-                c, a = sp.start + cut[0], sp.start + cut[1]
-                out += [Span("A", sp.start, c, text[sp.start:c], sp.intent), Span("C", c, a, text[c:a]),
-                        Span("A", a, sp.end, text[a:sp.end])]
+                out += _cut_at(text, sp.start, sp.end, (*cut, cut[1]), sp.intent)
                 continue
         cut = None
         if sp.kind == "A":
